@@ -1,0 +1,433 @@
+"""Device descriptions: shipped files, overrides, user files, hit-rate curves."""
+
+import dataclasses
+import json
+import math
+import pickle
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from warpspeed.device import (
+    HIT_RATE_CURVES,
+    KEY_ATTRIBUTES,
+    OVERRIDE_KEYS,
+    PROVENANCE,
+    Device,
+    HitRateCurve,
+    device,
+    device_ids,
+    hit_rate_families,
+    load_device_file,
+    parse_set_options,
+)
+from warpspeed.errors import InputError
+
+IDS = ["V100-PCIe-32GB", "V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A40", "L40S",
+       "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200"]
+DEVICE_DIR = Path(__file__).resolve().parents[1] / "warpspeed" / "devices"
+MiB = 2**20
+
+
+def numeric_keys(dev: Device) -> list[str]:
+    """Keys of every number the device holds (peaks only where known)."""
+    return [k for k, attr in KEY_ATTRIBUTES.items() if getattr(dev, attr) is not None]
+
+
+# ------------------------------------------------------------------------------------------------
+# Shipped files
+
+
+def test_device_ids_are_the_documented_ones():
+    assert sorted(device_ids()) == sorted(IDS)
+    assert sorted(p.stem for p in DEVICE_DIR.glob("*.toml") if p.name != "hit_rates.toml") == sorted(IDS)
+
+
+@pytest.mark.parametrize("dev_id", IDS)
+def test_every_shipped_file_loads_and_validates(dev_id):
+    d = device(dev_id)
+    assert d.id == dev_id
+    assert d.vendor == "NVIDIA"
+    assert d.architecture in hit_rate_families()
+    assert d.file is not None and Path(d.file).name == f"{dev_id}.toml"
+    # the same file through the path route gives the same device
+    assert load_device_file(DEVICE_DIR / f"{dev_id}.toml") == d
+    raw = tomllib.loads((DEVICE_DIR / f"{dev_id}.toml").read_text())
+    assert raw["schema_version"] == 1
+    # every numeric value has a source with a known provenance prefix
+    for key in numeric_keys(d):
+        src = d.sources[key]
+        assert src.split(":")[0].split(" ")[0] in PROVENANCE, (key, src)
+    for curve in HIT_RATE_CURVES:
+        assert d.sources[f"hit_rates.{curve}"] == getattr(d.hit_rates, curve).source
+    # sanity of the values
+    assert d.dram_bw_peak_GB_s is not None and d.dram_bw_GB_s <= d.dram_bw_peak_GB_s
+    assert d.l2_effective_size_bytes == d.l2_size_bytes // d.l2_partitions
+    assert d.shared_per_sm_bytes <= d.l1_size_bytes
+    assert d.warp_size == 32 and d.l1_banks == 16 and d.l1_bank_bytes == 8
+    assert d.l1_pairing_distance_bytes == 1024
+    assert (d.l1_line_bytes, d.l1_sector_bytes, d.l2_line_bytes, d.l2_sector_bytes) == (128, 32, 128, 32)
+
+
+def test_a100_40_values():
+    d = device("A100-SXM4-40GB")
+    assert d.sm_count == 108
+    assert d.clock_GHz == 1.41
+    assert d.l2_size_bytes == 40 * MiB
+    assert d.l2_partitions == 2
+    assert d.l2_effective_size_bytes == 20 * MiB
+    assert d.peak_GFLOP_s("fp64") == pytest.approx(108 * 32 * 2 * 1.41)
+    assert d.peak_GFLOP_s("fp32") == pytest.approx(108 * 64 * 2 * 1.41)
+    assert d.lanes_per_sm("fp64") == 32
+    assert d.dram_bw_GB_s == 1375 and d.dram_bw_peak_GB_s == 1555
+    assert d.sources["dram_bw"].startswith("measured: gpu-stream triad max")
+    assert d.l1_size_bytes == 192 * 1024
+    assert d.l1_bytes_per_cycle == 128
+    assert (d.max_threads_per_sm, d.max_blocks_per_sm, d.registers_per_sm) == (2048, 32, 65536)
+    assert d.shared_per_sm_bytes == 164 * 1024 and d.shared_reserved_per_block_bytes == 1024
+    assert d.max_block_dims == (1024, 1024, 64)
+    assert d.l2_bw_peak_GB_s is None
+    assert d.hit_rates.l2_y == HitRateCurve(1.0, 0.003, 3.99, d.hit_rates.l2_y.source)
+
+
+@pytest.mark.parametrize(("dev_id", "bpc", "parts", "threads", "blocks"), [
+    ("V100-PCIe-32GB", 128, 1, 2048, 32), ("V100-SXM2-32GB", 128, 1, 2048, 32),
+    ("A100-SXM4-80GB", 128, 2, 2048, 32), ("A40", 64, 1, 1536, 16), ("L40S", 64, 1, 1536, 24),
+    ("H100-SXM5-80GB", 128, 2, 2048, 32), ("H100-PCIe-80GB", 128, 2, 2048, 32),
+    ("H200-SXM-141GB", 128, 2, 2048, 32), ("GH200", 128, 2, 2048, 32),
+])
+def test_per_family_parameters(dev_id, bpc, parts, threads, blocks):
+    d = device(dev_id)
+    assert d.l1_bytes_per_cycle == bpc
+    assert d.l2_partitions == parts
+    assert (d.max_threads_per_sm, d.max_blocks_per_sm) == (threads, blocks)
+
+
+def test_unknown_values_are_marked_assumed():
+    for dev_id, key in [("H100-SXM5-80GB", "dram_bw"), ("H200-SXM-141GB", "dram_bw"),
+                        ("H200-SXM-141GB", "clock_GHz"), ("V100-SXM2-32GB", "dram_bw"),
+                        ("L40S", "l2_size"), ("GH200", "l2_size")]:
+        assert device(dev_id).sources[key].startswith("assumed"), (dev_id, key)
+
+
+def test_to_dict_is_json_and_complete():
+    d = device("H100-SXM5-80GB")
+    data = json.loads(json.dumps(d.to_dict()))
+    assert data["id"] == "H100-SXM5-80GB"
+    assert data["max_block_dims"] == [1024, 1024, 64]
+    assert data["hit_rates"]["l2_y"]["c"] == 3.99
+    assert data["sources"]["l2_size"] == d.sources["l2_size"]
+    assert data["schema_version"] == 1
+    assert {f.name for f in dataclasses.fields(Device)} <= set(data)
+
+
+def test_device_is_immutable_hashable_picklable():
+    d = device("A40")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.sm_count = 1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        d.sources["sm_count"] = "x"  # type: ignore[index]
+    assert hash(d) == hash(device("a40"))
+    assert pickle.loads(pickle.dumps(d)) == d
+    assert {d: 1}[device("A40")] == 1
+
+
+def test_source_of_accepts_keys_and_attributes():
+    d = device("A100-SXM4-40GB")
+    assert d.source_of("l2_size_bytes") == d.source_of("l2_size") == d.sources["l2_size"]
+    with pytest.raises(InputError, match="no source"):
+        d.source_of("nothing")
+
+
+def test_bad_precision():
+    with pytest.raises(InputError, match="fp16"):
+        device("A40").peak_GFLOP_s("fp16")
+
+
+# ------------------------------------------------------------------------------------------------
+# Lookup
+
+
+@pytest.mark.parametrize("text", ["a100-sxm4-40gb", "A100-SXM4-40GB", "  A100-sxm4-40GB ", "a100-sxm4-4"])
+def test_lookup_case_insensitive_and_unique_prefix(text):
+    assert device(text).id == "A100-SXM4-40GB"
+
+
+def test_lookup_errors_name_the_culprit():
+    with pytest.raises(InputError, match="'B200'.*GH200") as info:
+        device("B200")
+    assert "A100-SXM4-40GB" in str(info.value)       # lists the valid ids
+    with pytest.raises(InputError, match="ambiguous.*A100-SXM4-40GB, A100-SXM4-80GB"):
+        device("A100")
+    with pytest.raises(InputError, match="does not exist"):
+        device("/nonexistent/gpu.toml")
+    with pytest.raises(InputError):
+        device(42)  # type: ignore[arg-type]
+
+
+def test_device_accepts_device_and_overrides():
+    d = device("A100-SXM4-40GB")
+    assert device(d) is d
+    assert device(d, sm_count=100).sm_count == 100
+    assert device("A100-SXM4-40GB", dram_bw="2TB/s").dram_bw_GB_s == 2000
+
+
+# ------------------------------------------------------------------------------------------------
+# Overrides
+
+
+def test_override_l2_size_rescales_effective_size():
+    d = device("A100-SXM4-40GB").with_overrides(l2_size="80MiB")
+    assert d.l2_size_bytes == 80 * MiB
+    assert d.l2_effective_size_bytes == 40 * MiB
+    assert d.id == "A100-SXM4-40GB+l2_size=80MiB"
+    assert d.sources["l2_size"] == "override"
+    assert d.sources["l2_effective_size"].startswith("derived")
+    # an explicit effective size wins; partitions rescale too
+    e = device("A100-SXM4-40GB").with_overrides(l2_size="80MiB", l2_effective_size="60MiB")
+    assert e.l2_effective_size_bytes == 60 * MiB
+    assert device("A100-SXM4-40GB").with_overrides(l2_partitions=1).l2_effective_size_bytes == 40 * MiB
+
+
+def test_override_dram_bw_scales_peak():
+    base = device("A100-SXM4-40GB")
+    d = base.with_overrides(dram_bw="5000GB/s")
+    assert d.dram_bw_GB_s == 5000
+    assert d.dram_bw_peak_GB_s == pytest.approx(1555 * 5000 / 1375)
+    assert d.sources["dram_bw"] == "override"
+    assert d.id == "A100-SXM4-40GB+dram_bw=5000GB/s"
+    assert base.dram_bw_GB_s == 1375                          # the original is untouched
+    d2 = base.with_overrides(dram_bw=2000, dram_bw_peak="2.5TB/s")
+    assert (d2.dram_bw_GB_s, d2.dram_bw_peak_GB_s) == (2000, 2500)
+
+
+def test_override_values_and_units():
+    d = device("H100-SXM5-80GB").with_overrides(sm_count=160, clock_GHz="2100MHz", l1_size=512 * 1024,
+                                                fp64_lanes="128", max_block_dims="1024,1024,128")
+    assert (d.sm_count, d.clock_GHz, d.l1_size_bytes, d.fp64_lanes_per_sm) == (160, 2.1, 512 * 1024, 128)
+    assert d.max_block_dims == (1024, 1024, 128)
+    assert d.peak_GFLOP_s("fp64") == pytest.approx(160 * 128 * 2 * 2.1)
+    assert "+sm_count=160" in d.id and "+clock_GHz=2.1GHz" in d.id
+
+
+def test_repeated_override_replaces_suffix_and_id_round_trips():
+    d = device("A100-SXM4-40GB").with_overrides(l2_size="80MiB").with_overrides(l2_size="96MiB",
+                                                                                 sm_count=120)
+    assert d.id == "A100-SXM4-40GB+l2_size=96MiB+sm_count=120"
+    assert device(d.id) == d
+
+
+def test_override_hit_rate_coefficient():
+    d = device("A100-SXM4-40GB").with_overrides(**{"hit_rates.l2_z.b": 0.004})
+    assert d.hit_rates.l2_z.b == 0.004 and d.hit_rates.l2_z.c == 3.61
+    assert d.sources["hit_rates.l2_z"].startswith("override")
+    with pytest.raises(InputError, match="hit_rates.l2_z.b"):
+        device("A40").with_overrides(**{"hit_rates.l2_z.b": "lots"})
+
+
+def test_override_keys_cover_every_attribute():
+    numeric = {f.name for f in dataclasses.fields(Device)} - {
+        "id", "name", "vendor", "architecture", "compute_capability", "hit_rates", "sources", "file"}
+    assert set(KEY_ATTRIBUTES.values()) == numeric
+    assert set(KEY_ATTRIBUTES) <= set(OVERRIDE_KEYS)
+
+
+def test_override_unknown_key_lists_valid_keys():
+    with pytest.raises(InputError) as info:
+        device("A100-SXM4-40GB").with_overrides(l2_sise="80MiB")
+    msg = str(info.value)
+    assert "'l2_sise'" in msg and "Did you mean 'l2_size'" in msg
+    for key in ("sm_count", "clock_GHz", "l1_size", "l2_size", "dram_bw", "l2_bw"):
+        assert key in msg
+
+
+def test_override_bad_unit_names_key_and_value():
+    with pytest.raises(InputError, match=r"l2_size.*'80 MIB'.*MiB"):
+        device("A100-SXM4-40GB").with_overrides(l2_size="80 MIB")
+    with pytest.raises(InputError, match=r"dram_bw.*'5000GB'.*GB/s"):
+        device("A100-SXM4-40GB").with_overrides(dram_bw="5000GB")
+    with pytest.raises(InputError, match="sm_count"):
+        device("A100-SXM4-40GB").with_overrides(sm_count="1.5")
+
+
+@pytest.mark.parametrize(("changes", "text"), [
+    ({"l2_partitions": 0}, "l2_partitions"),
+    ({"dram_bw_peak": "1000GB/s"}, "cannot exceed its peak"),
+    ({"l2_effective_size": "50MiB"}, "cannot exceed l2_size"),
+    ({"max_threads_per_block": 4096}, "max_threads_per_block"),
+    ({"l1_sector": "48B"}, "l1_line"),
+    ({"clock_GHz": 0}, "clock_GHz"),
+    ({"max_block_dims": "1024,1024"}, "max_block_dims"),
+])
+def test_override_inconsistent_values(changes, text):
+    with pytest.raises(InputError, match=text):
+        device("A100-SXM4-40GB").with_overrides(**changes)
+
+
+def test_parse_set_options():
+    assert parse_set_options(["l2_size=80MiB", " dram_bw = 5000GB/s "]) == {"l2_size": "80MiB",
+                                                                            "dram_bw": "5000GB/s"}
+    assert parse_set_options([]) == {}
+    opts = parse_set_options(["l2_size=80MiB", "dram_bw=5000GB/s"])
+    assert device("A100-SXM4-40GB", **opts).l2_effective_size_bytes == 40 * MiB
+    for bad in (["l2_size"], ["=80MiB"], ["l2_size="], ["l2_size=1MiB", "l2_size=2MiB"], [3]):
+        with pytest.raises(InputError):
+            parse_set_options(bad)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------------
+# User files
+
+
+def test_base_file(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_text('schema_version = 1\nbase = "H100-SXM"\nid = "H100-bigL2"\nl2_size = "100MiB"\n'
+                 'dram_bw.value = "4TB/s"\ndram_bw.source = "assumed: HBM3e"\n'
+                 '[hit_rates.l2_z]\na = 1.0\nb = 0.001\nc = 4.0\nsource = "assumed: test"\n')
+    d = device(str(f))
+    assert d.id == "H100-bigL2" and d.name == "H100-bigL2"
+    assert d.l2_effective_size_bytes == 50 * MiB
+    assert d.dram_bw_GB_s == 4000 and d.sources["dram_bw"] == "assumed: HBM3e"
+    assert d.sources["l2_size"].startswith("override")
+    assert d.hit_rates.l2_z.b == 0.001 and d.hit_rates.l2_y == device("H100-SXM5-80GB").hit_rates.l2_y
+    assert d.sm_count == 132 and d.file == str(f)
+    assert load_device_file(f) == d
+
+
+def test_base_file_default_id_and_relative_base(tmp_path):
+    (tmp_path / "one.toml").write_text('schema_version = 1\nbase = "A40"\nsm_count = 100\n')
+    (tmp_path / "two.toml").write_text('schema_version = 1\nbase = "one.toml"\nclock_GHz = "2GHz"\n')
+    d = load_device_file(tmp_path / "two.toml")
+    assert d.id == "A40+sm_count=100+clock_GHz=2GHz"
+    assert (d.sm_count, d.clock_GHz, d.fp64_lanes_per_sm) == (100, 2.0, 2)
+
+
+def test_base_file_architecture_and_name(tmp_path):
+    f = tmp_path / "x.toml"
+    f.write_text('schema_version = 1\nbase = "A100-SXM4-40GB"\narchitecture = "hopper"\n'
+                 '[hit_rates.l1]\na = 1.0\nb = 0.01\nc = 3.0\nsource = "assumed: test"\n')
+    d = load_device_file(f)
+    assert d.architecture == "hopper" and d.name == "NVIDIA A100-SXM4-40GB (modified)"
+    assert d.hit_rates.l2_y == device("GH200").hit_rates.l2_y
+    assert d.hit_rates.l1.b == 0.01 and d.sources["hit_rates.l1"] == "assumed: test"
+    f.write_text('schema_version = 1\nbase = "A40"\narchitecture = "pascal"\n')
+    with pytest.raises(InputError, match="'pascal' has no hit-rate curves"):
+        load_device_file(f)
+
+
+@pytest.mark.parametrize(("body", "text"), [
+    ('base = "A40"\nl2_sise = "1MiB"\n', "'l2_sise'"),
+    ('base = "A40"\nl2_size = "1MIB"\n', "l2_size"),
+    ('base = "B200"\n', "B200"),
+    ('base = "missing.toml"\n', "does not exist"),
+    ('base = "A40"\ndram_bw.value = "1GB/s"\ndram_bw.sauce = "x"\n', "sauce"),
+    ('base = "A40"\n[hit_rates.l3]\na = 1\nb = 0\nc = 0\nsource = "x"\n', "'l3'"),
+    ('base = "A40"\n[hit_rates.l1]\na = 1\nb = 0\n', "missing: c, source"),
+])
+def test_base_file_errors_name_file_and_culprit(tmp_path, body, text):
+    f = tmp_path / "bad.toml"
+    f.write_text("schema_version = 1\n" + body)
+    with pytest.raises(InputError) as info:
+        load_device_file(f)
+    assert text in str(info.value)
+    assert str(f) in str(info.value)
+
+
+def test_complete_user_file(tmp_path):
+    text = (DEVICE_DIR / "A40.toml").read_text().replace('id = "A40"', 'id = "my-A40"')
+    f = tmp_path / "mine.toml"
+    f.write_text(text)
+    d = load_device_file(f)
+    assert d.id == "my-A40" and d == dataclasses.replace(device("A40"), id="my-A40")
+
+
+@pytest.mark.parametrize(("edit", "text"), [
+    (lambda t: t.replace("schema_version = 1", ""), "schema_version"),
+    (lambda t: t.replace("schema_version = 1", "schema_version = 2"), "schema_version = 2"),
+    (lambda t: t.replace('sm_count.value = 84\n', ''), "the table needs 'value'"),
+    (lambda t: t.replace('sm_count.value = 84\nsm_count.source', 'sm_count.value = 84\nxsource'),
+     "xsource"),
+    (lambda t: t + '\nl3_size.value = "1MiB"\nl3_size.source = "x"\n', "'l3_size'"),
+    (lambda t: t + '\nl2_effective_size.value = "7MiB"\nl2_effective_size.source = "x"\n',
+     "cannot exceed l2_size"),
+    (lambda t: t.replace('sm_count.value = 84', 'sm_count.value = "84 SMs"'), "sm_count"),
+    (lambda t: t.replace('clock_GHz.value = "1.74GHz"', 'clock_GHz.value = "1.74GB"'), "clock_GHz"),
+    (lambda t: t.replace('architecture = "ampere"', 'architecture = "pascal"'), "pascal"),
+    (lambda t: t + "\n[[oops", "not valid TOML"),
+    (lambda t: "\n".join(line for line in t.splitlines() if not line.startswith("l2_size")),
+     "missing key(s) l2_size"),
+])
+def test_complete_file_errors(tmp_path, edit, text):
+    f = tmp_path / "A40.toml"
+    f.write_text(edit((DEVICE_DIR / "A40.toml").read_text()))
+    with pytest.raises(InputError) as info:
+        load_device_file(f)
+    assert text in str(info.value), str(info.value)
+    assert str(f) in str(info.value)
+
+
+def test_bare_value_needs_base(tmp_path):
+    text = (DEVICE_DIR / "A40.toml").read_text()
+    text = text.replace('sm_count.value = 84\n', '').replace("sm_count.source", "# sm_count.source")
+    f = tmp_path / "A40.toml"
+    f.write_text('sm_count = 84\n' + text)
+    with pytest.raises(InputError, match="sm_count: give the value with its source"):
+        load_device_file(f)
+
+
+# ------------------------------------------------------------------------------------------------
+# Hit-rate curves
+
+
+def test_hit_rate_families_and_sources():
+    assert set(hit_rate_families()) >= {"volta", "ampere", "ada", "hopper"}
+    a100 = device("A100-SXM4-40GB").hit_rates
+    assert (a100.l2_y.a, a100.l2_y.b, a100.l2_y.c) == (1.0, 0.003, 3.99)
+    assert (a100.l2_z.b, a100.l2_z.c, a100.l1.b, a100.l1.c, a100.l2_store.b, a100.l2_store.c) == \
+        (0.0029, 3.61, 0.02, 2.5, 0.05, 2.0)
+    assert "Fig. 16" in a100.l2_y.source
+    for curve in ("l1", "l2_z", "l2_store"):
+        src = getattr(a100, curve).source
+        assert src.startswith("assumed, shaped after the paper's description (section 5.6)")
+        assert "replace with `warpspeed calibrate`" in src
+    for dev_id in ("V100-PCIe-32GB", "L40S", "GH200"):
+        hr = device(dev_id).hit_rates
+        for curve in HIT_RATE_CURVES:
+            c = getattr(hr, curve)
+            assert (c.a, c.b, c.c) == (getattr(a100, curve).a, getattr(a100, curve).b, getattr(a100, curve).c)
+            assert "until calibrated" in c.source
+
+
+def test_hit_rate_values():
+    hr = device("A100-SXM4-40GB").hit_rates
+    assert hr.l2_y(0.0) == pytest.approx(math.exp(-0.003))
+    assert hr.l2_y(1.0) == pytest.approx(math.exp(-0.003 * math.exp(3.99)))
+    assert 0.85 < hr.l2_z(1.0) < 0.95 and hr.l2_z(2.0) < 0.03
+    assert hr.l2_store(0.5) > 0.85
+    assert hr.l2_y(1e6) == 0.0                                  # no overflow
+    assert HitRateCurve(1.5, 0.001, 1.0, "test")(0.0) == 1.0     # clipped above
+    assert HitRateCurve(0.7, 0.0, 1.0, "test")(50.0) == 0.7      # b = 0: constant
+    arr = hr.l2_z(np.array([0.0, 1.0, 2.0, 1e4]))
+    assert arr.shape == (4,) and arr[-1] == 0.0
+    assert np.allclose(arr[:3], [hr.l2_z(0.0), hr.l2_z(1.0), hr.l2_z(2.0)])
+
+
+@given(a=st.floats(0, 2), b=st.floats(0, 1), c=st.floats(1e-3, 10),
+       o=st.lists(st.floats(0, 50), min_size=2, max_size=8))
+def test_hit_rate_monotone_and_clipped(a, b, c, o):
+    curve = HitRateCurve(a, b, c, "test")
+    values = [curve(x) for x in sorted(o)]
+    assert all(0.0 <= v <= 1.0 for v in values)
+    assert all(v1 >= v2 for v1, v2 in zip(values, values[1:], strict=False))
+
+
+@pytest.mark.parametrize("kwargs", [dict(a=-1, b=0.1, c=1), dict(a=1, b=-0.1, c=1),
+                                    dict(a=1, b=0.1, c=float("nan")), dict(a=1, b=0.1, c=1, source=" ")])
+def test_hit_rate_curve_validation(kwargs):
+    kwargs.setdefault("source", "test")
+    with pytest.raises(InputError):
+        HitRateCurve(**kwargs)

@@ -1,0 +1,107 @@
+"""Property-based comparison of warpspeed.estimate with the brute-force twin (tests/bruteforce.py).
+
+Random affine stencils (1-3 fields, offsets within a range r, 4 or 8 B elements, odd alignments and
+row pitches, tuple or linear accesses, occasional x strides), random blocks, foldings, domains and small
+SM counts (so that the wave is a middle part of the grid and the layer sets are non-empty). Every
+quantity of the volume model must match exactly.
+"""
+
+from __future__ import annotations
+
+import os
+
+from bruteforce import brute_force, from_estimate, known_discrepancies, mismatches
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import warpspeed
+from warpspeed.launch import LaunchError, make_launch
+
+A100 = warpspeed.device("A100-SXM4-40GB")
+
+# WARPSPEED_PROPERTY_EXAMPLES=2000 explores more (and randomly); the default run is fixed and small.
+_EXAMPLES = int(os.environ.get("WARPSPEED_PROPERTY_EXAMPLES", "0"))
+PROFILE = settings(max_examples=_EXAMPLES or 40, deadline=None, derandomize=not _EXAMPLES, print_blob=True,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@st.composite
+def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
+    """A random affine stencil kernel as the TOML dict of INTERFACE.md."""
+    dims = dims or draw(st.sampled_from([2, 3]))
+    nx = draw(st.integers(1, max_domain[0]))
+    ny = draw(st.integers(1, max_domain[1]))
+    nz = draw(st.integers(1, max_domain[2])) if dims == 3 else 1
+    r = draw(st.integers(0, 2))
+    rz = r if dims == 3 else 0
+    offsets = st.tuples(st.integers(-r, r), st.integers(-r, r), st.integers(-rz, rz))
+    fields = []
+    for j in range(draw(st.integers(1, 3))):
+        eb = draw(st.sampled_from([4, 8]))
+        sx = draw(st.sampled_from([1, 1, 1, 2]))  # x stride (2: every other element)
+        shape = [sx * (nx + 2 * r) + draw(st.integers(0, 5)), ny + 2 * r + draw(st.integers(0, 2)),
+                 nz + 2 * rz + draw(st.integers(0, 1))]
+        linear = draw(st.booleans())
+
+        def access(o, shape=shape, sx=sx, linear=linear):
+            ix, iy, iz = f"{sx}*tidx + {sx * (r + o[0])}", f"tidy + {r + o[1]}", f"tidz + {rz + o[2]}"
+            if linear:
+                return f"{ix} + {shape[0]}*({iy}) + {shape[0] * shape[1]}*({iz})"
+            return [ix, iy, iz]
+
+        loads = draw(st.lists(offsets, max_size=5, unique=True))
+        stores = draw(st.lists(offsets, max_size=1 if loads else 2, unique=True))
+        fields.append({"name": f"f{j}", "element_bytes": eb, "shape": shape,
+                       "offset": draw(st.integers(0, 7)),
+                       "loads": [access(o) for o in loads], "stores": [access(o) for o in stores]})
+    if not any(f["loads"] or f["stores"] for f in fields):
+        fields[0]["loads"] = [f"tidx + {r} + {fields[0]['shape'][0]}*(tidy + {r})"
+                              f" + {fields[0]['shape'][0] * fields[0]['shape'][1]}*(tidz + {rz})"]
+    return {"name": "random", "precision": "fp64", "flops_per_lup": 1, "domain": [nx, ny, nz],
+            "field": fields, "registers": draw(st.sampled_from([32, 32, 64, 128]))}
+
+
+@st.composite
+def configurations(draw):
+    bx = draw(st.sampled_from([1, 2, 3, 4, 8, 16, 24, 32, 33, 64, 128]))
+    by = draw(st.sampled_from([1, 2, 3, 4, 8]))
+    bz = draw(st.sampled_from([1, 2, 4]))
+    if bx * by * bz > 1024:
+        bz = 1
+    if bx * by * bz > 1024:
+        by = 1
+    folding = (draw(st.sampled_from([1, 1, 2])), draw(st.sampled_from([1, 1, 2, 3])),
+               draw(st.sampled_from([1, 1, 2])))
+    sm_count = draw(st.integers(1, 4))
+    return (bx, by, bz), folding, sm_count
+
+
+def _compare(spec, block, folding, sm_count):
+    kernel = warpspeed.kernel_from_dict(spec)
+    dev = A100.with_overrides(sm_count=sm_count)
+    try:
+        make_launch(kernel, dev, block, folding)
+    except LaunchError:
+        assume(False)  # e.g. too many registers for the block: nothing to compare
+    bf = brute_force(kernel, dev, block, folding)
+    est = from_estimate(warpspeed.estimate(kernel, dev, block, folding))
+    skip = known_discrepancies(bf)
+    bad = {k: v for k, v in mismatches(bf, est).items() if k not in skip}
+    assert not bad, f"estimate differs from brute force (brute_force, estimate): {bad}"
+    return bf
+
+
+@PROFILE
+@given(spec=stencil_kernels(), config=configurations())
+def test_random_stencils_match_brute_force(spec, config):
+    block, folding, sm_count = config
+    _compare(spec, block, folding, sm_count)
+
+
+@PROFILE
+@given(spec=stencil_kernels(max_domain=(40, 24, 16), dims=3), bx=st.sampled_from([4, 8, 16, 32]),
+       by=st.sampled_from([1, 2, 4]), bz=st.sampled_from([1, 2]), folding=st.sampled_from(
+           [(1, 1, 1), (1, 2, 1), (1, 1, 2)]), sm_count=st.integers(1, 2))
+def test_layer_sets_in_3d_grids_match_brute_force(spec, bx, by, bz, folding, sm_count):
+    """3D domains with small blocks: several block rows and planes, so Ly and Lz are mostly non-empty."""
+    _compare(spec, (bx, by, bz), folding, sm_count)

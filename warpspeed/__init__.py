@@ -1,0 +1,12 @@
+"""warpspeed: analytic GPU performance estimates for generated stencil kernels, without a GPU."""
+
+__version__ = "0.1.0"
+
+from .catalog import catalog, find_kernel  # noqa: E402
+from .device import Device, device, device_ids  # noqa: E402
+from .errors import InputError  # noqa: E402
+from .estimate import Estimate, KernelAnalysis, estimate  # noqa: E402
+from .kernel import Field, Kernel, kernel_from_dict, load_kernel  # noqa: E402
+
+__all__ = ["Device", "Estimate", "Field", "InputError", "Kernel", "KernelAnalysis", "catalog", "device",
+           "device_ids", "estimate", "find_kernel", "kernel_from_dict", "load_kernel"]

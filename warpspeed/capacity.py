@@ -1,0 +1,44 @@
+"""Capacity misses: the part of a redundant (or potentially reused) volume that a cache fails to keep.
+
+The hit rate of the redundant volume is a fitted, smooth function of the oversubscription
+O = allocated volume / cache capacity (``HitRateCurve`` in the device file, per architecture family).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .device import HitRateCurve
+
+
+@dataclass(frozen=True)
+class CacheReuse:
+    """Reuse at one cache for one cause: what could hit, how full the cache is, what does hit."""
+
+    potential_B_per_lup: float  # redundant or overlapping volume that could hit
+    allocated_bytes: float  # the volume competing for the cache meanwhile
+    capacity_bytes: float
+    oversubscription: float
+    hit_rate: float
+
+    @property
+    def hit_B_per_lup(self) -> float:
+        return self.hit_rate * self.potential_B_per_lup
+
+    @property
+    def miss_B_per_lup(self) -> float:
+        return self.potential_B_per_lup - self.hit_B_per_lup
+
+    def to_dict(self) -> dict:
+        return {"potential_B_per_lup": self.potential_B_per_lup, "allocated_bytes": self.allocated_bytes,
+                "capacity_bytes": self.capacity_bytes, "oversubscription": self.oversubscription,
+                "hit_rate": self.hit_rate, "hit_B_per_lup": self.hit_B_per_lup,
+                "miss_B_per_lup": self.miss_B_per_lup}
+
+
+def reuse(potential_B_per_lup: float, allocated_bytes: float, capacity_bytes: float,
+          curve: HitRateCurve) -> CacheReuse:
+    """Apply a hit-rate curve; nothing to reuse means nothing hits (and O is still reported)."""
+    o = allocated_bytes / capacity_bytes if capacity_bytes > 0 else float("inf")
+    rate = curve(o) if potential_B_per_lup > 0 else 0.0
+    return CacheReuse(potential_B_per_lup, allocated_bytes, capacity_bytes, o, rate)

@@ -1,0 +1,124 @@
+"""The ``warpspeed`` command line: estimate, devices, kernels.
+
+Exit status 0 on success, 2 on bad input (one paragraph on stderr, no traceback), 1 on internal errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+
+from .errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as InputError (exit 2 with one paragraph)."""
+
+    def error(self, message: str):
+        raise InputError(f"{self.prog}: {message}")
+
+
+def _ints(text: str, what: str) -> tuple[int, ...]:
+    parts = [p.strip() for p in text.replace("x", ",").split(",")]
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise InputError(f"{what} '{text}' is malformed: give 1 to 3 positive integers X,Y,Z such as 32,4,8.")
+    return tuple(int(p) for p in parts)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="warpspeed", description="Analytic GPU performance estimates for stencil kernels.")
+    sub = p.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+    e = sub.add_parser("estimate", help="estimate one launch configuration")
+    e.add_argument("kernel", help="kernel TOML file or catalog name (see `warpspeed kernels`)")
+    e.add_argument("--device", required=True, help="device id (see `warpspeed devices`) or device TOML")
+    e.add_argument("--block", required=True, help="thread block X,Y,Z")
+    e.add_argument("--folding", default="1,1,1", help="thread folding X,Y,Z (default 1,1,1)")
+    e.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    e.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
+    e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="device override, e.g. l2_size=80MiB (repeatable)")
+    e.add_argument("--format", choices=("text", "json"), default="text")
+    d = sub.add_parser("devices", help="list, show or validate device descriptions")
+    d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate"))
+    d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    k = sub.add_parser("kernels", help="list the kernel catalog")
+    k.add_argument("--format", choices=("text", "json"), default="text")
+    return p
+
+
+def _estimate(a) -> str:
+    from .device import device, parse_set_options
+    from .estimate import estimate
+    from .report import text_report
+
+    dev = device(a.device, **parse_set_options(a.set))
+    e = estimate(a.kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
+                 None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers)
+    return json.dumps(e.to_dict(), indent=2) if a.format == "json" else text_report(e)
+
+
+def _devices(a) -> str:
+    from .device import device, device_ids, load_device_file
+
+    if a.action == "list":
+        devs = [device(i) for i in device_ids()]
+        if a.format == "json":
+            return json.dumps([d.to_dict() for d in devs], indent=2)
+        rows = [f"{'id':<18}{'SMs':>5}{'GHz':>6}{'L2 MiB':>8}{'eff':>6}{'DRAM GB/s':>11}{'L2 GB/s':>9}  name"]
+        for d in devs:
+            rows.append(f"{d.id:<18}{d.sm_count:>5}{d.clock_GHz:>6.2f}{d.l2_size_bytes / 2**20:>8.0f}"
+                        f"{d.l2_effective_size_bytes / 2**20:>6.0f}{d.dram_bw_GB_s:>11.0f}{d.l2_bw_GB_s:>9.0f}"
+                        f"  {d.name}")
+        return "\n".join(rows)
+    if not a.target:
+        raise InputError(f"warpspeed devices {a.action}: give a device id or file.")
+    d = device(a.target) if a.action == "show" else load_device_file(a.target)
+    if a.format == "json" or a.action == "show":
+        return json.dumps(d.to_dict(), indent=2)
+    return f"{a.target}: valid ({d.id}, {d.name})"
+
+
+def _kernels(a) -> str:
+    from .catalog import catalog
+    from .kernel import load_kernel
+
+    items = []
+    for name, path in catalog().items():
+        k = load_kernel(path)
+        items.append({"name": name, "file": str(path), "precision": k.precision,
+                      "domain": list(k.domain), "fields": [f.name for f in k.fields],
+                      "loads": sum(len(f.loads) for f in k.fields),
+                      "stores": sum(len(f.stores) for f in k.fields)})
+    if a.format == "json":
+        return json.dumps(items, indent=2)
+    rows = [f"{'name':<14}{'precision':<10}{'domain':<16}{'loads':>6}{'stores':>7}  fields"]
+    for i in items:
+        rows.append(f"{i['name']:<14}{i['precision']:<10}{'x'.join(map(str, i['domain'])):<16}"
+                    f"{i['loads']:>6}{i['stores']:>7}  {', '.join(i['fields'])}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        a = _parser().parse_args(argv)
+        out = {"estimate": _estimate, "devices": _devices, "kernels": _kernels}[a.verb](a)
+    except InputError as err:
+        print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)
+        return 2
+    except SystemExit as ex:  # --help
+        return int(ex.code or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as ex:  # an internal error: say so, briefly
+        print(f"internal error ({type(ex).__name__}): {ex}. Please report it with the command line.",
+              file=sys.stderr)
+        return 1
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

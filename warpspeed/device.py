@@ -1,0 +1,910 @@
+"""GPU device descriptions: data files in ``warpspeed/devices/``, loaded into immutable :class:`Device`\\ s.
+
+Device file schema (version 1)
+==============================
+
+One TOML file per GPU, named ``<id>.toml``. Identity keys are plain strings; every number is a table
+with the value and where it comes from, written with dotted keys::
+
+    schema_version = 1                 # required; this module reads version 1
+    id = "A100-SXM4-40GB"              # must equal the file name for the shipped files
+    name = "NVIDIA A100-SXM4-40GB"
+    vendor = "NVIDIA"
+    architecture = "ampere"            # family: selects the hit-rate curves in hit_rates.toml
+    compute_capability = "8.0"
+
+    sm_count.value = 108
+    sm_count.source = "spec: ..."
+
+    dram_bw.value = "1375GB/s"         # what the model uses (measured where known)
+    dram_bw.source = "measured: ..."
+    dram_bw.peak = "1555GB/s"          # optional, bandwidths only: vendor/theoretical peak
+    dram_bw.peak_source = "spec: ..."
+
+    [hit_rates.l2_z]                   # optional: replaces the family's curve for this device
+    a = 1.0
+    b = 0.0029
+    c = 3.61
+    source = "measured: warpspeed calibrate ..."
+
+An inline table is the same thing in TOML: ``sm_count = { value = 108, source = "spec: ..." }``.
+
+The numeric keys (also the keys of ``--set``, :meth:`Device.with_overrides` and the base-file form),
+with their unit kinds (see :mod:`warpspeed.units`)::
+
+    key                        Device attribute              kind        meaning
+    sm_count                   sm_count                      count       streaming multiprocessors
+    clock_GHz                  clock_GHz                     frequency   SM clock the model uses
+    warp_size                  warp_size                     count       threads per warp
+    l1_size                    l1_size_bytes                 bytes       unified L1/shared capacity per SM
+    l1_line                    l1_line_bytes                 bytes       L1 allocation granularity
+    l1_sector                  l1_sector_bytes               bytes       L1 <-> L2 transfer granularity
+    l1_bytes_per_cycle         l1_bytes_per_cycle            bytes       LSU bytes per cycle per SM
+    l1_banks                   l1_banks                      count       L1 banks
+    l1_bank_width              l1_bank_bytes                 bytes       bytes per bank per cycle
+    l1_pairing_distance        l1_pairing_distance_bytes     bytes       addresses this far apart never
+                                                                         share a wavefront
+    l2_size                    l2_size_bytes                 bytes       total L2 capacity
+    l2_partitions              l2_partitions                 count       L2 partitions (an SM sees one)
+    l2_effective_size          l2_effective_size_bytes       bytes       optional; default l2_size //
+                                                                         l2_partitions
+    l2_line, l2_sector         l2_line_bytes, l2_sector_bytes bytes      L2 allocation / transfer sizes
+    l2_bw  (+ peak)            l2_bw_GB_s (l2_bw_peak_GB_s)  bandwidth   L2 <-> L1 bandwidth
+    dram_bw (+ peak)           dram_bw_GB_s (..._peak_GB_s)  bandwidth   DRAM <-> L2 bandwidth
+    fp32_lanes, fp64_lanes     fp32/fp64_lanes_per_sm        count       FMA lanes per SM per cycle
+    max_threads_per_sm, max_blocks_per_sm, max_threads_per_block         count       occupancy limits
+    max_block_dims             max_block_dims                three counts  [x, y, z] block limits
+    registers_per_sm, max_registers_per_thread                           count       32-bit registers
+    register_alloc_unit        register_alloc_unit           count       registers per warp granule
+    register_subpartitions     register_subpartitions        count       register-file sub-partitions
+    shared_per_sm, shared_per_block, shared_alloc_unit,
+    shared_reserved_per_block  shared_*_bytes                bytes       shared-memory limits
+
+``--set``/:meth:`~Device.with_overrides` also take ``l2_bw_peak``, ``dram_bw_peak`` and
+``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
+
+Rules: every key above is required except ``l2_effective_size`` and the peaks; unknown keys (top
+level or inside a value table) are errors; every value needs a non-empty ``source``. A source starts
+with its provenance: ``spec:`` (vendor or spec sheet), ``measured:`` (benchmark, with tool and
+settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
+``model:`` (a value taken from another model); ``override`` marks values changed by a user.
+
+**Base files** describe a hypothetical GPU as a change to another one::
+
+    schema_version = 1
+    base = "H100-SXM5-80GB"            # a built-in id (unique prefix ok), or a path relative to this
+                                       # file (it must contain "/" or end in ".toml")
+    id = "H100-bigL2"                  # optional; default: base id + "+key=value" suffixes
+    name = "H100 with 100 MiB L2"      # optional
+    l2_size = "100MiB"                 # a bare value (source "override (<file>)") ...
+    dram_bw.value = "4TB/s"            # ... or a table with its own source
+    dram_bw.source = "assumed: HBM3e"
+
+Changed keys follow :meth:`Device.with_overrides` semantics (derived values follow them). A changed
+``architecture`` brings that family's hit-rate curves; ``[hit_rates.<curve>]`` tables replace single
+curves. Without ``name`` the device is called "<base name> (modified)" (or its ``id`` when given).
+
+Hit-rate coefficients live in ``devices/hit_rates.toml``: one table per family and curve
+(``[ampere.l2_y]`` with ``a``, ``b``, ``c``, ``source``), for the families ``volta, ampere, ada,
+hopper``. hit(O) = a * exp(-b * exp(c * O)), O = oversubscription (allocated volume / capacity).
+
+Migration notes: version 1 is the first schema; a later version must say here what changed and the
+loader must keep reading version 1 files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import InputError
+from .units import format_quantity, parse_quantity
+
+__all__ = [
+    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "PROVENANCE", "FrozenMap",
+    "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
+    "parse_set_options",
+]
+
+SCHEMA_VERSION = 1
+HIT_RATE_CURVES = ("l1", "l2_y", "l2_z", "l2_store")
+PROVENANCE = ("spec", "measured", "derived", "assumed", "model", "override")
+_HIT_RATE_FILE = "hit_rates.toml"
+_IDENTITY = ("id", "name", "vendor", "architecture", "compute_capability")
+
+
+# --------------------------------------------------------------------------------------------------
+# Small helpers
+
+
+class FrozenMap(Mapping[str, str]):
+    """A read-only, hashable, picklable str -> str mapping (the ``sources`` of a device)."""
+
+    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> str:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._data.items()))
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._data!r})"
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
+    return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+# --------------------------------------------------------------------------------------------------
+# Hit-rate curves
+
+
+@dataclass(frozen=True)
+class HitRateCurve:
+    """hit(O) = a * exp(-b * exp(c * O)), clipped to [0, 1]; O = oversubscription (allocated volume /
+    capacity).
+
+    With ``a = 1``, small ``b > 0`` and ``c > 0`` this is close to one below O = 1 and falls towards zero
+    as O grows (a Gompertz-type sigmoid, as fitted in Ernst et al.). Accepts a float or a numpy array.
+    """
+
+    a: float
+    b: float
+    c: float
+    source: str
+
+    def __post_init__(self) -> None:
+        for name in ("a", "b", "c"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise InputError(f"hit-rate curve coefficient {name} must be a finite number, got {v!r} "
+                                 f"(curve source: {self.source!r}).")
+            object.__setattr__(self, name, float(v))
+        if self.a < 0 or self.b < 0:
+            raise InputError(f"hit-rate curve needs a >= 0 and b >= 0, got a={self.a}, b={self.b} "
+                             f"(hit(O) = a*exp(-b*exp(c*O)); source: {self.source!r}).")
+        if not isinstance(self.source, str) or not self.source.strip():
+            raise InputError("hit-rate curve needs a non-empty source string saying where a, b, c come from.")
+
+    def __call__(self, oversubscription: float) -> float:
+        if isinstance(oversubscription, np.ndarray):
+            o = oversubscription.astype(float)
+            if self.b == 0.0:
+                return np.clip(np.full_like(o, self.a), 0.0, 1.0)
+            with np.errstate(over="ignore"):
+                return np.clip(self.a * np.exp(-self.b * np.exp(self.c * o)), 0.0, 1.0)
+        x = self.c * float(oversubscription)
+        if self.b == 0.0:
+            h = self.a
+        elif x > 709.0:  # exp would overflow; the curve is 0 there
+            h = 0.0
+        else:
+            h = self.a * math.exp(-self.b * math.exp(x))
+        return min(1.0, max(0.0, h))
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "c": self.c, "source": self.source}
+
+
+@dataclass(frozen=True)
+class HitRates:
+    """The four fitted hit-rate curves of the capacity-miss model."""
+
+    l1: HitRateCurve        # L1 redundant loads
+    l2_y: HitRateCurve      # L2 y-layer overlap
+    l2_z: HitRateCurve      # L2 z-layer overlap
+    l2_store: HitRateCurve  # L2 redundant (partial) stores
+
+    def to_dict(self) -> dict:
+        return {name: getattr(self, name).to_dict() for name in HIT_RATE_CURVES}
+
+
+def _curve_from_table(table: object, where: str) -> HitRateCurve:
+    if not isinstance(table, dict):
+        raise InputError(f"{where}: expected a table with keys a, b, c, source; got {table!r}.")
+    unknown = sorted(set(table) - {"a", "b", "c", "source"})
+    missing = [k for k in ("a", "b", "c", "source") if k not in table]
+    if unknown or missing:
+        raise InputError(f"{where}: a hit-rate curve has exactly the keys a, b, c, source "
+                         f"(hit(O) = a*exp(-b*exp(c*O)))"
+                         + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+                         + (f"; missing: {', '.join(missing)}" if missing else "") + ".")
+    try:
+        return HitRateCurve(table["a"], table["b"], table["c"], table["source"])
+    except InputError as e:
+        raise InputError(f"{where}: {e}") from None
+
+
+@lru_cache(maxsize=1)
+def _family_hit_rates() -> dict[str, HitRates]:
+    path = resources.files("warpspeed.devices").joinpath(_HIT_RATE_FILE)
+    doc = _read_toml(path.read_bytes(), str(path))
+    _check_schema_version(doc, str(path))
+    out: dict[str, HitRates] = {}
+    for family, curves in doc.items():
+        if family == "schema_version":
+            continue
+        where = f"{path}: [{family}]"
+        if not isinstance(curves, dict) or set(curves) != set(HIT_RATE_CURVES):
+            got = sorted(curves) if isinstance(curves, dict) else curves
+            raise InputError(f"{where} must hold exactly the curve tables {', '.join(HIT_RATE_CURVES)}; "
+                             f"got {got!r}.")
+        out[family] = HitRates(**{c: _curve_from_table(curves[c], f"{where}.{c}") for c in HIT_RATE_CURVES})
+    return out
+
+
+def hit_rate_families() -> list[str]:
+    """Architecture families that have hit-rate curves in ``devices/hit_rates.toml``."""
+    return sorted(_family_hit_rates())
+
+
+# --------------------------------------------------------------------------------------------------
+# The keys of device files and overrides
+
+
+@dataclass(frozen=True)
+class _Key:
+    key: str        # name in files, --set and with_overrides
+    attr: str       # Device attribute
+    kind: str       # units kind, or "dims" (three counts)
+    minimum: float  # smallest valid value (clock and bandwidths: must be > 0)
+    required: bool = True
+
+
+_KEYS: tuple[_Key, ...] = (
+    _Key("sm_count", "sm_count", "count", 1),
+    _Key("clock_GHz", "clock_GHz", "frequency", 0),
+    _Key("warp_size", "warp_size", "count", 1),
+    _Key("l1_size", "l1_size_bytes", "bytes", 1),
+    _Key("l1_line", "l1_line_bytes", "bytes", 1),
+    _Key("l1_sector", "l1_sector_bytes", "bytes", 1),
+    _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1),
+    _Key("l1_banks", "l1_banks", "count", 1),
+    _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1),
+    _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1),
+    _Key("l2_size", "l2_size_bytes", "bytes", 1),
+    _Key("l2_partitions", "l2_partitions", "count", 1),
+    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False),
+    _Key("l2_line", "l2_line_bytes", "bytes", 1),
+    _Key("l2_sector", "l2_sector_bytes", "bytes", 1),
+    _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0),
+    _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False),
+    _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0),
+    _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False),
+    _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1),
+    _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1),
+    _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1),
+    _Key("max_blocks_per_sm", "max_blocks_per_sm", "count", 1),
+    _Key("max_threads_per_block", "max_threads_per_block", "count", 1),
+    _Key("max_block_dims", "max_block_dims", "dims", 1),
+    _Key("registers_per_sm", "registers_per_sm", "count", 1),
+    _Key("max_registers_per_thread", "max_registers_per_thread", "count", 1),
+    _Key("register_alloc_unit", "register_alloc_unit", "count", 1),
+    _Key("register_subpartitions", "register_subpartitions", "count", 1),
+    _Key("shared_per_sm", "shared_per_sm_bytes", "bytes", 0),
+    _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0),
+    _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1),
+    _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0),
+)
+_BY_KEY = {k.key: k for k in _KEYS}
+_BY_ATTR = {k.attr: k for k in _KEYS}
+_PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
+_HIT_KEYS = tuple(f"hit_rates.{c}.{p}" for c in HIT_RATE_CURVES for p in "abc")
+
+OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in _KEYS) + _HIT_KEYS
+"""Every key :meth:`Device.with_overrides` and ``--set`` accept."""
+KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in _KEYS)
+"""File/override key -> :class:`Device` attribute (``"l2_size"`` -> ``"l2_size_bytes"``)."""
+
+_FILE_KEYS = tuple(k.key for k in _KEYS if k.key not in _PEAK_OF.values())  # peaks live in the bw tables
+
+
+def _valid_override_keys() -> str:
+    return ", ".join(k.key for k in _KEYS) + ", hit_rates.<curve>.<a|b|c> (curve: " + \
+        ", ".join(HIT_RATE_CURVES) + ")"
+
+
+def _parse_value(spec: _Key, raw: object, where: str) -> Any:
+    label = f"{where}{spec.key}"
+    if spec.kind == "dims":
+        parts: object = raw
+        if isinstance(raw, str):
+            parts = [p for p in raw.replace("x", ",").split(",")]
+        if not isinstance(parts, list | tuple) or len(parts) != 3:
+            raise InputError(f"{label}: expected three whole numbers [x, y, z] (e.g. [1024, 1024, 64] or "
+                             f"'1024,1024,64'), got {raw!r}.")
+        value: Any = tuple(parse_quantity(p, "count", key=label) for p in parts)
+        if min(value) < spec.minimum:
+            raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
+        return value
+    value = parse_quantity(raw, spec.kind, key=label)
+    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth") and value <= 0:
+        raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
+    if value < spec.minimum:
+        raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
+    return value
+
+
+def _display(spec_kind: str, value: Any) -> str:
+    """Compact text of a value for an id suffix: 80MiB, 5000GB/s, 1.6GHz, 160, 1024,1024,64."""
+    if spec_kind == "dims":
+        return ",".join(str(v) for v in value)
+    if spec_kind == "float":
+        return f"{value:g}"
+    return format_quantity(value, spec_kind).replace(" ", "")
+
+
+# --------------------------------------------------------------------------------------------------
+# The device
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU as the model sees it. Build it with :func:`device`; change it with :meth:`with_overrides`.
+
+    ``sources`` maps every file/override key (``"l2_size"``, ``"dram_bw"``, ``"dram_bw_peak"``,
+    ``"hit_rates.l2_y"`` ...) to the citation of its value; :meth:`source_of` also accepts attribute names.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str
+    compute_capability: str
+    sm_count: int
+    clock_GHz: float
+    warp_size: int
+    l1_size_bytes: int
+    l1_line_bytes: int
+    l1_sector_bytes: int
+    l1_bytes_per_cycle: int
+    l1_banks: int
+    l1_bank_bytes: int
+    l1_pairing_distance_bytes: int
+    l2_size_bytes: int
+    l2_partitions: int
+    l2_effective_size_bytes: int
+    l2_line_bytes: int
+    l2_sector_bytes: int
+    l2_bw_GB_s: float
+    dram_bw_GB_s: float
+    l2_bw_peak_GB_s: float | None
+    dram_bw_peak_GB_s: float | None
+    fp32_lanes_per_sm: int
+    fp64_lanes_per_sm: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    max_block_dims: tuple[int, int, int]
+    registers_per_sm: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    register_subpartitions: int
+    shared_per_sm_bytes: int
+    shared_per_block_bytes: int
+    shared_alloc_unit_bytes: int
+    shared_reserved_per_block_bytes: int
+    hit_rates: HitRates
+    sources: Mapping[str, str]
+    file: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sources, FrozenMap):
+            object.__setattr__(self, "sources", FrozenMap(self.sources))
+        object.__setattr__(self, "max_block_dims", tuple(self.max_block_dims))
+        self._validate()
+
+    # -- queries ------------------------------------------------------------------------------------
+
+    def lanes_per_sm(self, precision: str) -> int:
+        """FMA lanes per SM per cycle for ``"fp32"`` or ``"fp64"``."""
+        if precision == "fp32":
+            return self.fp32_lanes_per_sm
+        if precision == "fp64":
+            return self.fp64_lanes_per_sm
+        raise InputError(f"unknown precision {precision!r} for device {self.id}; use 'fp32' or 'fp64'.")
+
+    def peak_GFLOP_s(self, precision: str) -> float:
+        """Peak GFLOP/s: SMs x FMA lanes x 2 FLOP x clock in GHz."""
+        return self.sm_count * self.lanes_per_sm(precision) * 2 * self.clock_GHz
+
+    def source_of(self, name: str) -> str:
+        """The citation for a value, by key (``"l2_size"``) or attribute name (``"l2_size_bytes"``)."""
+        key = _BY_ATTR[name].key if name in _BY_ATTR else name
+        try:
+            return self.sources[key]
+        except KeyError:
+            raise InputError(f"device {self.id} has no source for {name!r}; known: "
+                             f"{', '.join(self.sources)}.") from None
+
+    # -- changes ------------------------------------------------------------------------------------
+
+    def with_overrides(self, **changes: Any) -> Device:
+        """A hypothetical device: this one with some values replaced.
+
+        Keys (values are numbers in the canonical unit or unit strings such as ``"80MiB"``,
+        ``"5000GB/s"``, ``"1.6GHz"``): ``sm_count, clock_GHz, warp_size, l1_size, l1_line, l1_sector,
+        l1_bytes_per_cycle, l1_banks, l1_bank_width, l1_pairing_distance, l2_size, l2_partitions,
+        l2_effective_size, l2_line, l2_sector, l2_bw, l2_bw_peak, dram_bw, dram_bw_peak, fp32_lanes,
+        fp64_lanes, max_threads_per_sm, max_blocks_per_sm, max_threads_per_block, max_block_dims
+        ("1024,1024,64" or a triple), registers_per_sm, max_registers_per_thread, register_alloc_unit,
+        register_subpartitions, shared_per_sm, shared_per_block, shared_alloc_unit,
+        shared_reserved_per_block`` and ``hit_rates.<l1|l2_y|l2_z|l2_store>.<a|b|c>`` (pass those
+        through ``**{"hit_rates.l2_z.b": 0.004}``).
+
+        Derived values follow: a new ``l2_size`` or ``l2_partitions`` sets ``l2_effective_size =
+        l2_size // l2_partitions`` unless that is given too; a new ``dram_bw``/``l2_bw`` scales the
+        vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
+        source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
+        """
+        return _apply(self, changes, {}, "override", where=f"override of device {self.id}: ")
+
+    # -- export -------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """Every attribute as JSON-able data (tuples become lists), plus ``schema_version``."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "hit_rates":
+                v = v.to_dict()
+            elif f.name == "sources":
+                v = dict(v)
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+    # -- checks -------------------------------------------------------------------------------------
+
+    def _validate(self) -> None:
+        problems: list[str] = []
+        for spec in _KEYS:
+            v = getattr(self, spec.attr)
+            if v is None and not spec.required:
+                continue
+            if spec.kind == "dims":
+                ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
+            elif spec.kind in ("frequency", "bandwidth"):
+                ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
+            else:
+                ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
+            if not ok:
+                problems.append(f"{spec.key} = {v!r} is not valid (must be "
+                                + ("three whole numbers >= 1" if spec.kind == "dims" else
+                                   "a number > 0" if spec.kind in ("frequency", "bandwidth") else
+                                   f"a whole number >= {spec.minimum:g}") + ")")
+        if problems:
+            raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
+
+        def check(cond: bool, text: str) -> None:
+            if not cond:
+                problems.append(text)
+
+        for lvl in ("l1", "l2"):
+            line, sector = getattr(self, f"{lvl}_line_bytes"), getattr(self, f"{lvl}_sector_bytes")
+            check(line % sector == 0, f"{lvl}_line ({line} B) must be a whole multiple of {lvl}_sector "
+                                      f"({sector} B)")
+        check(self.l1_pairing_distance_bytes % self.l1_bank_bytes == 0,
+              f"l1_pairing_distance ({self.l1_pairing_distance_bytes} B) must be a whole multiple of "
+              f"l1_bank_width ({self.l1_bank_bytes} B)")
+        check(self.l2_effective_size_bytes <= self.l2_size_bytes,
+              f"l2_effective_size ({format_quantity(self.l2_effective_size_bytes, 'bytes')}) cannot exceed "
+              f"l2_size ({format_quantity(self.l2_size_bytes, 'bytes')})")
+        check(self.max_threads_per_sm % self.warp_size == 0,
+              f"max_threads_per_sm ({self.max_threads_per_sm}) must be a multiple of warp_size "
+              f"({self.warp_size})")
+        check(self.max_threads_per_block <= self.max_threads_per_sm,
+              f"max_threads_per_block ({self.max_threads_per_block}) cannot exceed max_threads_per_sm "
+              f"({self.max_threads_per_sm})")
+        check(self.shared_per_block_bytes <= self.shared_per_sm_bytes,
+              f"shared_per_block ({self.shared_per_block_bytes} B) cannot exceed shared_per_sm "
+              f"({self.shared_per_sm_bytes} B)")
+        check(self.registers_per_sm % self.register_subpartitions == 0,
+              f"registers_per_sm ({self.registers_per_sm}) must split evenly into "
+              f"{self.register_subpartitions} register_subpartitions")
+        for bw, peak in (("dram_bw", "dram_bw_peak"), ("l2_bw", "l2_bw_peak")):
+            used, top = getattr(self, _BY_KEY[bw].attr), getattr(self, _BY_KEY[peak].attr)
+            if top is not None and used > top * (1 + 1e-9):
+                problems.append(f"{bw} ({used:g} GB/s) cannot exceed its peak {peak} ({top:g} GB/s); "
+                                "change both")
+        required = {k.key for k in _KEYS if getattr(self, k.attr) is not None} | \
+            {f"hit_rates.{c}" for c in HIT_RATE_CURVES}
+        missing = sorted(required - set(self.sources))
+        check(not missing, f"values without a source: {', '.join(missing)}")
+        empty = sorted(k for k, s in self.sources.items() if not isinstance(s, str) or not s.strip())
+        check(not empty, f"empty sources: {', '.join(empty)}")
+        if problems:
+            raise InputError(f"device {self.id} is inconsistent: " + "; ".join(problems) + ".")
+
+
+# --------------------------------------------------------------------------------------------------
+# Overrides
+
+
+def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
+    base, *parts = device_id.split("+")
+    suffix: dict[str, str] = {}
+    for p in parts:
+        k, sep, v = p.partition("=")
+        if not sep:
+            return device_id, {}
+        suffix[k] = v
+    return base, suffix
+
+
+def _apply(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+           where: str = "", new_id: str | None = None) -> Device:
+    """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``)."""
+    attrs: dict[str, Any] = {}
+    new_sources = dict(dev.sources)
+    shown: dict[str, str] = {}
+    curves = {c: getattr(dev.hit_rates, c) for c in HIT_RATE_CURVES}
+    parsed: dict[str, Any] = {}
+    for key, raw in changes.items():
+        if key in _HIT_KEYS:
+            _, curve, coef = key.split(".")
+            value = _parse_float(raw, f"{where}{key}")
+            old = curves[curve]
+            src = (f"{sources.get(key, origin)}: {coef}={value:g} (was {getattr(old, coef):g}); "
+                   f"otherwise {old.source}")
+            try:
+                curves[curve] = HitRateCurve(**{**old.to_dict(), coef: value, "source": src})
+            except InputError as e:
+                raise InputError(f"{where}{key}: {e}") from None
+            new_sources[f"hit_rates.{curve}"] = curves[curve].source
+            shown[key] = _display("float", value)
+            continue
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            raise InputError(f"{where}unknown device key {key!r}.{_suggest(key, OVERRIDE_KEYS)} "
+                             f"Valid keys: {_valid_override_keys()}.")
+        parsed[key] = _parse_value(spec, raw, where)
+        attrs[spec.attr] = parsed[key]
+        new_sources[key] = sources.get(key, origin)
+        shown[key] = _display(spec.kind, parsed[key])
+
+    if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
+        size = parsed.get("l2_size", dev.l2_size_bytes)
+        parts = parsed.get("l2_partitions", dev.l2_partitions)
+        attrs["l2_effective_size_bytes"] = size // parts
+        new_sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
+                                            f"{format_quantity(size, 'bytes')} / {parts} ({origin})")
+    for bw, peak in _PEAK_OF.items():
+        old_peak = getattr(dev, _BY_KEY[peak].attr)
+        if bw in parsed and peak not in parsed and old_peak is not None:
+            ratio = parsed[bw] / getattr(dev, _BY_KEY[bw].attr)
+            attrs[_BY_KEY[peak].attr] = old_peak * ratio
+            new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw} ({origin}); "
+                                 f"was: {dev.sources.get(peak, '?')}")
+    if any(k in changes for k in _HIT_KEYS):
+        attrs["hit_rates"] = HitRates(**curves)
+
+    if new_id is None:
+        base, suffix = _split_id(dev.id)
+        suffix.update(shown)
+        new_id = base + "".join(f"+{k}={v}" for k, v in suffix.items())
+    try:
+        return replace(dev, id=new_id, sources=FrozenMap(new_sources), **attrs)
+    except InputError as e:
+        raise InputError(f"{where}{e}") from None
+
+
+def _parse_float(raw: object, label: str) -> float:
+    if isinstance(raw, bool):
+        raise InputError(f"{label}: expected a number, got {raw!r}.")
+    try:
+        value = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {raw!r}.") from None
+    if not math.isfinite(value):
+        raise InputError(f"{label}: expected a finite number, got {raw!r}.")
+    return value
+
+
+def parse_set_options(items: Iterable[str] | str) -> dict[str, str]:
+    """``["l2_size=80MiB", "dram_bw=5000GB/s"]`` -> ``{"l2_size": "80MiB", "dram_bw": "5000GB/s"}``.
+
+    Keys are checked later by :meth:`Device.with_overrides`; a missing ``=``, an empty key or value, or
+    a key given twice is an :class:`InputError`.
+    """
+    if isinstance(items, str):
+        items = [items]
+    out: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(f"--set expects KEY=VALUE text, got {item!r}.")
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise InputError(f"--set {item!r} is not KEY=VALUE (e.g. --set l2_size=80MiB --set "
+                             f"dram_bw=5000GB/s). Valid keys: {_valid_override_keys()}.")
+        if key in out:
+            raise InputError(f"--set {key} is given twice ({out[key]!r} and {value!r}); give it once.")
+        out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Files
+
+
+def _read_toml(data: bytes, path: str) -> dict:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"device file {path} is not UTF-8 text ({e}).") from None
+    except tomllib.TOMLDecodeError as e:
+        raise InputError(f"device file {path} is not valid TOML: {e}.") from None
+
+
+def _check_schema_version(doc: dict, path: str) -> None:
+    v = doc.get("schema_version")
+    if v is None:
+        raise InputError(f"device file {path} lacks 'schema_version'; add 'schema_version = "
+                         f"{SCHEMA_VERSION}' at the top.")
+    if v != SCHEMA_VERSION or isinstance(v, bool):
+        raise InputError(f"device file {path} has schema_version = {v!r}; this warpspeed reads version "
+                         f"{SCHEMA_VERSION} only.")
+
+
+def _entry(raw: object, key: str, where: str, *, bare_source: str | None) -> tuple[Any, str, Any, Any]:
+    """(value, source, peak, peak_source) of one numeric key in a file."""
+    allowed = {"value", "source"} | ({"peak", "peak_source"} if key in _PEAK_OF else set())
+    if isinstance(raw, dict):
+        unknown = sorted(set(raw) - allowed)
+        if unknown:
+            raise InputError(f"{where}{key}: unknown field(s) {', '.join(unknown)}; a value table has "
+                             f"{', '.join(sorted(allowed))}.")
+        if "value" not in raw:
+            raise InputError(f"{where}{key}: the table needs 'value' (and 'source').")
+        source = raw.get("source", bare_source)
+        if not isinstance(source, str) or not source.strip():
+            raise InputError(f"{where}{key}: needs a non-empty 'source' saying where the value comes from "
+                             f"(e.g. {key}.source = \"spec: vendor data sheet\").")
+        if ("peak" in raw) != ("peak_source" in raw) and bare_source is None:
+            raise InputError(f"{where}{key}: 'peak' and 'peak_source' go together; give both or neither.")
+        peak_source = raw.get("peak_source", bare_source)
+        return raw["value"], source, raw.get("peak"), peak_source
+    if bare_source is None:
+        raise InputError(f"{where}{key}: give the value with its source, e.g. {key}.value = {raw!r} and "
+                         f"{key}.source = \"spec: ...\" (bare values are allowed only in files with 'base').")
+    return raw, bare_source, None, None
+
+
+def _check_top_keys(doc: dict, where: str, *, with_base: bool) -> None:
+    valid = ["schema_version", *(["base"] if with_base else []), *_IDENTITY, *_FILE_KEYS, "hit_rates"]
+    unknown = [k for k in doc if k not in valid]
+    if unknown:
+        k = unknown[0]
+        raise InputError(f"{where}unknown key {k!r}.{_suggest(k, valid)} Valid keys: {', '.join(valid)}.")
+    for k in _IDENTITY:
+        if k in doc and not (isinstance(doc[k], str) and doc[k].strip()):
+            raise InputError(f"{where}{k} must be a non-empty string, got {doc[k]!r}.")
+
+
+def _hit_rates_overrides(doc: dict, where: str) -> dict[str, HitRateCurve]:
+    table = doc.get("hit_rates", {})
+    if not isinstance(table, dict):
+        raise InputError(f"{where}hit_rates must be a table of curves ({', '.join(HIT_RATE_CURVES)}).")
+    out = {}
+    for name, t in table.items():
+        if name not in HIT_RATE_CURVES:
+            raise InputError(f"{where}unknown hit-rate curve {name!r}.{_suggest(name, HIT_RATE_CURVES)} "
+                             f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
+        out[name] = _curve_from_table(t, f"{where}hit_rates.{name}")
+    return out
+
+
+def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -> Device:
+    where = f"device file {path}: "
+    doc = _read_toml(data, path)
+    _check_schema_version(doc, path)
+    if "base" in doc:
+        if builtin:
+            raise InputError(f"{where}shipped device files must be complete (no 'base').")
+        return _load_based(doc, path, depth)
+    _check_top_keys(doc, where, with_base=False)
+    missing_id = [k for k in _IDENTITY if k not in doc and k != "id"]
+    missing = [k for k in _FILE_KEYS if _BY_KEY[k].required and k not in doc]
+    if missing_id or missing:
+        required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
+        raise InputError(f"{where}missing key(s) {', '.join(missing_id + missing)}; a complete device file "
+                         f"gives {', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
+                         f"l2_effective_size, and a peak in the bandwidth tables), or use base = \"<id>\" to "
+                         f"change an existing device.")
+    dev_id = doc.get("id", stem)
+    if builtin and dev_id != stem:
+        raise InputError(f"{where}id {dev_id!r} must equal the file name {stem!r}.")
+    family = doc["architecture"]
+    families = _family_hit_rates()
+    curve_overrides = _hit_rates_overrides(doc, where)
+    if family not in families and len(curve_overrides) < len(HIT_RATE_CURVES):
+        raise InputError(f"{where}architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} "
+                         f"(known families: {', '.join(sorted(families))}); use one of those or give all "
+                         f"four [hit_rates.<curve>] tables ({', '.join(HIT_RATE_CURVES)}).")
+    base_curves = {c: getattr(families[family], c) for c in HIT_RATE_CURVES} if family in families else {}
+    curves = {**base_curves, **curve_overrides}
+
+    attrs: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for key in _FILE_KEYS:
+        if key not in doc:
+            continue
+        spec = _BY_KEY[key]
+        value, source, peak, peak_source = _entry(doc[key], key, where, bare_source=None)
+        attrs[spec.attr] = _parse_value(spec, value, where)
+        sources[key] = source.strip()
+        if peak is not None:
+            pk = _BY_KEY[_PEAK_OF[key]]
+            attrs[pk.attr] = _parse_value(pk, peak, where)
+            sources[pk.key] = peak_source.strip()
+    if "l2_effective_size" not in doc:
+        parts = attrs["l2_partitions"]
+        attrs["l2_effective_size_bytes"] = attrs["l2_size_bytes"] // parts
+        sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
+                                        f"{format_quantity(attrs['l2_size_bytes'], 'bytes')} / {parts}")
+    for c, curve in curves.items():
+        sources[f"hit_rates.{c}"] = curve.source
+    attrs.setdefault("l2_bw_peak_GB_s", None)
+    attrs.setdefault("dram_bw_peak_GB_s", None)
+    try:
+        return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
+                      compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),
+                      sources=FrozenMap(sources), file=path, **attrs)
+    except InputError as e:
+        raise InputError(f"{where}{e}") from None
+
+
+def _load_based(doc: dict, path: str, depth: int) -> Device:
+    where = f"device file {path}: "
+    _check_top_keys(doc, where, with_base=True)
+    base_ref = doc["base"]
+    if not isinstance(base_ref, str) or not base_ref.strip():
+        raise InputError(f"{where}base must be a device id ({', '.join(device_ids())}) or a path.")
+    if depth > 8:
+        raise InputError(f"{where}too many nested 'base' files (a cycle?).")
+    base_path = Path(path).parent / base_ref
+    if _looks_like_path(base_ref):
+        if not base_path.is_file():
+            raise InputError(f"{where}base file {base_path} does not exist.")
+        base = _load(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
+                     depth=depth + 1)
+    else:
+        try:
+            base = device(base_ref)
+        except InputError as e:
+            raise InputError(f"{where}base: {e}") from None
+    changes: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    bare = f"override ({Path(path).name})"
+    for key in _FILE_KEYS:
+        if key not in doc:
+            continue
+        value, source, peak, peak_source = _entry(doc[key], key, where, bare_source=bare)
+        changes[key], sources[key] = value, source.strip()
+        if peak is not None:
+            changes[_PEAK_OF[key]], sources[_PEAK_OF[key]] = peak, peak_source.strip()
+    new_id = doc.get("id")
+    dev = _apply(base, changes, sources, bare, where, new_id=new_id)
+    curve_overrides = _hit_rates_overrides(doc, where)
+    identity = {k: doc[k] for k in _IDENTITY[1:] if k in doc}
+    if "name" not in identity and (changes or curve_overrides):
+        identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
+    family = identity.get("architecture", base.architecture)
+    inherited = dev.hit_rates
+    if family != base.architecture:  # a new family brings its own curves
+        families = _family_hit_rates()
+        if family not in families and len(curve_overrides) < len(HIT_RATE_CURVES):
+            raise InputError(f"{where}architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} "
+                             f"(known families: {', '.join(sorted(families))}); use one of those or give "
+                             f"all four [hit_rates.<curve>] tables ({', '.join(HIT_RATE_CURVES)}).")
+        inherited = families.get(family, inherited)
+    if curve_overrides or inherited is not dev.hit_rates:
+        curves = {c: curve_overrides.get(c, getattr(inherited, c)) for c in HIT_RATE_CURVES}
+        src = dict(dev.sources)
+        src.update({f"hit_rates.{c}": curves[c].source for c in HIT_RATE_CURVES})
+        identity["hit_rates"] = HitRates(**curves)
+        identity["sources"] = FrozenMap(src)
+    try:
+        return replace(dev, file=path, **identity)
+    except InputError as e:
+        raise InputError(f"{where}{e}") from None
+
+
+def load_device_file(path: str | Path) -> Device:
+    """Read a device TOML file (complete, or ``base = "<id>"`` plus changes) and validate it."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"device file {p} does not exist (built-in ids: {', '.join(device_ids())}).")
+    return _load(p.read_bytes(), str(p), stem=p.stem, builtin=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Built-in devices
+
+
+@lru_cache(maxsize=1)
+def _builtin_files() -> dict[str, Any]:
+    folder = resources.files("warpspeed.devices")
+    return {f.name[:-5]: f for f in folder.iterdir()
+            if f.name.endswith(".toml") and f.name != _HIT_RATE_FILE}
+
+
+def device_ids() -> list[str]:
+    """Ids of the shipped devices (the files in ``warpspeed/devices/``), sorted."""
+    return sorted(_builtin_files())
+
+
+@cache
+def _builtin(device_id: str) -> Device:
+    f = _builtin_files()[device_id]
+    return _load(f.read_bytes(), str(f), stem=device_id, builtin=True)
+
+
+def _match_id(text: str) -> str | None:
+    """Exact id, case-insensitive id, or a unique case-insensitive prefix; None if nothing matches."""
+    ids = device_ids()
+    if text in ids:
+        return text
+    low = text.lower()
+    exact = [i for i in ids if i.lower() == low]
+    if exact:
+        return exact[0]
+    prefixed = [i for i in ids if i.lower().startswith(low)]
+    if len(prefixed) == 1:
+        return prefixed[0]
+    if len(prefixed) > 1:
+        raise InputError(f"device {text!r} is ambiguous: it could be {', '.join(prefixed)}; give the "
+                         "full id.")
+    return None
+
+
+def _looks_like_path(text: str) -> bool:
+    """Device ids never contain a slash or end in .toml; anything that does is a file path."""
+    t = text.strip()
+    return "/" in t or "\\" in t or t.lower().endswith(".toml")
+
+
+def device(id_or_path: str | Path | Device, **overrides: Any) -> Device:
+    """A device by built-in id (case-insensitive; a unique prefix such as ``"H100-SXM"`` works), by the
+    path of a TOML file, or a :class:`Device`; ``overrides`` go through :meth:`Device.with_overrides`.
+
+    An id with override suffixes, as produced by :meth:`Device.with_overrides`
+    (``"A100-SXM4-40GB+l2_size=80MiB"``), is rebuilt from the built-in device.
+    """
+    if isinstance(id_or_path, Device):
+        dev = id_or_path
+    elif isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and _looks_like_path(id_or_path)):
+        dev = load_device_file(str(id_or_path).strip())
+    elif isinstance(id_or_path, str):
+        text = id_or_path.strip()
+        base, suffix = _split_id(text)
+        found = _match_id(base) if base else None
+        if found is None:
+            raise InputError(f"unknown device {text!r}.{_suggest(base, device_ids())} Built-in devices: "
+                             f"{', '.join(device_ids())}; or give the path of a device TOML file.")
+        dev = _builtin(found)
+        if suffix:
+            dev = dev.with_overrides(**suffix)
+    else:
+        raise InputError(f"a device is a built-in id, a TOML path or a Device, got {id_or_path!r}.")
+    return dev.with_overrides(**overrides) if overrides else dev

@@ -1,0 +1,238 @@
+"""One estimate: a kernel, a device and a launch configuration -> volumes, limiters, performance.
+
+The stages (each in its own module): launch (occupancy, wave) -> footprint (explicit blocks) -> l1
+(wavefronts) and L2<->L1 volumes -> isl_volumes (wave and layer footprints) -> capacity (hit rates)
+-> roofline. The result is one frozen ``Estimate`` whose ``to_dict`` is the JSON of INTERFACE.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+import islpy as isl
+
+from . import __version__
+from .capacity import CacheReuse, reuse
+from .device import Device
+from .device import device as get_device
+from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
+from .isl_volumes import Footprints, cell_set
+from .kernel import Kernel, load_kernel
+from .l1 import wavefronts
+from .launch import Launch, Occupancy, make_launch, triple
+from .roofline import LIMITERS, bottleneck, limiters
+
+VOLUME_KEYS = ("l1_load", "l2_load_compulsory", "l2_load", "l2_store", "dram_load_compulsory",
+               "dram_load", "dram_store")
+
+
+@dataclass(frozen=True)
+class FieldVolumes:
+    """One field's share of the wave's volumes in B/lup (loads by cause, stores)."""
+
+    name: str
+    l2_load_compulsory: float
+    dram_load_compulsory: float
+    dram_layer_y_hit: float
+    dram_layer_z_hit: float
+    dram_store: float
+
+    def to_dict(self) -> dict:
+        return {"l2_load_compulsory": self.l2_load_compulsory,
+                "dram_load_compulsory": self.dram_load_compulsory,
+                "dram_layer_y_hit": self.dram_layer_y_hit, "dram_layer_z_hit": self.dram_layer_z_hit,
+                "dram_store": self.dram_store}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Inputs, occupancy, volumes by level / field / cause, the four limiters and the prediction."""
+
+    kernel: str
+    device: str
+    block: tuple[int, int, int]
+    folding: tuple[int, int, int]
+    domain: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    occupancy: Occupancy
+    wave_blocks: int
+    wave_valid_lups: int
+    l1_cycles_per_warp_lup: float
+    volumes_B_per_lup: Mapping[str, float]
+    fields: tuple[FieldVolumes, ...]
+    l1_capacity: CacheReuse  # L1 redundant loads -> L2 load capacity misses
+    layer_y: CacheReuse  # L2 reuse from the y-layer thread set
+    layer_z: CacheReuse  # L2 reuse from the z-layer thread set
+    partial_stores: CacheReuse  # redundant stores whose misses are read from DRAM
+    limiters_GLup_s: Mapping[str, float]
+    performance_GLup_s: float
+    limiter: str
+    time_s: float
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def margin(self) -> tuple[str, float] | None:
+        """The next limiter and how much faster it would allow (ratio >= 1), None if all others are inf."""
+        others = [(k, v) for k, v in self.limiters_GLup_s.items() if k != self.limiter and math.isfinite(v)]
+        if not others or self.performance_GLup_s <= 0:
+            return None
+        k, v = min(others, key=lambda kv: kv[1])
+        return k, v / self.performance_GLup_s
+
+    def to_dict(self) -> dict:
+        """The JSON of INTERFACE.md (infinite limiters are null), then further detail keys."""
+        return {
+            "kernel": self.kernel, "device": self.device, "block": list(self.block),
+            "folding": list(self.folding), "domain": list(self.domain),
+            "occupancy": {"blocks_per_sm": self.occupancy.blocks_per_sm, "wave_blocks": self.wave_blocks,
+                          "limited_by": self.occupancy.limited_by},
+            "l1_cycles_per_warp_lup": self.l1_cycles_per_warp_lup,
+            "volumes_B_per_lup": dict(self.volumes_B_per_lup),
+            "limiters_GLup_s": {k: _finite(v) for k, v in self.limiters_GLup_s.items()},
+            "performance_GLup_s": self.performance_GLup_s, "limiter": self.limiter, "time_s": self.time_s,
+            "grid": list(self.grid),
+            "registers": self.occupancy.registers, "registers_source": self.occupancy.registers_source,
+            "occupancy_limits": dict(self.occupancy.limits),
+            "fields": {f.name: f.to_dict() for f in self.fields},
+            "causes": {"l1_capacity": self.l1_capacity.to_dict(), "layer_y": self.layer_y.to_dict(),
+                       "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
+            "notes": list(self.notes), "warpspeed_version": __version__,
+        }
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+class KernelAnalysis:
+    """What repeats across configurations of one (domain-resolved) kernel: folded instructions, ISL maps."""
+
+    def __init__(self, kernel: Kernel, sector_bytes: int = 32, line_bytes: int = 128):
+        self.kernel = kernel
+        self.sector_bytes, self.line_bytes = sector_bytes, line_bytes
+        self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
+        self._footprints: dict[int, Footprints] = {}
+
+    def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
+        if folding not in self._instructions:
+            self._instructions[folding] = folded_instructions(self.kernel, folding)
+        return self._instructions[folding]
+
+    def footprints(self, granularity: int) -> Footprints:
+        if granularity not in self._footprints:
+            self._footprints[granularity] = Footprints(self.kernel, granularity)
+        return self._footprints[granularity]
+
+
+def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = None) -> Kernel:
+    """A Kernel, a kernel TOML path or a catalog name, resolved for ``domain``."""
+    if isinstance(kernel, Kernel):
+        return kernel.with_domain(None if domain is None else triple(domain, "domain"))
+    from .catalog import find_kernel  # the catalog imports estimate's callers only lazily
+
+    return find_kernel(str(kernel), domain=None if domain is None else triple(domain, "domain"))
+
+
+def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
+             folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
+             registers: int | None = None, overrides: Mapping[str, object] | None = None,
+             analysis: KernelAnalysis | None = None) -> Estimate:
+    """Estimate one launch configuration of a kernel on a device (see INTERFACE.md for semantics)."""
+    k = resolve_kernel(kernel, domain)
+    dev = get_device(device) if not isinstance(device, Device) else device
+    if overrides:
+        dev = dev.with_overrides(**overrides)
+    if analysis is None or analysis.kernel is not k:
+        analysis = KernelAnalysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
+    launch = make_launch(k, dev, block, folding, registers)
+    return _estimate(k, dev, launch, analysis)
+
+
+def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Estimate:
+    notes = []
+    if launch.occupancy.registers_source == "default":
+        notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
+    S = dev.l1_sector_bytes
+    instrs = an.instructions(launch.folding)
+    modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, S, dev.l2_sector_bytes)
+    classes = block_classes(k, launch, instrs, modulus)
+    ba = block_addresses(launch, instrs, classes.coords)
+    w = classes.weights
+    cycles = int((wavefronts(ba.addresses, ba.active, instrs, dev).sum(axis=1) * w).sum())
+    bc = block_counts(k, launch, instrs, ba, w, S, dev.l1_line_bytes, dev.warp_size)
+    valid = bc.valid_lups
+    per_lup = 1.0 / valid
+    l1_cycles = cycles * 32 / valid
+
+    # L2 -> L1: compulsory block footprints, the L1's redundant requests, capacity misses
+    l1_load = bc.warp_load_sectors * S * per_lup
+    l2_comp = sum(bc.block_load_sectors) * S * per_lup
+    bps = launch.occupancy.blocks_per_sm
+    l1_alloc = bps * sum(bc.block_load_lines) * dev.l1_line_bytes / bc.wave_blocks
+    shared = bps * (k.shared_bytes_per_block + dev.shared_reserved_per_block_bytes)
+    l1 = reuse(l1_load - l2_comp, l1_alloc, max(dev.l1_size_bytes - shared, 0), dev.hit_rates.l1)
+    l2_load = l2_comp + l1.miss_B_per_lup
+    l2_store = bc.warp_store_sectors * S * per_lup
+
+    # DRAM <-> L2: the wave's footprint, reuse from the y- and z-layer thread sets, partial stores
+    sec, lin = an.footprints(dev.l2_sector_bytes), an.footprints(dev.l2_line_bytes)
+    S2 = dev.l2_sector_bytes
+    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
+    gx, gy, gz = launch.grid
+    wave = cell_set(launch, s, e)
+    f_wave = sec.footprint(wave)
+    comp = sec.count_by_field(f_wave)
+    stores = sec.count_by_field(sec.footprint(wave, loads=False, stores=True))
+    cap = dev.l2_effective_size_bytes
+    empty = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
+
+    def layer(first: int, stop: int, cells: isl.Set, exclude: isl.Set, curve):
+        if stop <= first:
+            return empty, (0,) * len(k.fields), reuse(0.0, 0.0, cap, curve)
+        fp = sec.footprint(cells)
+        overlap = fp.intersect(f_wave).subtract(exclude)
+        by_field = sec.count_by_field(overlap)
+        alloc = _count(lin.footprint(cell_set(launch, first, e), stores=True)) * dev.l2_line_bytes
+        return fp, by_field, reuse(sum(by_field) * S2 * per_lup, alloc, cap, curve)
+
+    ya, yb = max(0, s - gx), min(s, e - gx) if gy > 1 else 0
+    y_cells = cell_set(launch, ya, yb).intersect(
+        isl.Set(f"{{ [x, y, z] : y < {(gy - 1) * launch.cells_per_block[1]} }}"))
+    f_y, over_y, ly = layer(ya, yb, y_cells, empty, dev.hit_rates.l2_y)
+    za, zb = max(0, s - gx * gy), min(s, e - gx * gy) if gz > 1 else 0
+    _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, dev.hit_rates.l2_z)
+
+    wave_alloc = _count(lin.footprint(wave, stores=True)) * dev.l2_line_bytes
+    redundant_stores = max(0, bc.warp_store_sectors - sum(stores)) * S2 * per_lup
+    ps = reuse(redundant_stores, wave_alloc, cap, dev.hit_rates.l2_store)
+    dram_comp = sum(comp) * S2 * per_lup
+    dram_load = dram_comp - ly.hit_B_per_lup - lz.hit_B_per_lup + ps.miss_B_per_lup
+    dram_store = sum(stores) * S2 * per_lup
+
+    fields = tuple(FieldVolumes(
+        f.name, bc.block_load_sectors[i] * S * per_lup, comp[i] * S2 * per_lup,
+        ly.hit_rate * over_y[i] * S2 * per_lup, lz.hit_rate * over_z[i] * S2 * per_lup,
+        stores[i] * S2 * per_lup) for i, f in enumerate(k.fields))
+    volumes = dict(zip(VOLUME_KEYS, (l1_load, l2_comp, l2_load, l2_store, dram_comp, dram_load, dram_store),
+                       strict=True))
+    lim = limiters(dev, k.precision, k.flops, l1_cycles, l2_load + l2_store, dram_load + dram_store)
+    name, perf = bottleneck(lim)
+    time_s = k.valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
+    return Estimate(
+        kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
+        grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks, wave_valid_lups=valid,
+        l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=MappingProxyType(volumes), fields=fields,
+        l1_capacity=l1, layer_y=ly, layer_z=lz, partial_stores=ps,
+        limiters_GLup_s=MappingProxyType(lim), performance_GLup_s=perf, limiter=name, time_s=time_s,
+        notes=tuple(notes))
+
+
+def _count(s: isl.Set) -> int:
+    return int(s.count_val().to_python())
+
+
+__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel"]

@@ -1,0 +1,197 @@
+"""Explicit (numpy) enumeration of thread blocks: instructions after folding, block classes, addresses.
+
+A thread block's per-warp and per-block counts (L1 wavefronts, sectors per warp, the block's unique
+sectors and lines) only depend on the block's addresses up to a common shift by a multiple of 128 B and
+on which of its cells are valid. Blocks of the wave are therefore grouped into classes with equal
+(shift mod 128 B per distinct address slope, valid extent) and only one block per class is enumerated,
+weighted by the class size. Quasi-affine accesses (floor/mod) are not shift invariant: with them every
+block of the wave is its own class.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
+from .kernel import Kernel
+from .launch import Launch
+
+SENTINEL = np.iinfo(np.int64).max
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One memory instruction of a (folded) thread: a distinct address expression of one field.
+
+    ``cell_expr`` is the linear element index as a function of the cell coordinates; ``thread_expr`` the
+    same after folding, as a function of the thread coordinates. ``origins`` are the folding offsets
+    (a, b, c) whose cells need this address: a lane is active when any of those cells is valid.
+    """
+
+    field: int
+    store: bool
+    thread_expr: Expr
+    origins: tuple[tuple[int, int, int], ...]
+    element_bytes: int
+    offset: int
+
+
+def folded_instructions(kernel: Kernel, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
+    """Expand folding on the address expressions; identical addresses of one thread count once."""
+    merged: dict[tuple, list] = {}
+    for origin in itertools.product(*(range(f) for f in folding)):
+        subst = {v: Add((Mul(f, Var(v)), Const(o))) for v, f, o in zip(THREAD_VARS, folding, origin,
+                                                                         strict=True)}
+        for fi, fld in enumerate(kernel.fields):
+            for store, accesses in ((False, fld.loads), (True, fld.stores)):
+                for acc in accesses:
+                    e = substitute(acc.linear, subst)
+                    key = (fi, store, e)
+                    if key not in merged:
+                        merged[key] = [fi, store, e, [], fld.element_bytes, fld.offset]
+                    if origin not in merged[key][3]:
+                        merged[key][3].append(origin)
+    return tuple(Instruction(fi, st, e, tuple(o), eb, off) for fi, st, e, o, eb, off in merged.values())
+
+
+@dataclass(frozen=True)
+class BlockClasses:
+    """Representative blocks of the wave: coordinates (k, 3), weights (k,) summing to the wave size."""
+
+    coords: np.ndarray
+    weights: np.ndarray
+
+
+def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...],
+                  modulus_bytes: int = 128, coords: np.ndarray | None = None) -> BlockClasses:
+    """Group blocks (default: the wave) by address shift modulo ``modulus_bytes`` and valid extent."""
+    b = launch.wave_block_coords() if coords is None else coords
+    cells = np.asarray(launch.cells_per_block, dtype=np.int64)
+    origin = b * cells  # first cell of each block
+    valid = np.minimum(cells, np.asarray(launch.domain, dtype=np.int64) - origin)
+    columns = [valid]
+    slopes = set()
+    for ins in instructions:
+        form = affine_form(ins.thread_expr)
+        if form is None:  # quasi-affine: enumerate every block
+            columns.append(np.arange(len(b), dtype=np.int64)[:, None])
+            break
+        slopes.add((form[0], ins.element_bytes))
+    for coeff, eb in sorted(slopes):
+        # shift of the block's addresses in bytes; thread coords of a block start at block * blockDim
+        tcoeff = np.asarray(coeff, dtype=np.int64) * np.asarray(launch.block, dtype=np.int64)
+        columns.append((((b * tcoeff).sum(axis=1) * eb) % modulus_bytes)[:, None])
+    keys = np.concatenate(columns, axis=1)
+    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    order = np.argsort(first)
+    return BlockClasses(b[first[order]], counts[order].astype(np.int64))
+
+
+@dataclass(frozen=True)
+class BlockAddresses:
+    """Byte addresses (k, n_instr, T) and activity of every lane of the representative blocks.
+
+    Threads of a block are in x-y-z order (x fastest), so warps are consecutive runs of 32.
+    ``valid_cells`` (k,) counts the valid lups of each representative block.
+    """
+
+    addresses: np.ndarray
+    active: np.ndarray
+    valid_cells: np.ndarray
+
+
+def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray) -> BlockAddresses:
+    """Enumerate every lane of the given blocks for every instruction (vectorized)."""
+    bx, by, bz = launch.block
+    fx, fy, fz = launch.folding
+    tz, ty, tx = np.meshgrid(np.arange(bz), np.arange(by), np.arange(bx), indexing="ij")
+    local = np.stack([tx.ravel(), ty.ravel(), tz.ravel()], axis=0).astype(np.int64)  # (3, T)
+    tid = coords[:, :, None] * np.asarray(launch.block, dtype=np.int64)[None, :, None] + local[None]  # (k,3,T)
+    env = {v: tid[:, d, :] for d, v in enumerate(THREAD_VARS)}
+    dom = np.asarray(launch.domain, dtype=np.int64)
+    fold = np.asarray(launch.folding, dtype=np.int64)
+    k, T = coords.shape[0], local.shape[1]
+    addrs = np.empty((k, len(instructions), T), dtype=np.int64)
+    active = np.zeros((k, len(instructions), T), dtype=bool)
+    cache: dict[tuple, np.ndarray] = {}
+    for i, ins in enumerate(instructions):
+        addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
+        key = ins.origins
+        if key not in cache:
+            act = np.zeros((k, T), dtype=bool)
+            for o in ins.origins:
+                cell = tid * fold[None, :, None] + np.asarray(o, dtype=np.int64)[None, :, None]
+                act |= np.all(cell < dom[None, :, None], axis=1)
+            cache[key] = act
+        active[:, i, :] = cache[key]
+    # valid lups per block: every (thread, folding origin) cell inside the domain
+    valid = np.zeros(k, dtype=np.int64)
+    for o in itertools.product(range(fx), range(fy), range(fz)):
+        cell = tid * fold[None, :, None] + np.asarray(o, dtype=np.int64)[None, :, None]
+        valid += np.all(cell < dom[None, :, None], axis=1).sum(axis=1)
+    return BlockAddresses(addrs, active, valid)
+
+
+def count_distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Number of distinct active values along the last axis."""
+    v = np.where(active, values, SENTINEL)
+    v.sort(axis=-1)
+    new = np.ones(v.shape, dtype=bool)
+    new[..., 1:] = v[..., 1:] != v[..., :-1]
+    return (new & (v != SENTINEL)).sum(axis=-1)
+
+
+def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:
+    """Reshape the lane axis (last) into (warps, warp_size), padding a partial last warp with ``fill``."""
+    T = x.shape[-1]
+    n = -(-T // warp_size)
+    if n * warp_size != T:
+        pad = [(0, 0)] * (x.ndim - 1) + [(0, n * warp_size - T)]
+        x = np.pad(x, pad, constant_values=fill)
+    return x.reshape(x.shape[:-1] + (n, warp_size))
+
+
+@dataclass(frozen=True)
+class BlockCounts:
+    """Weighted sums over the wave's blocks of the explicit (per block / per warp) counts."""
+
+    valid_lups: int
+    warp_load_sectors: int  # Σ warps, load instructions: distinct sectors (what L1 requests from L2)
+    warp_store_sectors: int  # Σ warps, store instructions: distinct sectors (write-through to L2)
+    block_load_sectors: tuple[int, ...]  # per field: Σ blocks of the block's distinct load sectors
+    block_load_lines: tuple[int, ...]  # per field: Σ blocks of distinct allocated lines (loads)
+    wave_blocks: int
+
+
+def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
+                 weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int) -> BlockCounts:
+    """Sector and line counts of the representative blocks, weighted by their class sizes."""
+    w = weights.astype(np.int64)
+    loads = np.array([not ins.store for ins in instructions])
+    sectors = ba.addresses // sector_bytes
+    per_warp = count_distinct(warp_view(sectors, warp_size, 0), warp_view(ba.active, warp_size, False))
+    per_instr = per_warp.sum(axis=-1)  # (k, n_instr)
+    warp_load = int((per_instr[:, loads].sum(axis=1) * w).sum())
+    warp_store = int((per_instr[:, ~loads].sum(axis=1) * w).sum())
+    nf = len(kernel.fields)
+    blk_sec, blk_lines = [0] * nf, [0] * nf
+    lines = ba.addresses // line_bytes
+    k = ba.addresses.shape[0]
+    for fi in range(nf):
+        sel = np.array([ins.field == fi and not ins.store for ins in instructions])
+        if not sel.any():
+            continue
+        act = ba.active[:, sel, :].reshape(k, -1)
+        blk_sec[fi] = int((count_distinct(sectors[:, sel, :].reshape(k, -1), act) * w).sum())
+        blk_lines[fi] = int((count_distinct(lines[:, sel, :].reshape(k, -1), act) * w).sum())
+    return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec),
+                       tuple(blk_lines), int(w.sum()))
+
+
+def max_blocks_enumerated(launch: Launch) -> int:
+    """Blocks of the wave, for sizing decisions."""
+    return math.prod(launch.block) * launch.wave_blocks

@@ -1,0 +1,75 @@
+"""L1 load/store unit cycles (wavefronts) of warps, from explicit lane addresses.
+
+Per memory instruction and warp, the LSU serves groups of ``bytes_per_cycle // element_bytes`` lanes
+(16 lanes of 8 B, 32 lanes of 4 B). Inside a group the distinct 8 B words are sorted and split into runs:
+a run starts at the first word ``pairing_distance`` bytes or more past the current run's first word
+(addresses that far apart never share a wavefront). A run costs the largest number of its words that
+fall into one bank (``word mod banks``); a group costs the sum over its runs; inactive lanes cost nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .device import Device
+from .footprint import SENTINEL, Instruction, warp_view
+
+
+def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: int) -> np.ndarray:
+    """Cycles of each lane group (rows of ``words``: bank words of the group's lanes)."""
+    v = np.where(active, words, SENTINEL)
+    v.sort(axis=1)
+    R, G = v.shape
+    valid = v != SENTINEL
+    distinct = valid.copy()
+    distinct[:, 1:] &= v[:, 1:] != v[:, :-1]
+    # greedy run split along the sorted words of each row
+    run = np.zeros((R, G), dtype=np.int64)
+    start = v[:, 0].copy()
+    current = np.zeros(R, dtype=np.int64)
+    for j in range(1, G):
+        new = valid[:, j] & (v[:, j] - start >= run_words)
+        current = current + new
+        start = np.where(new, v[:, j], start)
+        run[:, j] = current
+    # count distinct words per (row, run, bank); the max over banks per (row, run) is that run's cost
+    rows = np.broadcast_to(np.arange(R, dtype=np.int64)[:, None], (R, G))
+    bank = np.where(valid, v % banks, 0)
+    key = (rows * G + run) * banks + bank
+    key = np.sort(key[distinct])
+    if key.size == 0:
+        return np.zeros(R, dtype=np.int64)
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    starts = np.concatenate(([0], bounds))
+    counts = np.diff(np.concatenate((starts, [key.size])))
+    group = key[starts] // banks  # (row, run) id of each (row, run, bank) count
+    gstarts = np.concatenate(([0], np.flatnonzero(np.diff(group)) + 1))
+    run_cost = np.maximum.reduceat(counts, gstarts)
+    out = np.zeros(R, dtype=np.int64)
+    np.add.at(out, group[gstarts] // G, run_cost)
+    return out
+
+
+def wavefronts(addresses: np.ndarray, active: np.ndarray, instructions: tuple[Instruction, ...],
+               device: Device) -> np.ndarray:
+    """L1 cycles per (block, instruction) summed over the block's warps; arrays are (k, n_instr, T)."""
+    k, n, _ = addresses.shape
+    out = np.zeros((k, n), dtype=np.int64)
+    words = addresses // device.l1_bank_bytes
+    run_words = device.l1_pairing_distance_bytes // device.l1_bank_bytes
+    by_group: dict[int, list[int]] = {}
+    for i, ins in enumerate(instructions):
+        lanes = max(1, min(device.warp_size, device.l1_bytes_per_cycle // ins.element_bytes))
+        by_group.setdefault(lanes, []).append(i)
+    for lanes, idx in by_group.items():
+        w = warp_view(words[:, idx, :], device.warp_size, 0)  # (k, m, warps, warp_size)
+        a = warp_view(active[:, idx, :], device.warp_size, False)
+        groups = -(-device.warp_size // lanes)
+        pad = groups * lanes - device.warp_size
+        if pad:
+            w = np.pad(w, [(0, 0)] * 3 + [(0, pad)])
+            a = np.pad(a, [(0, 0)] * 3 + [(0, pad)], constant_values=False)
+        shape = w.shape[:3]
+        cyc = group_cycles(w.reshape(-1, lanes), a.reshape(-1, lanes), device.l1_banks, run_words)
+        out[:, idx] = cyc.reshape(shape + (groups,)).sum(axis=(2, 3))
+    return out

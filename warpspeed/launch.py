@@ -1,0 +1,181 @@
+"""Launch configuration: block, folding, grid, occupancy and the representative wave.
+
+Occupancy follows the CUDA occupancy calculator: blocks per SM is the minimum over warps (threads),
+resident blocks, registers (allocated per warp in units of ``register_alloc_unit``, the register file
+split into ``register_subpartitions``) and shared memory (with the per-block reservation).
+The wave is ``blocks_per_sm * sm_count`` consecutive linear block ids taken from the middle of the grid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .device import Device
+from .errors import InputError
+from .kernel import Kernel
+
+DEFAULT_REGISTERS = 32
+"""Registers per thread assumed when neither the kernel nor the caller gives a count (a lean stencil)."""
+
+Triple = tuple[int, int, int]
+
+
+class LaunchError(InputError):
+    """A configuration that cannot launch on the device (too many threads, registers, shared memory)."""
+
+
+@dataclass(frozen=True)
+class Occupancy:
+    blocks_per_sm: int
+    limited_by: str  # "threads" | "blocks" | "registers" | "shared_memory"
+    limits: tuple[tuple[str, int], ...]  # blocks per SM allowed by each resource
+    registers: int
+    registers_source: str  # "kernel" | "argument" | "default"
+
+    def to_dict(self) -> dict:
+        return {"blocks_per_sm": self.blocks_per_sm, "limited_by": self.limited_by,
+                "limits": dict(self.limits), "registers": self.registers,
+                "registers_source": self.registers_source}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Everything about how the kernel is mapped onto the GPU for one configuration."""
+
+    block: Triple
+    folding: Triple
+    domain: Triple
+    grid: Triple
+    occupancy: Occupancy
+    wave_start: int  # first linear block id of the representative wave
+    wave_blocks: int  # blocks in the representative wave (the whole grid when it is smaller)
+
+    @property
+    def cells_per_block(self) -> Triple:
+        """Cells a block covers in each dimension: block x folding."""
+        return tuple(b * f for b, f in zip(self.block, self.folding, strict=True))  # type: ignore[return-value]
+
+    @property
+    def threads_per_block(self) -> int:
+        return math.prod(self.block)
+
+    @property
+    def grid_blocks(self) -> int:
+        return math.prod(self.grid)
+
+    def wave_block_coords(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
+        """Block coordinates (n, 3) of linear block ids [start, stop) (default: the wave), x fastest."""
+        a = self.wave_start if start is None else start
+        b = self.wave_start + self.wave_blocks if stop is None else stop
+        ids = np.arange(a, b, dtype=np.int64)
+        gx, gy, _ = self.grid
+        return np.stack([ids % gx, (ids // gx) % gy, ids // (gx * gy)], axis=1)
+
+
+def triple(value: Sequence[int] | None, what: str, default: Triple | None = None) -> Triple:
+    """Validate a block/folding/domain triple: 1 to 3 positive integers, padded with 1."""
+    if value is None:
+        if default is None:
+            raise InputError(f"{what} is required (three positive integers X,Y,Z).")
+        return default
+    if isinstance(value, str) or not isinstance(value, Sequence) or not 1 <= len(value) <= 3:
+        raise InputError(f"{what} must be 1 to 3 positive integers (X,Y,Z), got {value!r}.")
+    out = []
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise InputError(f"{what} must be positive integers (X,Y,Z), got {list(value)!r}.")
+        out.append(int(v))
+    return tuple(out + [1] * (3 - len(out)))  # type: ignore[return-value]
+
+
+def occupancy(device: Device, threads_per_block: int, registers: int, shared_bytes: int = 0,
+              registers_source: str = "kernel") -> Occupancy:
+    """Resident blocks per SM and the resource that limits them; LaunchError if none fit."""
+    d = device
+    warps = -(-threads_per_block // d.warp_size)
+    limits: dict[str, int] = {
+        "threads": (d.max_threads_per_sm // d.warp_size) // warps,
+        "blocks": d.max_blocks_per_sm,
+    }
+    regs_per_warp = -(-registers * d.warp_size // d.register_alloc_unit) * d.register_alloc_unit
+    warps_per_partition = (d.registers_per_sm // d.register_subpartitions) // regs_per_warp
+    limits["registers"] = warps_per_partition * d.register_subpartitions // warps
+    if shared_bytes > 0 or d.shared_reserved_per_block_bytes > 0:
+        unit = d.shared_alloc_unit_bytes
+        per_block = -(-shared_bytes // unit) * unit + d.shared_reserved_per_block_bytes
+        limits["shared_memory"] = d.shared_per_sm_bytes // per_block
+    limited_by = min(limits, key=lambda k: limits[k])
+    blocks = limits[limited_by]
+    if blocks < 1:
+        why = {"threads": f"{threads_per_block} threads exceed the {d.max_threads_per_sm} per SM",
+               "registers": f"{registers} registers x {threads_per_block} threads need more than the "
+                            f"{d.registers_per_sm} registers of an SM",
+               "shared_memory": f"{shared_bytes} B of shared memory exceed the {d.shared_per_sm_bytes} B "
+                                "of an SM",
+               "blocks": "the device allows no resident block"}[limited_by]
+        raise LaunchError(f"configuration cannot launch on {d.id}: {why}.")
+    return Occupancy(blocks, limited_by, tuple(limits.items()), registers, registers_source)
+
+
+def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: Sequence[int] | None = None,
+                registers: int | None = None) -> Launch:
+    """Validate a configuration against the device and derive grid, occupancy and the wave."""
+    blk = triple(block, "block")
+    fold = triple(folding, "folding", (1, 1, 1))
+    d = device
+    threads = math.prod(blk)
+    if threads > d.max_threads_per_block:
+        raise LaunchError(f"block {list(blk)} has {threads} threads; {d.id} allows at most "
+                          f"{d.max_threads_per_block} per block.")
+    for axis, n, m in zip("xyz", blk, d.max_block_dims, strict=True):
+        if n > m:
+            raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
+                              f"(max block {list(d.max_block_dims)}).")
+    if registers is not None:
+        regs, source = registers, "argument"
+    elif kernel.registers is not None:
+        regs, source = kernel.registers, "kernel"
+    else:
+        regs, source = DEFAULT_REGISTERS, "default"
+    if isinstance(regs, bool) or not isinstance(regs, int) or regs < 1:
+        raise InputError(f"registers must be a positive integer, got {regs!r}.")
+    if regs > d.max_registers_per_thread:
+        raise LaunchError(f"{regs} registers per thread exceed the {d.id} limit of "
+                          f"{d.max_registers_per_thread}.")
+    if kernel.shared_bytes_per_block > d.shared_per_block_bytes:
+        raise LaunchError(f"{kernel.shared_bytes_per_block} B shared memory per block exceed the {d.id} "
+                          f"limit of {d.shared_per_block_bytes} B.")
+    occ = occupancy(d, threads, regs, kernel.shared_bytes_per_block, source)
+    cells = tuple(b * f for b, f in zip(blk, fold, strict=True))
+    grid = tuple(-(-n // c) for n, c in zip(kernel.domain, cells, strict=True))
+    total = math.prod(grid)
+    wave = occ.blocks_per_sm * d.sm_count
+    start, count = (0, total) if total <= wave else ((total - wave) // 2, wave)
+    return Launch(blk, fold, kernel.domain, grid, occ, start, count)  # type: ignore[arg-type]
+
+
+def id_range_boxes(start: int, stop: int, grid: Triple) -> list[tuple[Triple, Triple]]:
+    """Split the linear block ids [start, stop) into at most five boxes [lo, hi) of block coordinates."""
+    gx, gy, _ = grid
+    boxes: list[tuple[Triple, Triple]] = []
+    a = start
+    while a < stop:
+        bx, r = a % gx, a // gx
+        by, bz = r % gy, r // gy
+        if bx != 0 or stop - a < gx:  # a partial row
+            n = min(stop - a, gx - bx)
+            boxes.append(((bx, by, bz), (bx + n, by + 1, bz + 1)))
+            a += n
+        elif by != 0 or stop - a < gx * gy:  # whole rows inside one plane
+            rows = min((stop - a) // gx, gy - by)
+            boxes.append(((0, by, bz), (gx, by + rows, bz + 1)))
+            a += rows * gx
+        else:  # whole planes
+            planes = (stop - a) // (gx * gy)
+            boxes.append(((0, 0, bz), (gx, gy, bz + planes)))
+            a += planes * gx * gy
+    return boxes

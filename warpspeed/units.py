@@ -1,0 +1,174 @@
+"""Quantities with units: sizes in bytes, bandwidths, clock frequencies and plain counts.
+
+Device files and ``--set`` options write numbers the way data sheets do ("40MiB", "1.41GHz",
+"3.35 TB/s"). This module turns such text into one canonical number per kind and back into text:
+
+=============  ==================  ==============================================================
+kind           returned as         accepted units (a bare number means the canonical unit)
+=============  ==================  ==============================================================
+``bytes``      ``int`` bytes       B; kB/KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (1024)
+``bandwidth``  ``float`` GB/s      B/s, kB/s, MB/s, GB/s, TB/s (powers of 1000); KiB/s ... TiB/s
+``frequency``  ``float`` GHz       Hz, kHz, MHz, GHz, THz
+``count``      ``int``             none: an integer
+=============  ==================  ==============================================================
+
+Decimal (SI) and binary prefixes are kept apart on purpose: ``6MB`` is 6,000,000 B and ``6MiB`` is
+6,291,456 B. Numbers are read exactly (``fractions.Fraction``), so ``1.41MB`` is exactly 1,410,000 B;
+a size with a prefixed unit that is not a whole number of bytes is rounded to the nearest byte
+("5.72205MiB"), while a bare number or a number of ``B`` must be whole.
+Every error is an :class:`~warpspeed.errors.InputError` that names the key and lists the valid units.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+from fractions import Fraction
+
+from .errors import InputError
+
+__all__ = ["KINDS", "parse_quantity", "format_quantity", "units_for"]
+
+_BYTE_UNITS: dict[str, int] = {
+    "B": 1,
+    "kB": 10**3, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+    "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+}
+# factors to GB/s
+_BANDWIDTH_UNITS: dict[str, Fraction] = {
+    "B/s": Fraction(1, 10**9), "kB/s": Fraction(1, 10**6), "KB/s": Fraction(1, 10**6),
+    "MB/s": Fraction(1, 10**3), "GB/s": Fraction(1), "TB/s": Fraction(10**3),
+    "KiB/s": Fraction(2**10, 10**9), "MiB/s": Fraction(2**20, 10**9), "GiB/s": Fraction(2**30, 10**9),
+    "TiB/s": Fraction(2**40, 10**9),
+}
+# factors to GHz
+_FREQUENCY_UNITS: dict[str, Fraction] = {
+    "Hz": Fraction(1, 10**9), "kHz": Fraction(1, 10**6), "MHz": Fraction(1, 10**3),
+    "GHz": Fraction(1), "THz": Fraction(10**3),
+}
+_UNITS: dict[str, dict] = {"bytes": _BYTE_UNITS, "bandwidth": _BANDWIDTH_UNITS,
+                           "frequency": _FREQUENCY_UNITS, "count": {}}
+_NOUN = {"bytes": "a size in bytes", "bandwidth": "a bandwidth", "frequency": "a clock frequency",
+         "count": "a whole number"}
+_VALID = {
+    "bytes": "write a whole number of bytes, optionally followed by one of the units B, kB (or KB), MB, GB, "
+             "TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. '40MiB' or '6 MB'",
+    "bandwidth": "write a number of GB/s, optionally followed by one of the units B/s, kB/s (or KB/s), "
+                 "MB/s, GB/s, TB/s (powers of 1000) or KiB/s, MiB/s, GiB/s, TiB/s (powers of 1024), "
+                 "e.g. '1555GB/s' or '3.35 TB/s'",
+    "frequency": "write a number of GHz, optionally followed by one of the units Hz, kHz, MHz, GHz, THz, "
+                 "e.g. '1.41GHz' or '1410 MHz'",
+    "count": "write a whole number without a unit, e.g. '108'",
+}
+KINDS = tuple(_UNITS)
+"""The quantity kinds this module knows."""
+
+_QUANTITY = re.compile(
+    r"^\s*(?P<num>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/]*)\s*$")
+
+
+def units_for(kind: str) -> tuple[str, ...]:
+    """The unit symbols accepted for ``kind`` (empty for ``count``)."""
+    _check_kind(kind)
+    return tuple(_UNITS[kind])
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in _UNITS:
+        raise ValueError(f"unknown quantity kind {kind!r}; known kinds: {', '.join(KINDS)}")
+
+
+def _fail(key: str, value: object, kind: str, why: str = "") -> InputError:
+    why = f" ({why})" if why else ""
+    return InputError(f"{key}: cannot read {value!r} as {_NOUN[kind]}{why}; {_VALID[kind]}.")
+
+
+def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
+    """Read a number with an optional unit as the canonical number of ``kind``.
+
+    ``value`` is an ``int``/``float`` (already in the canonical unit) or a string such as
+    ``"40MiB"``, ``"1555 GB/s"``, ``"1410MHz"``. ``key`` names the setting in error messages.
+    Negative, non-finite and (for ``bytes`` and ``count``) non-integral values are rejected; so are
+    booleans.
+    """
+    _check_kind(kind)
+    if isinstance(value, bool):
+        raise _fail(key, value, kind, "a boolean is not a number")
+    if isinstance(value, numbers.Integral):
+        amount = Fraction(int(value))
+        unit = ""
+    elif isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f):
+            raise _fail(key, value, kind, "not a finite number")
+        amount = Fraction(f)
+        unit = ""
+    elif isinstance(value, str):
+        m = _QUANTITY.match(value)
+        if m is None:
+            raise _fail(key, value, kind)
+        try:
+            amount = Fraction(m.group("num"))
+        except (ValueError, ZeroDivisionError):  # pragma: no cover - the pattern admits only valid numbers
+            raise _fail(key, value, kind) from None
+        unit = m.group("unit")
+    else:
+        raise _fail(key, value, kind, f"got a {type(value).__name__}")
+
+    if amount < 0:
+        raise _fail(key, value, kind, "negative")
+    if unit:
+        table = _UNITS[kind]
+        if unit not in table:
+            hint = "no unit is allowed" if kind == "count" else f"unknown unit {unit!r}"
+            raise _fail(key, value, kind, hint)
+        amount *= table[unit]
+    if kind == "bytes" and unit not in ("", "B"):
+        return round(amount)  # "5.72205 MiB": a prefixed size is as precise as its digits
+    if kind in ("bytes", "count"):
+        if amount.denominator != 1:
+            raise _fail(key, value, kind, "not a whole number")
+        return int(amount)
+    return float(amount)
+
+
+def _number(x: float, digits: int = 6) -> str:
+    """Shortest decimal text for x with at most ``digits`` significant digits (no trailing zeros)."""
+    text = f"{x:.{digits}g}"
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        return f"{mantissa}e{int(exp)}"
+    return text
+
+
+def format_quantity(value: int | float, kind: str) -> str:
+    """Display text that :func:`parse_quantity` reads back (exactly for sizes in whole units, else to
+    6 significant digits).
+
+    Sizes use the largest binary unit that divides them exactly ("40 MiB"), else the largest decimal
+    unit that does ("6 MB"), else the largest binary unit not above them with 6 significant digits.
+    Bandwidths are shown in GB/s and frequencies in GHz with up to 6 significant digits.
+    """
+    _check_kind(kind)
+    if kind == "count":
+        return str(int(value))
+    if kind == "bandwidth":
+        return f"{_number(float(value))} GB/s"
+    if kind == "frequency":
+        return f"{_number(float(value))} GHz"
+    n = int(value)
+    if n != value:
+        raise ValueError(f"a size in bytes must be a whole number, got {value!r}")
+    if n == 0:
+        return "0 B"
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        if n % _BYTE_UNITS[unit] == 0:
+            return f"{n // _BYTE_UNITS[unit]} {unit}"
+    for unit in ("TB", "GB", "MB", "kB"):
+        if n % _BYTE_UNITS[unit] == 0:
+            return f"{n // _BYTE_UNITS[unit]} {unit}"
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        if n >= _BYTE_UNITS[unit]:
+            return f"{_number(n / _BYTE_UNITS[unit])} {unit}"
+    return f"{n} B"
