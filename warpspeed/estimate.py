@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 
@@ -115,17 +116,24 @@ class KernelAnalysis:
         self.kernel = kernel
         self.sector_bytes, self.line_bytes = sector_bytes, line_bytes
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
-        self._footprints: dict[int, Footprints] = {}
+        self._footprints: dict[tuple[int, bool], Footprints] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
             self._instructions[folding] = folded_instructions(self.kernel, folding)
         return self._instructions[folding]
 
-    def footprints(self, granularity: int) -> Footprints:
-        if granularity not in self._footprints:
-            self._footprints[granularity] = Footprints(self.kernel, granularity)
-        return self._footprints[granularity]
+    def footprints(self, granularity: int, exact: bool = True) -> Footprints:
+        key = (granularity, exact)
+        if key not in self._footprints:
+            self._footprints[key] = Footprints(self.kernel, granularity, exact=exact)
+        return self._footprints[key]
+
+
+@lru_cache(maxsize=16)
+def _cached_analysis(kernel: Kernel, sector_bytes: int, line_bytes: int) -> KernelAnalysis:
+    """Repeated estimates of one kernel (a sweep, a benchmark) share their parsed maps."""
+    return KernelAnalysis(kernel, sector_bytes, line_bytes)
 
 
 def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = None) -> Kernel:
@@ -146,8 +154,8 @@ def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[
     dev = get_device(device) if not isinstance(device, Device) else device
     if overrides:
         dev = dev.with_overrides(**overrides)
-    if analysis is None or analysis.kernel is not k:
-        analysis = KernelAnalysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
+    if analysis is None or analysis.kernel != k:
+        analysis = _cached_analysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
     launch = make_launch(k, dev, block, folding, registers)
     return _estimate(k, dev, launch, analysis)
 
@@ -179,7 +187,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
     l2_store = bc.warp_store_sectors * S * per_lup
 
     # DRAM <-> L2: the wave's footprint, reuse from the y- and z-layer thread sets, partial stores
-    sec, lin = an.footprints(dev.l2_sector_bytes), an.footprints(dev.l2_line_bytes)
+    sec, lin = an.footprints(dev.l2_sector_bytes), an.footprints(dev.l2_line_bytes, exact=False)
     S2 = dev.l2_sector_bytes
     s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
     gx, gy, gz = launch.grid

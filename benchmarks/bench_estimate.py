@@ -1,0 +1,42 @@
+"""Time one estimate of the 3D25pt range-4 stencil on A100 and its growth with the domain size.
+
+Prints the median time of one estimate after the first (640x512x512, block (32,4,8)) and the ratio of
+that time between a 256^3 and a 4096^3 domain (target: well under 0.1 s, ratio <= 1.5).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import warpspeed
+
+DEVICE = "A100-SXM4-40GB"
+BLOCK = (32, 4, 8)
+
+
+def timed(kernel, domain, folding=(1, 1, 1), repeats=7) -> float:
+    k = kernel.with_domain(domain)
+    warpspeed.estimate(k, DEVICE, BLOCK, folding)  # first call: parsing, ISL maps, imports
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        warpspeed.estimate(k, DEVICE, BLOCK, folding)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    k = warpspeed.find_kernel("star3d-r4")
+    t = timed(k, (640, 512, 512))
+    t_fold = timed(k, (640, 512, 512), (1, 1, 2))
+    small, large = timed(k, (256, 256, 256)), timed(k, (4096, 4096, 4096))
+    print(f"star3d-r4 640x512x512 block {BLOCK} on {DEVICE}: {t * 1e3:.1f} ms per estimate "
+          f"({t_fold * 1e3:.1f} ms with folding 1,1,2)")
+    print(f"256^3: {small * 1e3:.1f} ms, 4096^3: {large * 1e3:.1f} ms, ratio {large / small:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
