@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from bruteforce import brute_force, from_estimate, known_discrepancies, mismatches
+from bruteforce import brute_force, compare, from_estimate
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -85,8 +85,7 @@ def _compare(spec, block, folding, sm_count):
         assume(False)  # e.g. too many registers for the block: nothing to compare
     bf = brute_force(kernel, dev, block, folding)
     est = from_estimate(warpspeed.estimate(kernel, dev, block, folding))
-    skip = known_discrepancies(bf)
-    bad = {k: v for k, v in mismatches(bf, est).items() if k not in skip}
+    bad = compare(bf, est)
     assert not bad, f"estimate differs from brute force (brute_force, estimate): {bad}"
     return bf
 

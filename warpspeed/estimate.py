@@ -21,7 +21,7 @@ from .capacity import CacheReuse, reuse
 from .device import Device
 from .device import device as get_device
 from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
-from .isl_volumes import Footprints, cell_set
+from .isl_volumes import Footprints, cell_set, count
 from .kernel import Kernel, load_kernel
 from .l1 import wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
@@ -204,7 +204,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
         fp = sec.footprint(cells)
         overlap = fp.intersect(f_wave).subtract(exclude)
         by_field = sec.count_by_field(overlap)
-        alloc = _count(lin.footprint(cell_set(launch, first, e), stores=True)) * dev.l2_line_bytes
+        alloc = count(lin.footprint(cell_set(launch, first, e), stores=True)) * dev.l2_line_bytes
         return fp, by_field, reuse(sum(by_field) * S2 * per_lup, alloc, cap, curve)
 
     ya, yb = max(0, s - gx), min(s, e - gx) if gy > 1 else 0
@@ -214,7 +214,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
     za, zb = max(0, s - gx * gy), min(s, e - gx * gy) if gz > 1 else 0
     _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, dev.hit_rates.l2_z)
 
-    wave_alloc = _count(lin.footprint(wave, stores=True)) * dev.l2_line_bytes
+    wave_alloc = count(lin.footprint(wave, stores=True)) * dev.l2_line_bytes
     redundant_stores = max(0, bc.warp_store_sectors - sum(stores)) * S2 * per_lup
     ps = reuse(redundant_stores, wave_alloc, cap, dev.hit_rates.l2_store)
     dram_comp = sum(comp) * S2 * per_lup
@@ -237,10 +237,6 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
         l1_capacity=l1, layer_y=ly, layer_z=lz, partial_stores=ps,
         limiters_GLup_s=MappingProxyType(lim), performance_GLup_s=perf, limiter=name, time_s=time_s,
         notes=tuple(notes))
-
-
-def _count(s: isl.Set) -> int:
-    return int(s.count_val().to_python())
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel"]

@@ -11,7 +11,6 @@ block of the wave is its own class.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,7 +190,3 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec),
                        tuple(blk_lines), int(w.sum()))
 
-
-def max_blocks_enumerated(launch: Launch) -> int:
-    """Blocks of the wave, for sizing decisions."""
-    return math.prod(launch.block) * launch.wave_blocks

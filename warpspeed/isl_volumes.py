@@ -19,7 +19,7 @@ from functools import cached_property
 
 import islpy as isl
 
-from .expressions import Expr, affine_form, bounds, simplify, to_isl
+from .expressions import Add, Const, Expr, Mul, Var, affine_form, bounds, simplify, to_isl
 from .kernel import Access, Field, Kernel
 from .launch import Launch, id_range_boxes
 
@@ -59,7 +59,6 @@ def per_dimension_index(acc: Access, fld: Field, domain: tuple[int, int, int]) -
     consts.reverse()
     consts[0] += rest
     out = []
-    from .expressions import Add, Const, Mul, Var  # local: only this helper builds expressions
     box = {v: (0, n - 1) for v, n in zip(CELL_VARS, domain, strict=True)}
     for d, n in enumerate(fld.shape):
         e = simplify(Add(tuple(Mul(c, Var(v)) for v, c in comps[d].items()) + (Const(consts[d]),)))
