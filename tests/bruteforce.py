@@ -26,8 +26,6 @@ import numpy as np
 from warpspeed.expressions import Add, Const, Mul, Var, evaluate, substitute
 from warpspeed.launch import make_launch
 
-VARS = ("tidx", "tidy", "tidz")
-
 
 def _triple(v, default=(1, 1, 1)):
     if v is None:

@@ -38,13 +38,17 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
     fields = []
     for j in range(draw(st.integers(1, 3))):
         eb = draw(st.sampled_from([4, 8]))
-        sx = draw(st.sampled_from([1, 1, 1, 2]))  # x stride (2: every other element)
-        shape = [sx * (nx + 2 * r) + draw(st.integers(0, 5)), ny + 2 * r + draw(st.integers(0, 2)),
+        transposed = draw(st.sampled_from([False] * 5 + [True]))  # field x indexed by tidy and y by tidx
+        sx = 1 if transposed else draw(st.sampled_from([1, 1, 1, 2]))  # x stride (2: every other element)
+        ext = (ny, nx) if transposed else (sx * (nx + 2 * r) - 2 * r, ny)
+        shape = [ext[0] + 2 * r + draw(st.integers(0, 5)), ext[1] + 2 * r + draw(st.integers(0, 2)),
                  nz + 2 * rz + draw(st.integers(0, 1))]
         linear = draw(st.booleans())
 
-        def access(o, shape=shape, sx=sx, linear=linear):
+        def access(o, shape=shape, sx=sx, linear=linear, transposed=transposed):
             ix, iy, iz = f"{sx}*tidx + {sx * (r + o[0])}", f"tidy + {r + o[1]}", f"tidz + {rz + o[2]}"
+            if transposed:
+                ix, iy = iy, ix
             if linear:
                 return f"{ix} + {shape[0]}*({iy}) + {shape[0] * shape[1]}*({iz})"
             return [ix, iy, iz]
@@ -52,11 +56,11 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
         loads = draw(st.lists(offsets, max_size=5, unique=True))
         stores = draw(st.lists(offsets, max_size=1 if loads else 2, unique=True))
         fields.append({"name": f"f{j}", "element_bytes": eb, "shape": shape,
-                       "offset": draw(st.integers(0, 7)),
+                       "offset": draw(st.sampled_from([0, 0, 1, 2, 3, 5, 7, 12, 16, 31])),
                        "loads": [access(o) for o in loads], "stores": [access(o) for o in stores]})
+        centre = access((0, 0, 0))
     if not any(f["loads"] or f["stores"] for f in fields):
-        fields[0]["loads"] = [f"tidx + {r} + {fields[0]['shape'][0]}*(tidy + {r})"
-                              f" + {fields[0]['shape'][0] * fields[0]['shape'][1]}*(tidz + {rz})"]
+        fields[-1]["loads"] = [centre]
     return {"name": "random", "precision": "fp64", "flops_per_lup": 1, "domain": [nx, ny, nz],
             "field": fields, "registers": draw(st.sampled_from([32, 32, 64, 128]))}
 
