@@ -132,14 +132,21 @@ def cell_keys(kernel, cells, granularity, loads=True, stores=False):
     return out
 
 
-def cell_rows(kernel, cells):
-    """Set of (field_index, row) touched by the loads and stores of the cells; row = element // shape[0]."""
+def cell_rows(kernel, cells, line):
+    """Set of (field_index, row) touched by the loads and stores of the cells; row = element // shape[0].
+
+    Only rows that may share a line with the next row count: fields of several dimensions whose rows
+    do not all start on a line boundary.
+    """
     cx, cy, cz = cells
     out = set()
     if len(cx) == 0:
         return out
     env = {"tidx": cx, "tidy": cy, "tidz": cz}
     for fi, f in enumerate(kernel.fields):
+        eb = f.element_bytes
+        if len(f.shape) == 1 or ((f.offset * eb) % line == 0 and (f.shape[0] * eb) % line == 0):
+            continue
         for acc in f.loads + f.stores:
             rows = np.asarray(evaluate(acc.linear, env), dtype=np.int64) // f.shape[0]
             out.update((fi, int(r)) for r in np.unique(rows))
@@ -161,7 +168,7 @@ class _Blocks:
                 "load_sectors": cell_keys(self.k, cells, self.sector, loads=True),
                 "store_sectors": cell_keys(self.k, cells, self.sector, loads=False, stores=True),
                 "lines": cell_keys(self.k, cells, self.line, loads=True, stores=True),
-                "rows": cell_rows(self.k, cells),
+                "rows": cell_rows(self.k, cells, self.line),
                 "lups": len(cells[0]),
             }
         return self._cache[block_id]
@@ -267,9 +274,8 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     y_alloc, y_rows = alloc(min(ly_ids)) if ly_ids else (0, 0)
     z_alloc, z_rows = alloc(min(lz_ids)) if lz_ids else (0, 0)
     wave_alloc, wave_rows = alloc(s)
-    # the block range the estimator's y-layer allocation starts from (see known_deviations)
+    # start of the y-layer id range before dropping blocks of a plane's last row (for tests' coverage)
     y_start = max(0, s - gx) if gy > 1 and max(0, s - gx) < min(s, e - gx) else None
-    y_range_alloc, y_range_rows = alloc(y_start) if y_start is not None else (0, 0)
 
     per = 1.0 / valid_lups
     return {
@@ -293,14 +299,13 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         "layer_z_potential": len(over_z) * S2 * per,
         "layer_z_alloc_bytes": z_alloc,
         "wave_alloc_bytes": wave_alloc,
-        # detail for known_deviations: rows touched by each allocation range, the estimator's Ly range
+        # detail: rows touched by each allocation range (known_deviations), the unfiltered Ly range start
         "layer_y_alloc_rows": y_rows,
         "layer_z_alloc_rows": z_rows,
         "wave_alloc_rows": wave_rows,
         "layer_y_first": min(ly_ids) if ly_ids else None,
         "layer_y_range_start": y_start,
-        "layer_y_range_alloc_bytes": y_range_alloc,
-        "layer_y_range_alloc_rows": y_range_rows,
+        "line_bytes": L2,
         "redundant_stores": (warp_store_sectors - len(wave_stores)) * S2 * per,
     }
 
@@ -350,38 +355,25 @@ def mismatches(bf, est_values, keys=COMPARED):
 
 ALLOC_KEYS = ("layer_y_alloc_bytes", "layer_z_alloc_bytes", "wave_alloc_bytes")
 
-# Known, reported deviations of the estimator from the spec that are not fixed yet. Each flag widens
-# the comparison of the affected keys to the documented bound (see known_deviations); set it to False
-# once the fix lands. The strict xfail tests in test_bruteforce.py report (XPASS) when that happens.
-KNOWN_ALLOC_LINES_APPROX = True  # estimate.py: lines counted with Footprints(exact=False)
-KNOWN_LAYER_Y_ALLOC_START = True  # estimate.py: Ly allocation counted from max(0, s - gx)
+# Known, reported deviations of the estimator from the spec that are not fixed yet. The flag widens the
+# comparison of the affected keys to the documented bound (see known_deviations); set it to False once
+# the fix lands. The strict xfail test in test_bruteforce.py reports (XPASS) when that happens.
+KNOWN_ALLOC_LINES_APPROX = True  # estimate.py: allocation lines counted with Footprints(exact=False)
 
 
 def known_deviations(bf):
     """{key: (lo, hi)}: the estimator's value must lie in [lo, hi] instead of equalling bf[key].
 
-    - Allocation lines are counted without merging a 128 B line shared by two rows of a field
-      (``Footprints(..., exact=False)``): such a line counts once per row, so the estimate may exceed
-      the distinct lines by at most one line per row touched.
-    - The y-layer allocation is counted from block ``max(0, s - gx)`` rather than from the first block
-      of Ly; they differ when blocks of [s - gx, s) lie in the last block row of a plane (by == gy - 1,
-      not part of Ly), and then the estimate is the allocation of the longer range (non-zero even when
-      Ly is empty).
+    Allocation lines are counted without merging a 128 B line shared by two rows of a field
+    (``Footprints(..., exact=False)``): such a line counts once per row, so the estimate may exceed the
+    distinct lines by at most one line per row touched (rows of fields whose rows are not line aligned).
     """
     out = {}
-    L = 128
     for key, rows in (("layer_y_alloc_bytes", "layer_y_alloc_rows"),
                       ("layer_z_alloc_bytes", "layer_z_alloc_rows"),
                       ("wave_alloc_bytes", "wave_alloc_rows")):
-        lo = hi = bf[key]
-        if key == "layer_y_alloc_bytes" and KNOWN_LAYER_Y_ALLOC_START and \
-                bf["layer_y_range_start"] != bf["layer_y_first"]:
-            lo = hi = bf["layer_y_range_alloc_bytes"]
-            rows = "layer_y_range_alloc_rows"
-        if KNOWN_ALLOC_LINES_APPROX:
-            hi += L * bf[rows]
-        if (lo, hi) != (bf[key], bf[key]):
-            out[key] = (lo, hi)
+        if KNOWN_ALLOC_LINES_APPROX and bf[rows]:
+            out[key] = (bf[key], bf[key] + bf["line_bytes"] * bf[rows])
     return out
 
 

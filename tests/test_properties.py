@@ -1,16 +1,17 @@
 """Property-based comparison of warpspeed.estimate with the brute-force twin (tests/bruteforce.py).
 
 Random affine stencils (1-3 fields, offsets within a range r, 4 or 8 B elements, odd alignments and
-row pitches, tuple or linear accesses, occasional x strides), random blocks, foldings, domains and small
-SM counts (so that the wave is a middle part of the grid and the layer sets are non-empty). Every
-quantity of the volume model must match exactly.
+row pitches, tuple or linear accesses, occasional x strides and transposed fields), random blocks,
+foldings, domains, register counts and small SM counts (so that the wave is a middle part of the grid and
+the layer sets are non-empty). Every quantity of the volume model must match exactly, except the known,
+reported deviations of ``bruteforce.known_deviations``, which are held to their documented bound.
 """
 
 from __future__ import annotations
 
 import os
 
-from bruteforce import brute_force, compare, from_estimate
+from bruteforce import brute_force, compare, from_estimate, known_deviations
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +27,11 @@ PROFILE = settings(max_examples=_EXAMPLES or 40, deadline=None, derandomize=not 
 
 
 @st.composite
-def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
-    """A random affine stencil kernel as the TOML dict of INTERFACE.md."""
+def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
+    """A random affine stencil kernel as the TOML dict of INTERFACE.md.
+
+    ``aligned``: every row of every field starts on a 128 B line (row pitch and offset multiples of 128 B).
+    """
     dims = dims or draw(st.sampled_from([2, 3]))
     nx = draw(st.integers(1, max_domain[0]))
     ny = draw(st.integers(1, max_domain[1]))
@@ -43,6 +47,9 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
         ext = (ny, nx) if transposed else (sx * (nx + 2 * r) - 2 * r, ny)
         shape = [ext[0] + 2 * r + draw(st.integers(0, 5)), ext[1] + 2 * r + draw(st.integers(0, 2)),
                  nz + 2 * rz + draw(st.integers(0, 1))]
+        per_line = 128 // eb
+        if aligned:
+            shape[0] = -(-shape[0] // per_line) * per_line
         linear = draw(st.booleans())
 
         def access(o, shape=shape, sx=sx, linear=linear, transposed=transposed):
@@ -56,7 +63,8 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None):
         loads = draw(st.lists(offsets, max_size=5, unique=True))
         stores = draw(st.lists(offsets, max_size=1 if loads else 2, unique=True))
         fields.append({"name": f"f{j}", "element_bytes": eb, "shape": shape,
-                       "offset": draw(st.sampled_from([0, 0, 1, 2, 3, 5, 7, 12, 16, 31])),
+                       "offset": draw(st.sampled_from([0, per_line, 3 * per_line] if aligned else
+                                                      [0, 0, 1, 2, 3, 5, 7, 12, 16, 31])),
                        "loads": [access(o) for o in loads], "stores": [access(o) for o in stores]})
         centre = access((0, 0, 0))
     if not any(f["loads"] or f["stores"] for f in fields):
@@ -108,3 +116,11 @@ def test_random_stencils_match_brute_force(spec, config):
 def test_layer_sets_in_3d_grids_match_brute_force(spec, bx, by, bz, folding, sm_count):
     """3D domains with small blocks: several block rows and planes, so Ly and Lz are mostly non-empty."""
     _compare(spec, (bx, by, bz), folding, sm_count)
+
+
+@PROFILE
+@given(spec=stencil_kernels(max_domain=(40, 24, 16), aligned=True), config=configurations())
+def test_line_aligned_fields_match_brute_force_exactly(spec, config):
+    """Rows that start on 128 B lines: allocation volumes are exact too (no known-deviation bound)."""
+    bf = _compare(spec, *config)
+    assert not known_deviations(bf)

@@ -208,6 +208,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
         return fp, by_field, reuse(sum(by_field) * S2 * per_lup, alloc, cap, curve)
 
     ya, yb = max(0, s - gx), min(s, e - gx) if gy > 1 else 0
+    if ya < yb and (ya // gx) % gy == gy - 1:  # blocks of a plane's last row have no y-neighbour in the wave
+        ya = min(yb, (ya // gx + 1) * gx)
     y_cells = cell_set(launch, ya, yb).intersect(
         isl.Set(f"{{ [x, y, z] : y < {(gy - 1) * launch.cells_per_block[1]} }}"))
     f_y, over_y, ly = layer(ya, yb, y_cells, empty, dev.hit_rates.l2_y)
