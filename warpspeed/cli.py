@@ -40,6 +40,19 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="device override, e.g. l2_size=80MiB (repeatable)")
     e.add_argument("--format", choices=("text", "json"), default="text")
+    r = sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device")
+    r.add_argument("kernel", help="kernel TOML file or catalog name")
+    r.add_argument("--device", required=True, help="device id or device TOML")
+    r.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
+    r.add_argument("--folding", action="append", metavar="X,Y,Z",
+                   help="thread folding (repeatable; default 1,1,1); the paper's space: 1,1,1 1,2,1 1,1,2")
+    r.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    r.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
+    r.add_argument("--top", type=int, default=10, help="rows of the text table (default 10)")
+    r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
+    r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
+    r.add_argument("--format", choices=("text", "json", "csv"), default="text")
     d = sub.add_parser("devices", help="list, show or validate device descriptions")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
@@ -58,6 +71,48 @@ def _estimate(a) -> str:
     e = estimate(a.kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
                  None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers)
     return json.dumps(e.to_dict(), indent=2) if a.format == "json" else text_report(e)
+
+
+def _rank(a) -> str:
+    import csv
+    import io
+
+    from .device import device, parse_set_options
+    from .rank import rank, reference_estimate
+    from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
+
+    if a.top < 1:
+        raise InputError(f"--top must be at least 1, got {a.top}.")
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
+    threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
+    if not threads or len(threads) != len(a.threads.split(",")):
+        raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
+    dev = device(a.device, **parse_set_options(a.set))
+    foldings = [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])]
+    domain = None if a.domain is None else _ints(a.domain, "--domain")
+    bar = _progress_bar() if a.format == "text" and sys.stderr.isatty() else None
+    ranking = rank(a.kernel, dev, threads, foldings, domain, registers=a.registers, jobs=a.jobs,
+                   cache=a.cache, progress=bar)
+    if bar is not None:
+        print(file=sys.stderr)
+    if a.format == "json":
+        return json.dumps(ranking.to_dict(), indent=2)
+    if a.format == "csv":
+        out = io.StringIO()
+        w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(ranking_csv_rows(ranking))
+        return out.getvalue().rstrip("\n")
+    ref = reference_estimate(ranking, a.kernel, dev, domain=domain, registers=a.registers)
+    return ranking_headline(ranking, ref) + "\n\n" + ranking_table(ranking, a.top)
+
+
+def _progress_bar():
+    def show(done: int, total: int) -> None:
+        n = int(30 * done / max(total, 1))
+        print(f"\r[{'#' * n}{'.' * (30 - n)}] {done}/{total} configurations", end="", file=sys.stderr, flush=True)
+    return show
 
 
 def _devices(a) -> str:
@@ -104,7 +159,7 @@ def _kernels(a) -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         a = _parser().parse_args(argv)
-        out = {"estimate": _estimate, "devices": _devices, "kernels": _kernels}[a.verb](a)
+        out = {"estimate": _estimate, "rank": _rank, "devices": _devices, "kernels": _kernels}[a.verb](a)
     except InputError as err:
         print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)
         return 2

@@ -111,6 +111,14 @@ class Kernel:
     def valid_lups(self) -> int:
         return math.prod(self.domain)
 
+    def __reduce__(self):
+        """Pickle as the description it was built from (for process pools and distributed executors)."""
+        return (_rebuild_kernel, (dict(self.spec), self.source, self.domain))
+
+
+def _rebuild_kernel(spec: dict, source: str, domain: tuple[int, int, int]) -> Kernel:
+    return kernel_from_dict(spec, source=source, domain=domain)
+
 
 def load_kernel(path: str | Path, *, domain: Sequence[int] | None = None) -> Kernel:
     """Read a kernel TOML file (INTERFACE.md format)."""

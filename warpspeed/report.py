@@ -67,3 +67,79 @@ def text_report(e: Estimate) -> str:
     for n in e.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def _config_label(r) -> str:
+    c = r.configuration
+    fold = "" if c.folding == (1, 1, 1) else " f" + "x".join(map(str, c.folding))
+    return "x".join(map(str, c.block)) + fold
+
+
+def ranking_headline(ranking, reference=None) -> str:
+    """Best configuration, its performance and limiter, and how far the next best and the reference lag."""
+    best = ranking.best
+    if best.error:
+        return f"{ranking.kernel} on {ranking.device}: no configuration can launch ({best.error})"
+    p = best.performance_GLup_s
+    parts = [f"{ranking.kernel} on {ranking.device}: best block {_triple(best.configuration.block)}, folding "
+             f"{_triple(best.configuration.folding)}: {_num(p)} GLup/s, {best.limiter}-bound"]
+    if len(ranking.results) > 1 and not ranking.results[1].error:
+        nxt = ranking.results[1]
+        parts.append(f"next best {_config_label(nxt)} {100 * (1 - nxt.performance_GLup_s / p):.1f} % behind")
+    if reference is not None and reference is not best:
+        if reference.error:
+            parts.append(f"pystencils default {_config_label(reference)} cannot launch")
+        else:
+            parts.append(f"pystencils default {_config_label(reference)} {_num(reference.performance_GLup_s)} "
+                         f"GLup/s ({100 * (1 - reference.performance_GLup_s / p):.1f} % behind)")
+    return "; ".join(parts)
+
+
+def ranking_table(ranking, top: int = 10) -> str:
+    head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}{'FP':>8}{'L1':>8}{'L2':>8}{'DRAM':>8}"
+            f"{'DRAM B/lup':>11}{'L2 B/lup':>10}{'L1 cyc':>8}")
+    rows = [head]
+    for i, r in enumerate(ranking.results[:top], start=1):
+        c = r.configuration
+        if r.error:
+            rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
+                        f"{0:>8} {'-':<8}{r.error}")
+            continue
+        d, lim, v = r.data, r.data["limiters_GLup_s"], r.data["volumes_B_per_lup"]
+        rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
+                    f"{_num(d['performance_GLup_s']):>8} {d['limiter']:<8}"
+                    + "".join(f"{_num(lim[k]):>8}" for k in LIMITERS)
+                    + f"{_num(v['dram_load'] + v['dram_store']):>11}{_num(v['l2_load'] + v['l2_store']):>10}"
+                    f"{_num(d['l1_cycles_per_warp_lup']):>8}")
+    counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
+    rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")
+    return "\n".join(rows)
+
+
+CSV_COLUMNS = ("rank", "kernel", "device", "block_x", "block_y", "block_z", "folding_x", "folding_y", "folding_z",
+               "domain_x", "domain_y", "domain_z", "performance_GLup_s", "limiter", "FP_GLup_s", "L1_GLup_s",
+               "L2_GLup_s", "DRAM_GLup_s", "l1_cycles_per_warp_lup", "l1_load", "l2_load_compulsory", "l2_load",
+               "l2_store", "dram_load_compulsory", "dram_load", "dram_store", "blocks_per_sm", "wave_blocks",
+               "occupancy_limited_by", "time_s", "error")
+
+
+def ranking_csv_rows(ranking) -> list[dict]:
+    """One flat row per configuration (CSV_COLUMNS); volumes in B/lup, limiters in GLup/s."""
+    rows = []
+    for d in ranking.to_dicts():
+        row = dict.fromkeys(CSV_COLUMNS, "")
+        row.update(rank=d["rank"], kernel=d["kernel"], device=d["device"], performance_GLup_s=d["performance_GLup_s"],
+                   limiter=d.get("limiter") or "", error=d.get("error") or "")
+        for key, axis in (("block", "block"), ("folding", "folding"), ("domain", "domain")):
+            for name, val in zip("xyz", d[key], strict=True):
+                row[f"{axis}_{name}"] = val
+        if not d.get("error"):
+            for k in LIMITERS:
+                v = d["limiters_GLup_s"][k]
+                row[f"{k}_GLup_s"] = "" if v is None else v
+            row.update(d["volumes_B_per_lup"])
+            row.update(l1_cycles_per_warp_lup=d["l1_cycles_per_warp_lup"], time_s=d["time_s"],
+                       blocks_per_sm=d["occupancy"]["blocks_per_sm"], wave_blocks=d["occupancy"]["wave_blocks"],
+                       occupancy_limited_by=d["occupancy"]["limited_by"])
+        rows.append(row)
+    return rows

@@ -1,0 +1,179 @@
+"""Ranking: configuration spaces, order and tie-break, parallel determinism, resumable cache, outputs."""
+
+import csv
+import io
+import json
+import re
+
+import pytest
+
+import warpspeed
+import warpspeed.rank as rank_module
+from warpspeed.cli import main
+from warpspeed.rank import RankedResult, Ranking, rank
+from warpspeed.space import Configuration, block_shapes, configurations, paper_space
+
+DEV = "A100-SXM4-40GB"
+SMALL = (64, 32, 32)
+
+
+def test_paper_space_has_168_configurations():
+    space = paper_space()
+    assert len(space) == 168 and len(set(space)) == 168
+    assert all(c.block[0] * c.block[1] * c.block[2] == 1024 and c.block[2] <= 64 for c in space)
+    assert {c.folding for c in space} == {(1, 1, 1), (1, 2, 1), (1, 1, 2)}
+
+
+def test_block_shape_constraints():
+    assert len(block_shapes((1024,))) == 56
+    assert block_shapes((64,), max_dims=(64, 64, 1)) == [(1, 64, 1), (2, 32, 1), (4, 16, 1), (8, 8, 1),
+                                                         (16, 4, 1), (32, 2, 1), (64, 1, 1)]
+    assert block_shapes((96,), x=[32, 96], y=[1, 3], z=[1]) == [(32, 3, 1), (96, 1, 1)]
+    assert all(b[0] * b[1] * b[2] % 32 == 0 for b in block_shapes((16, 32, 64), warp_multiple=True))
+    assert block_shapes((16,), warp_multiple=True) == []
+    with pytest.raises(warpspeed.InputError):
+        block_shapes((0,))
+
+
+def test_configurations_deduplicate_and_validate():
+    cs = configurations([(32, 4, 1), (32, 4), (32, 4, 1)], [(1, 1, 1), (1, 1, 1), (1, 2)])
+    assert cs == [Configuration((32, 4, 1), (1, 1, 1)), Configuration((32, 4, 1), (1, 2, 1))]
+    with pytest.raises(warpspeed.InputError, match="folding"):
+        configurations([(32, 1, 1)], [(0, 1, 1)])
+
+
+def result(block, perf, dram, l2=10.0, l1=4.0, error=None):
+    data = {"performance_GLup_s": perf, "limiter": "DRAM", "l1_cycles_per_warp_lup": l1,
+            "volumes_B_per_lup": {"dram_load": dram, "dram_store": 0.0, "l2_load": l2, "l2_store": 0.0}}
+    return RankedResult(Configuration(block), data, error)
+
+
+def test_order_and_tie_break():
+    rs = [result((8, 8, 4), 50, 10), result((32, 4, 2), 60, 12), result((16, 4, 4), 60, 11),
+          result((4, 4, 4), 0, 0, error="cannot launch"), result((64, 2, 2), 60, 11, l2=9),
+          result((2, 2, 2), 60, 11, l2=9)]
+    ordered = [r.configuration.block for r in sorted(rs, key=RankedResult.sort_key)]
+    # 60 GLup/s first; among them less DRAM, then less L2, then the smaller block; errors last
+    assert ordered == [(2, 2, 2), (64, 2, 2), (16, 4, 4), (32, 4, 2), (8, 8, 4), (4, 4, 4)]
+
+
+SWEEP = dict(blocks=block_shapes((128, 256), max_dims=(64, 16, 4)), folding=[(1, 1, 1), (1, 1, 2)], domain=SMALL)
+
+
+@pytest.fixture(scope="module")
+def serial():
+    return rank("star3d-r1", DEV, jobs=1, **SWEEP)
+
+
+def test_ranking_is_sorted_and_counts_limiters(serial):
+    perf = [r.performance_GLup_s for r in serial.results]
+    assert perf == sorted(perf, reverse=True)
+    assert serial.best is serial.results[0] and serial.best.estimate is not None
+    assert sum(serial.limiter_counts.values()) == len(serial.results) == 2 * len(SWEEP["blocks"]) == 2 * 26
+    assert serial.to_dicts()[0]["rank"] == 1
+
+
+def test_results_identical_whatever_the_workers(serial):
+    for jobs in (2, 3):
+        par = rank("star3d-r1", DEV, jobs=jobs, **SWEEP)
+        assert par.to_dicts() == serial.to_dicts()
+
+
+def test_any_executor_works(serial):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as ex:
+        r = rank("star3d-r1", DEV, executor=ex, **SWEEP)
+    assert r.to_dicts() == serial.to_dicts()
+
+
+def test_failing_configuration_is_reported_in_its_row():
+    r = rank("star3d-r1", DEV, blocks=[(32, 4, 1), (1024, 1, 1)], domain=SMALL, registers=128, jobs=1)
+    assert [x.configuration.block for x in r.results] == [(32, 4, 1), (1024, 1, 1)]
+    bad = r.results[-1]
+    assert bad.error and "cannot launch" in bad.error and bad.performance_GLup_s == 0
+    assert bad.data["performance_GLup_s"] == 0 and r.limiter_counts["error"] == 1
+
+
+def test_cache_resumes_an_interrupted_sweep(tmp_path, monkeypatch):
+    cache = tmp_path / "sweep.jsonl"
+    calls = []
+    real = rank_module.estimate
+
+    def counting(*args, **kw):
+        calls.append(args[2])
+        return real(*args, **kw)
+
+    monkeypatch.setattr(rank_module, "estimate", counting)
+
+    def interrupt(done, total):
+        if done == 5:
+            raise KeyboardInterrupt
+
+    blocks = block_shapes((256,), max_dims=(64, 64, 4))[:9]
+    kw = dict(blocks=blocks, domain=SMALL, jobs=1, cache=cache)
+    with pytest.raises(KeyboardInterrupt):
+        rank("star3d-r1", DEV, progress=interrupt, **kw)
+    assert len(cache.read_text().splitlines()) == 5
+    with cache.open("a") as f:
+        f.write('{"key": "cut off in the mid')  # a line cut by the interruption is ignored
+    calls.clear()
+    resumed = rank("star3d-r1", DEV, **kw)
+    assert len(calls) == 9 - 5 and len(resumed.results) == 9
+    fresh = rank("star3d-r1", DEV, blocks=blocks, domain=SMALL, jobs=1)
+    assert resumed.to_dicts() == fresh.to_dicts()
+    calls.clear()
+    rank("star3d-r1", DEV, **kw)
+    assert calls == []  # everything from the cache
+    # a changed device invalidates the entries
+    rank("star3d-r1", warpspeed.device(DEV).with_overrides(l2_size="80MiB"), **kw)
+    assert len(calls) == 9
+
+
+def test_cli_rank_json_and_csv_round_trip(capsys):
+    argv = ["rank", "star3d-r1", "--device", DEV, "--threads", "256", "--domain", "64,32,32", "--jobs", "1"]
+    assert main(argv + ["--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["configurations"] == 42 and d["best"] == d["results"][0]  # 256 threads: 42 shapes with z <= 64
+    assert [x["rank"] for x in d["results"]] == list(range(1, 43))
+    assert main(argv + ["--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 42
+    for row, res in zip(rows, d["results"], strict=True):
+        assert int(row["rank"]) == res["rank"]
+        assert [int(row[f"block_{a}"]) for a in "xyz"] == res["block"]
+        assert float(row["performance_GLup_s"]) == pytest.approx(res["performance_GLup_s"], rel=1e-12)
+        assert float(row["dram_load"]) == pytest.approx(res["volumes_B_per_lup"]["dram_load"], rel=1e-12)
+        assert row["limiter"] == res["limiter"]
+
+
+def test_cli_rank_text_headline(capsys):
+    code = main(["rank", "star3d-r1", "--device", DEV, "--threads", "256", "--domain", "64,32,32", "--jobs", "1",
+                 "--top", "3"])
+    out = capsys.readouterr().out
+    assert code == 0
+    first = out.splitlines()[0]
+    assert "best block" in first and "next best" in first and "pystencils default 8x8x4" in first
+    assert len([ln for ln in out.splitlines() if re.match(r"^\s*\d+ \d+x\d+x\d+", ln)]) == 3
+
+
+@pytest.mark.parametrize("argv, word", [
+    (["--threads", "25x"], "--threads"), (["--top", "0"], "--top"), (["--jobs", "0"], "--jobs"),
+    (["--folding", "1,1"], None),
+])
+def test_cli_rank_bad_input(capsys, argv, word):
+    code = main(["rank", "star3d-r1", "--device", DEV, "--domain", "64,32,32", "--jobs", "1"] + argv)
+    err = capsys.readouterr().err
+    if word is None:
+        assert code == 0  # 1,1 is a valid folding (z = 1)
+    else:
+        assert code == 2 and word in err
+
+
+def test_dask_executor_when_installed():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
+            distributed.Client(lc) as client:
+        r = rank("star3d-r1", DEV, threads=(256,), domain=SMALL, executor=client.get_executor())
+    assert isinstance(r, Ranking)
+    assert r.to_dicts() == rank("star3d-r1", DEV, threads=(256,), domain=SMALL, jobs=1).to_dicts()

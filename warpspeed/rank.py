@@ -1,0 +1,242 @@
+"""Rank a configuration space: evaluate every configuration (in parallel on any Executor), sort, explain.
+
+Order: higher performance first; ties go to the lower DRAM volume, then the lower L2 volume, then fewer
+L1 cycles, then the smaller block (x, y, z), folding and domain tuples; configurations that cannot
+launch (performance 0, with an ``error``) come last. The order does not depend on the number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .device import Device
+from .device import device as get_device
+from .errors import InputError
+from .estimate import Estimate, estimate, resolve_kernel
+from .kernel import Kernel
+from .roofline import LIMITERS
+from .space import Configuration, block_shapes, configurations
+
+PYSTENCILS_DEFAULT_BLOCK = (8, 8, 4)
+
+
+@dataclass(frozen=True)
+class RankedResult:
+    """One configuration's outcome: the estimate's JSON (INTERFACE.md), or an error."""
+
+    configuration: Configuration
+    data: dict
+    error: str | None = None
+    estimate: Estimate | None = None  # present when evaluated in this process
+
+    @property
+    def performance_GLup_s(self) -> float:
+        return 0.0 if self.error else float(self.data["performance_GLup_s"])
+
+    @property
+    def limiter(self) -> str | None:
+        return None if self.error else self.data["limiter"]
+
+    def sort_key(self) -> tuple:
+        c = self.configuration
+        if self.error:
+            return (1, 0.0, 0.0, 0.0, 0.0, c.block, c.folding, c.domain or ())
+        v = self.data["volumes_B_per_lup"]
+        return (0, -self.performance_GLup_s, v["dram_load"] + v["dram_store"], v["l2_load"] + v["l2_store"],
+                self.data["l1_cycles_per_warp_lup"], c.block, c.folding, c.domain or ())
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Results sorted best first, with the inputs that produced them."""
+
+    kernel: str
+    device: str
+    results: tuple[RankedResult, ...]
+
+    @property
+    def best(self) -> RankedResult:
+        return self.results[0]
+
+    @property
+    def limiter_counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(LIMITERS, 0)
+        counts["error"] = 0
+        for r in self.results:
+            counts[r.limiter or "error"] += 1
+        return counts
+
+    def to_dicts(self) -> list[dict]:
+        """One JSON object per configuration, best first, with its ``rank`` (1-based)."""
+        return [{"rank": i + 1, **r.data} for i, r in enumerate(self.results)]
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
+                "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
+                "results": self.to_dicts(), "warpspeed_version": __version__}
+
+
+def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) -> dict:
+    return {"kernel": kernel, "device": device, "block": list(c.block), "folding": list(c.folding),
+            "domain": list(c.domain or domain), "performance_GLup_s": 0, "limiter": None, "error": error}
+
+
+def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], registers: int | None = None,
+             keep: bool = False) -> list[tuple[Configuration, dict, str | None, Estimate | None]]:
+    """Estimate configurations one by one; a failing configuration becomes an error row (never raises).
+
+    ``keep`` returns the Estimate objects too (in-process only: workers send the JSON dicts back)."""
+    out = []
+    for c in configs:
+        try:
+            e = estimate(kernel, device, c.block, c.folding, c.domain, registers=registers)
+            out.append((c, e.to_dict(), None, e if keep else None))
+        except InputError as err:
+            out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, str(err)), str(err), None))
+        except Exception as err:  # an internal error in one configuration must not lose the others
+            msg = f"internal error ({type(err).__name__}): {err}"
+            out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, msg), msg, None))
+    return out
+
+
+def content_hash(obj) -> str:
+    """Short stable hash of JSON-able content (kernel spec, device description, configuration)."""
+    text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class ResultCache:
+    """Append-only JSON-lines file of finished configurations, keyed by kernel, device and config hashes.
+
+    A changed kernel or device file changes its hash, so its old entries are simply not found again.
+    """
+
+    def __init__(self, path: str | Path, kernel: Kernel, device: Device):
+        self.path = Path(path)
+        self.kernel_hash = content_hash({"spec": dict(kernel.spec), "domain": kernel.domain,
+                                         "version": __version__})
+        self.device_hash = content_hash(device.to_dict())
+        self.entries: dict[str, dict] = {}
+        self._newline_first = False
+        if self.path.exists():
+            try:
+                text = self.path.read_text()
+                lines = text.splitlines()
+                self._newline_first = bool(text) and not text.endswith("\n")
+            except OSError as e:
+                raise InputError(f"cache file '{self.path}' cannot be read ({e}).") from None
+            for line in lines:
+                try:
+                    rec = json.loads(line)
+                    self.entries[rec["key"]] = rec
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line cut by an interruption: that configuration is evaluated again
+
+    def key(self, c: Configuration) -> str:
+        return f"{self.kernel_hash}:{self.device_hash}:{content_hash(c.to_dict())}"
+
+    def get(self, c: Configuration) -> dict | None:
+        return self.entries.get(self.key(c))
+
+    def add(self, c: Configuration, data: dict, error: str | None) -> None:
+        rec = {"key": self.key(c), "configuration": c.to_dict(), "data": data, "error": error}
+        self.entries[rec["key"]] = rec
+        with self.path.open("a") as f:
+            if self._newline_first:  # the file ends in a line cut by an interruption: start a new one
+                f.write("\n")
+                self._newline_first = False
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+
+
+def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
+         folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
+         blocks: Iterable[Sequence[int]] | None = None, configs: Iterable[Configuration] | None = None,
+         registers: int | None = None, executor: Executor | None = None, jobs: int | None = None,
+         cache: str | Path | None = None, progress: Callable[[int, int], None] | None = None) -> Ranking:
+    """Evaluate a configuration space and sort it best first.
+
+    The space is ``configs`` if given, else ``blocks`` (or every power-of-two shape with a thread count in
+    ``threads`` that fits the device) x ``folding``. ``executor``: any ``concurrent.futures.Executor``
+    (a Dask ``Client.get_executor()`` runs the sweep on a cluster); by default a local process pool of
+    ``jobs`` workers (all cores), or this process for ``jobs=1``. ``cache``: a JSON-lines file that
+    makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
+    """
+    k = resolve_kernel(kernel, domain)
+    dev = get_device(device) if not isinstance(device, Device) else device
+    if configs is None:
+        shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
+        space = configurations(shapes, folding)
+    else:
+        space = list(dict.fromkeys(configs))
+    done: dict[Configuration, RankedResult] = {}
+    store = ResultCache(cache, k, dev) if cache is not None else None
+    if store is not None:
+        for c in space:
+            rec = store.get(c)
+            if rec is not None:
+                done[c] = RankedResult(c, rec["data"], rec["error"])
+    todo = [c for c in space if c not in done]
+    total = len(space)
+
+    def finished(batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
+        for c, data, err, est in batch:
+            done[c] = RankedResult(c, data, err, est)
+            if store is not None:
+                store.add(c, data, err)
+        if progress is not None:
+            progress(len(done), total)
+
+    if progress is not None and done:
+        progress(len(done), total)
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    if executor is None and (workers <= 1 or len(todo) <= 2):
+        for c in todo:  # in-process: keep the Estimate objects
+            finished(evaluate(k, dev, [c], registers, keep=True))
+    else:
+        _run_parallel(k, dev, todo, registers, executor, max(1, workers), finished)
+    results = sorted(done.values(), key=RankedResult.sort_key)
+    return Ranking(k.name, dev.id, tuple(results))
+
+
+def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: int | None,
+                  executor: Executor | None, workers: int, finished) -> None:
+    """Evaluate chunks of configurations on an executor (a local process pool if none is given)."""
+    own = executor is None
+    ex = ProcessPoolExecutor(max_workers=workers) if own else executor
+    size = max(1, math.ceil(len(todo) / (4 * workers)))
+    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
+    futures = [ex.submit(evaluate, k, dev, chunk, registers) for chunk in chunks]
+    try:
+        for fut in as_completed(futures):
+            finished(fut.result())
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        if own:
+            ex.shutdown(wait=False, cancel_futures=True)
+        raise
+    if own:
+        ex.shutdown()
+
+
+def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: Device | str,
+                       block: Sequence[int] = PYSTENCILS_DEFAULT_BLOCK, domain: Sequence[int] | None = None,
+                       registers: int | None = None) -> RankedResult:
+    """The ranking's row for ``block`` without folding (pystencils' default), evaluated if not in it."""
+    c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
+    for r in ranking.results:
+        if r.configuration.block == c.block and r.configuration.folding == c.folding:
+            return r
+    k = resolve_kernel(kernel, domain)
+    dev = get_device(device) if not isinstance(device, Device) else device
+    (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True)
+    return RankedResult(cfg, data, err, est)

@@ -1,0 +1,83 @@
+"""Configuration spaces: thread-block shapes from constraints, foldings, domains; their product.
+
+The paper's reference space: X, Y in {1 .. 1024}, Z in {1 .. 64}, powers of two with X*Y*Z = 1024,
+folding none / 2y / 2z: 56 shapes x 3 foldings = 168 configurations (``paper_space``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import InputError
+from .launch import triple
+
+Triple = tuple[int, int, int]
+PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))
+
+
+@dataclass(frozen=True, order=True)
+class Configuration:
+    """One launch configuration of a kernel on a device."""
+
+    block: Triple
+    folding: Triple = (1, 1, 1)
+    domain: Triple | None = None  # None: the kernel's own domain
+
+    def to_dict(self) -> dict:
+        return {"block": list(self.block), "folding": list(self.folding),
+                "domain": None if self.domain is None else list(self.domain)}
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    out, p = [], 1
+    while p <= limit:
+        out.append(p)
+        p *= 2
+    return out
+
+
+def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = (1024, 1024, 64),
+                 x: Sequence[int] | None = None, y: Sequence[int] | None = None, z: Sequence[int] | None = None,
+                 warp_multiple: bool = False, warp_size: int = 32) -> list[Triple]:
+    """Block shapes with X*Y*Z in ``threads``; extents are powers of two unless given as explicit lists.
+
+    Each extent respects ``max_dims`` (the device's per-dimension maxima); ``warp_multiple`` keeps only
+    blocks whose thread count is a multiple of the warp size. Sorted, without duplicates.
+    """
+    totals = sorted({int(t) for t in threads})
+    if not totals or any(t < 1 for t in totals):
+        raise InputError(f"threads per block must be positive integers, got {list(threads)!r}.")
+    choices = []
+    for axis, given, m in zip("xyz", (x, y, z), max_dims, strict=True):
+        vals = _powers_of_two(m) if given is None else sorted({int(v) for v in given})
+        if any(v < 1 for v in vals):
+            raise InputError(f"block {axis} extents must be positive, got {list(given or [])!r}.")
+        choices.append([v for v in vals if v <= m])
+    out = []
+    for bx, by, bz in itertools.product(*choices):
+        n = bx * by * bz
+        if n in totals and (not warp_multiple or n % warp_size == 0):
+            out.append((bx, by, bz))
+    return sorted(set(out))
+
+
+def configurations(blocks: Iterable[Sequence[int]], foldings: Iterable[Sequence[int]] = ((1, 1, 1),),
+                   domains: Iterable[Sequence[int] | None] = (None,)) -> list[Configuration]:
+    """The cartesian product blocks x foldings x domains, validated and deduplicated, in a stable order."""
+    seen: dict[Configuration, None] = {}
+    for d in domains:
+        dom = None if d is None else triple(d, "domain")
+        for f in foldings:
+            fold = triple(f, "folding")
+            for b in blocks:
+                seen.setdefault(Configuration(triple(b, "block"), fold, dom), None)
+    if not seen:
+        raise InputError("the configuration space is empty: check --threads, block extents and foldings.")
+    return list(seen)
+
+
+def paper_space(max_dims: Sequence[int] = (1024, 1024, 64)) -> list[Configuration]:
+    """The 168 configurations of the paper's 3D25pt evaluation (Eq. 6, foldings none / 2y / 2z)."""
+    return configurations(block_shapes((1024,), max_dims=max_dims), PAPER_FOLDINGS)
