@@ -8,9 +8,9 @@ import re
 import pytest
 
 import warpspeed
-import warpspeed.rank as rank_module
+import warpspeed.ranking as rank_module
 from warpspeed.cli import main
-from warpspeed.rank import RankedResult, Ranking, rank
+from warpspeed.ranking import RankedResult, Ranking, rank
 from warpspeed.space import Configuration, block_shapes, configurations, paper_space
 
 DEV = "A100-SXM4-40GB"

@@ -7,7 +7,7 @@ from .device import Device, device, device_ids  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .estimate import Estimate, KernelAnalysis, estimate  # noqa: E402
 from .kernel import Field, Kernel, kernel_from_dict, load_kernel  # noqa: E402
-from .rank import Ranking, rank  # noqa: E402
+from .ranking import Ranking, rank  # noqa: E402
 from .space import Configuration, block_shapes, paper_space  # noqa: E402
 
 __all__ = ["Configuration", "Device", "Estimate", "Field", "InputError", "Kernel", "KernelAnalysis", "Ranking",

@@ -78,7 +78,7 @@ def _rank(a) -> str:
     import io
 
     from .device import device, parse_set_options
-    from .rank import rank, reference_estimate
+    from .ranking import rank, reference_estimate
     from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
 
     if a.top < 1:
