@@ -177,3 +177,15 @@ def test_dask_executor_when_installed():
         r = rank("star3d-r1", DEV, threads=(256,), domain=SMALL, executor=client.get_executor())
     assert isinstance(r, Ranking)
     assert r.to_dicts() == rank("star3d-r1", DEV, threads=(256,), domain=SMALL, jobs=1).to_dicts()
+
+
+def test_domains_and_devices_are_part_of_the_space(capsys):
+    r = rank("star3d-r1", DEV, blocks=[(32, 4, 2), (64, 2, 2)], domains=[(64, 32, 32), (128, 64, 32)], jobs=1)
+    assert len(r.results) == 4
+    assert {tuple(x.data["domain"]) for x in r.results} == {(64, 32, 32), (128, 64, 32)}
+    code = main(["rank", "star3d-r1", "--device", DEV, "--device", "H100-SXM5-80GB", "--threads", "256",
+                 "--domain", "64,32,32", "--domain", "64,64,32", "--jobs", "1", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert code == 0 and len(rows) == 2 * 2 * 42
+    assert {r["device"] for r in rows} == {DEV, "H100-SXM5-80GB"}
+    assert {r["domain_y"] for r in rows} == {"32", "64"}

@@ -42,11 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=("text", "json"), default="text")
     r = sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device")
     r.add_argument("kernel", help="kernel TOML file or catalog name")
-    r.add_argument("--device", required=True, help="device id or device TOML")
+    r.add_argument("--device", required=True, action="append",
+                   help="device id or device TOML (repeatable: one ranking per device)")
     r.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
     r.add_argument("--folding", action="append", metavar="X,Y,Z",
                    help="thread folding (repeatable; default 1,1,1); the paper's space: 1,1,1 1,2,1 1,1,2")
-    r.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    r.add_argument("--domain", action="append",
+                   help="iteration space X,Y,Z (repeatable: domains are part of the space; default: the kernel's)")
     r.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
     r.add_argument("--top", type=int, default=10, help="rows of the text table (default 10)")
@@ -88,30 +90,40 @@ def _rank(a) -> str:
     threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
     if not threads or len(threads) != len(a.threads.split(",")):
         raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
-    dev = device(a.device, **parse_set_options(a.set))
+    overrides = parse_set_options(a.set)
+    devices = [device(d, **overrides) for d in a.device]
     foldings = [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])]
-    domain = None if a.domain is None else _ints(a.domain, "--domain")
-    bar = _progress_bar() if a.format == "text" and sys.stderr.isatty() else None
-    ranking = rank(a.kernel, dev, threads, foldings, domain, registers=a.registers, jobs=a.jobs,
-                   cache=a.cache, progress=bar)
-    if bar is not None:
-        print(file=sys.stderr)
+    domains = None if a.domain is None else [_ints(d, "--domain") for d in a.domain]
+    one_domain = domains[0] if domains and len(domains) == 1 else None
+    rankings = []
+    for dev in devices:
+        bar = _progress_bar(dev.id) if a.format == "text" and sys.stderr.isatty() else None
+        rankings.append(rank(a.kernel, dev, threads, foldings, one_domain, registers=a.registers, jobs=a.jobs,
+                             domains=None if one_domain else domains, cache=a.cache, progress=bar))
+        if bar is not None:
+            print(file=sys.stderr)
     if a.format == "json":
-        return json.dumps(ranking.to_dict(), indent=2)
+        docs = [r.to_dict() for r in rankings]
+        return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2)
     if a.format == "csv":
         out = io.StringIO()
         w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
         w.writeheader()
-        w.writerows(ranking_csv_rows(ranking))
+        for r in rankings:
+            w.writerows(ranking_csv_rows(r))
         return out.getvalue().rstrip("\n")
-    ref = reference_estimate(ranking, a.kernel, dev, domain=domain, registers=a.registers)
-    return ranking_headline(ranking, ref) + "\n\n" + ranking_table(ranking, a.top)
+    texts = []
+    for dev, r in zip(devices, rankings, strict=True):
+        ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers)
+        texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top))
+    return "\n\n".join(texts)
 
 
-def _progress_bar():
+def _progress_bar(label: str):
     def show(done: int, total: int) -> None:
         n = int(30 * done / max(total, 1))
-        print(f"\r[{'#' * n}{'.' * (30 - n)}] {done}/{total} configurations", end="", file=sys.stderr, flush=True)
+        print(f"\r{label} [{'#' * n}{'.' * (30 - n)}] {done}/{total} configurations", end="", file=sys.stderr,
+              flush=True)
     return show
 
 

@@ -159,13 +159,15 @@ class ResultCache:
 
 def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
          folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
-         blocks: Iterable[Sequence[int]] | None = None, configs: Iterable[Configuration] | None = None,
+         blocks: Iterable[Sequence[int]] | None = None, domains: Iterable[Sequence[int]] | None = None,
+         configs: Iterable[Configuration] | None = None,
          registers: int | None = None, executor: Executor | None = None, jobs: int | None = None,
          cache: str | Path | None = None, progress: Callable[[int, int], None] | None = None) -> Ranking:
     """Evaluate a configuration space and sort it best first.
 
     The space is ``configs`` if given, else ``blocks`` (or every power-of-two shape with a thread count in
-    ``threads`` that fits the device) x ``folding``. ``executor``: any ``concurrent.futures.Executor``
+    ``threads`` that fits the device) x ``folding`` x ``domains`` (default: the kernel's domain).
+    ``executor``: any ``concurrent.futures.Executor``
     (a Dask ``Client.get_executor()`` runs the sweep on a cluster); by default a local process pool of
     ``jobs`` workers (all cores), or this process for ``jobs=1``. ``cache``: a JSON-lines file that
     makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
@@ -174,7 +176,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     dev = get_device(device) if not isinstance(device, Device) else device
     if configs is None:
         shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
-        space = configurations(shapes, folding)
+        space = configurations(shapes, folding, (None,) if domains is None else domains)
     else:
         space = list(dict.fromkeys(configs))
     done: dict[Configuration, RankedResult] = {}
