@@ -113,3 +113,31 @@ def test_every_catalog_kernel_loads_and_estimates(name):
 def test_every_device_estimates(dev):
     e = warpspeed.estimate("star3d-r1", dev, (32, 4, 2), domain=(64, 64, 64))
     assert e.device == dev and e.performance_GLup_s > 0
+
+
+def test_generated_star_equals_the_shipped_file():
+    gen = warpspeed.kernels.get("star", r=4, dims=3, domain=(640, 512, 512))
+    shipped = warpspeed.find_kernel("star3d-r4")
+    a = warpspeed.estimate(gen, "A100-SXM4-40GB", (32, 4, 8), (1, 1, 2), registers=48).to_dict()
+    b = warpspeed.estimate(shipped, "A100-SXM4-40GB", (32, 4, 8), (1, 1, 2)).to_dict()
+    assert a["volumes_B_per_lup"] == b["volumes_B_per_lup"] and a["limiters_GLup_s"] == b["limiters_GLup_s"]
+
+
+@pytest.mark.parametrize("text, n_loads, domain", [
+    ("star:r=2,dims=2", 9, (256, 256, 1)), ("box:r=1,dims=2,element_bytes=4", 9, (256, 256, 1)),
+    ("star", 7, (256, 256, 256)), ("box:dims=1,r=3", 7, (256, 1, 1)),
+])
+def test_catalog_names_with_parameters(text, n_loads, domain):
+    k = warpspeed.find_kernel(text)
+    assert len(k.fields[0].loads) == n_loads and k.domain == domain
+
+
+@pytest.mark.parametrize("text, words", [
+    ("star:r=99", ["r (the range)", "99"]), ("star:radius=2", ["radius", "valid"]),
+    ("star:r=2;dims=3", ["malformed"]), ("star:dims=4", ["dims"]), ("nosuch:r=1", ["unknown kernel"]),
+])
+def test_bad_catalog_parameters(text, words):
+    with pytest.raises(InputError) as err:
+        warpspeed.find_kernel(text)
+    for w in words:
+        assert w in str(err.value)

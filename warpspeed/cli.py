@@ -149,22 +149,19 @@ def _devices(a) -> str:
 
 
 def _kernels(a) -> str:
-    from .catalog import catalog
-    from .kernel import load_kernel
+    from .kernels import entries
 
-    items = []
-    for name, path in catalog().items():
-        k = load_kernel(path)
-        items.append({"name": name, "file": str(path), "precision": k.precision,
-                      "domain": list(k.domain), "fields": [f.name for f in k.fields],
-                      "loads": sum(len(f.loads) for f in k.fields),
-                      "stores": sum(len(f.stores) for f in k.fields)})
+    items = [{"name": e.name, "parameters": dict(e.params), "description": e.description}
+             for e in entries().values()]
     if a.format == "json":
         return json.dumps(items, indent=2)
-    rows = [f"{'name':<14}{'precision':<10}{'domain':<16}{'loads':>6}{'stores':>7}  fields"]
+    rows = [f"{'name':<20}{'parameters (defaults)':<36}description"]
     for i in items:
-        rows.append(f"{i['name']:<14}{i['precision']:<10}{'x'.join(map(str, i['domain'])):<16}"
-                    f"{i['loads']:>6}{i['stores']:>7}  {', '.join(i['fields'])}")
+        params = ",".join(f"{k}={v}" for k, v in i["parameters"].items()) or "-"
+        rows.append(f"{i['name']:<20}{params:<36}{i['description']}")
+    rows.append("")
+    rows.append("Use a name in any verb; parameters as NAME:KEY=VALUE,... (e.g. star:r=2,dims=2); "
+                "--domain sets the size.")
     return "\n".join(rows)
 
 

@@ -140,7 +140,7 @@ def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = N
     """A Kernel, a kernel TOML path or a catalog name, resolved for ``domain``."""
     if isinstance(kernel, Kernel):
         return kernel.with_domain(None if domain is None else triple(domain, "domain"))
-    from .catalog import find_kernel  # the catalog imports estimate's callers only lazily
+    from .kernels import find_kernel  # plugins behind the catalog may import estimate: import lazily
 
     return find_kernel(str(kernel), domain=None if domain is None else triple(domain, "domain"))
 

@@ -26,13 +26,22 @@ def _triple(t) -> str:
     return "(" + ", ".join(str(x) for x in t) + ")"
 
 
+def _seconds(t: float) -> str:
+    if not math.isfinite(t):
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
 def headline(e: Estimate) -> str:
     """Performance, limiter and the margin to the next limiter in one line."""
     margin = e.margin
     tail = f"; next: {margin[0]} at {margin[1]:.2f}x" if margin else ""
     return (f"{e.kernel} on {e.device}, block {_triple(e.block)}, folding {_triple(e.folding)}: "
             f"{_num(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
-            f"{_num(e.time_s * 1e3)} ms for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
+            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
 
 
 def text_report(e: Estimate) -> str:
