@@ -1,0 +1,291 @@
+"""warpspeed plugin for pystencils 2.x / lbmpy 2.x: thread-block sizes chosen without a GPU.
+
+    import warpspeed_pystencils as wp
+    k = wp.describe(assignments, shape=(648, 520, 520))              # a warpspeed.Kernel
+    r = wp.rank_block_sizes(assignments, (648, 520, 520), device="A100-SXM4-40GB", threads=(256, 512, 1024))
+    kernel = wp.create_kernel(assignments, config, shape=(648, 520, 520), device="A100-SXM4-40GB")
+    # == ps.create_kernel(assignments, config) with config.gpu.default_block_size = the best block;
+    #    kernel.metadata["warpspeed"] holds the winning estimate
+
+``shape`` is the allocated array extent of the spatial dimensions including ghost layers, x (the fastest
+dimension in memory) first; fields with an index dimension (LBM populations) get their index extent from
+the field. ``layout`` is the memory layout of the arrays (``fzyx``: x fastest); ``index_layout`` the one of
+fields with index dimensions (default: ``layout``; ``zyxf`` puts the populations of a cell together).
+
+Importing this module is cheap: pystencils, lbmpy and sympy are imported on first use. Registered as the
+entry point ``pystencils`` of the group ``warpspeed.plugins``; ``catalog_entries()`` adds the LBM kernels
+(``d3q19-srt``, ``d3q15-allen-cahn``, ``lbm``) to ``warpspeed kernels``. Tested with pystencils 2.0 and
+lbmpy 2.0 (only the API that survives 2.1 is used).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "describe", "lbm_d3q19_srt",
+           "lbm_update_rule", "rank_block_sizes", "star_stencil"]
+
+DEFAULT_ARCH = "sm_80"
+#: Thread counts create_kernel ranks when none are given.
+CREATE_KERNEL_THREADS = (256, 512, 1024)
+_DESCRIBE_KEYS = ("name", "index_layout", "arch", "config")
+
+
+def _input_error(msg: str) -> Exception:
+    from warpspeed import InputError
+
+    return InputError(msg)
+
+
+def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
+    """(GpuKernel, assignments or None): create a CUDA kernel (no JIT) when given assignments."""
+    import pystencils as ps
+    from pystencils.codegen.kernel import GpuKernel, Kernel
+
+    if isinstance(obj, GpuKernel):
+        return obj, None
+    if isinstance(obj, Kernel):
+        raise _input_error(f"pystencils kernel '{obj.name}' targets {obj.target}, not a GPU: create it with "
+                           "target=ps.Target.CUDA (jit=ps.no_jit works without a GPU), or pass the assignments.")
+    if isinstance(obj, ps.AssignmentCollection):
+        assignments = list(obj.all_assignments)
+    elif isinstance(obj, ps.Assignment):
+        assignments = [obj]
+    elif isinstance(obj, list | tuple) and obj and all(isinstance(a, ps.Assignment) for a in obj):
+        assignments = list(obj)
+    else:
+        raise _input_error("pystencils plugin: expected a pystencils GpuKernel, an AssignmentCollection (e.g. an "
+                           f"lbmpy update rule) or a list of Assignments, got {type(obj).__name__}.")
+    cfg = config.copy() if config is not None else ps.CreateKernelConfig()
+    cfg.target = ps.Target.CUDA
+    cfg.jit = ps.no_jit
+    try:
+        kernel = ps.create_kernel(obj if isinstance(obj, ps.AssignmentCollection) else assignments, cfg)
+    except Exception as e:  # pystencils raises many kinds of errors on bad assignments
+        raise _input_error(f"pystencils could not create a CUDA kernel from the assignments: "
+                           f"{type(e).__name__}: {e}") from None
+    return kernel, assignments
+
+
+def _registers_argument(registers: Any) -> int | None:
+    if registers is None:
+        return None
+    if isinstance(registers, bool) or not isinstance(registers, int) or not 1 <= registers <= 255:
+        raise _input_error(f"registers must be an integer from 1 to 255 (per thread), got {registers!r}.")
+    return registers
+
+
+def _check_layout_matches(kernel: Any, layout: str) -> None:
+    """Warn when the fields were declared with another spatial layout than the one estimated."""
+    from pystencils.field import spatial_layout_string_to_tuple
+
+    for f in kernel.get_fields():
+        if f.has_fixed_shape:
+            continue
+        try:
+            want = tuple(spatial_layout_string_to_tuple(layout, f.spatial_dimensions))
+        except ValueError:
+            return
+        have = tuple(c for c in f.layout if c < f.spatial_dimensions)
+        if have and have != want:
+            warnings.warn(f"warpspeed_pystencils: field '{f.name}' was declared with the spatial layout {have} "
+                          f"but is estimated with layout {layout!r} {want}; the threads of the kernel follow "
+                          "the declared layout.", stacklevel=4)
+            return
+
+
+def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+              registers: int | None = None, name: str | None = None, index_layout: str | None = None,
+              arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None) -> Any:
+    import warpspeed
+
+    from . import _extract, _registers
+
+    registers = _registers_argument(registers)
+    if not isinstance(layout, str) or (index_layout is not None and not isinstance(index_layout, str)):
+        raise _input_error(f"layout and index_layout must be layout names such as 'fzyx', got {layout!r}, "
+                           f"{index_layout!r}.")
+    kernel, assignments = _as_kernel(kernel_or_assignments, config)
+    name = name or kernel.name
+    _check_layout_matches(kernel, layout)
+    flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
+    spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
+                                flops=flops)
+    if registers is not None:
+        spec["registers"], source = registers, "the registers argument"
+    else:
+        n, source = _registers.registers_for(kernel.get_c_code(), arch)
+        if n is None and fallback_registers is not None:
+            n, source = fallback_registers, f"measured with nvcc {DEFAULT_ARCH} (recorded; {source})"
+        if n is not None:
+            spec["registers"] = n
+        else:
+            from warpspeed.launch import DEFAULT_REGISTERS
+
+            warnings.warn(f"warpspeed_pystencils: registers per thread of kernel '{name}' unknown ({source}); "
+                          f"warpspeed assumes {DEFAULT_REGISTERS}. Pass registers=N or put nvcc on PATH.",
+                          stacklevel=3)
+            source = f"unknown ({source}): warpspeed's default {DEFAULT_REGISTERS}"
+    spec["description"] += f"; registers from {source}"
+    return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
+
+
+def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+             registers: int | None = None, name: str | None = None, index_layout: str | None = None,
+             arch: str = DEFAULT_ARCH, config: Any = None) -> Any:
+    """A ``warpspeed.Kernel`` for a pystencils GPU kernel (or the assignments it is created from).
+
+    ``kernel_or_assignments``: a pystencils ``GpuKernel``, an ``AssignmentCollection`` (e.g. an lbmpy update
+    rule) or a list of ``Assignment`` s; assignments are turned into a kernel with
+    ``ps.create_kernel(..., CreateKernelConfig(target=Target.CUDA, jit=ps.no_jit))`` (``config``: a
+    ``CreateKernelConfig`` to start from, e.g. with ``ghost_layers`` or ``iteration_slice``).
+    ``shape``: allocated extent per spatial dimension incl. ghost layers, x (fastest) first.
+    ``registers``: per thread; when None they come from ``nvcc -arch=<arch> --resource-usage`` (cached), else
+    warpspeed's default is assumed with a warning. Every load and store becomes a warpspeed access in
+    ``tidx, tidy, tidz`` (deduplicated), the iteration space comes from the kernel's guard, flops from
+    ``count_operations`` on the assignments (else from the AST). Bad input raises ``warpspeed.InputError``.
+    """
+    return _describe(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
+                     index_layout=index_layout, arch=arch, config=config)
+
+
+def arch_for(device: Any) -> str:
+    """nvcc ``-arch`` for a warpspeed device (id or Device): compute capability 8.0 -> ``sm_80``."""
+    import warpspeed
+
+    dev = warpspeed.device(device) if not isinstance(device, warpspeed.Device) else device
+    cc = str(getattr(dev, "compute_capability", "") or "")
+    digits = cc.replace(".", "")
+    return f"sm_{digits}" if digits.isdigit() else DEFAULT_ARCH
+
+
+def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device: Any,
+                     threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
+                     layout: str = "fzyx", registers: int | None = None, **opts: Any) -> Any:
+    """``describe`` + ``warpspeed.rank``: a ``warpspeed.Ranking`` of block shapes (and foldings), best first.
+
+    ``opts``: ``name``, ``index_layout``, ``arch`` (default: the device's compute capability) and ``config``
+    go to ``describe``; everything else (``blocks``, ``jobs`` (default 1), ``executor``, ``cache``, ...) to
+    ``warpspeed.rank``. A ``warpspeed.Kernel`` is ranked as it is (``shape`` is then ignored).
+    """
+    import warpspeed
+
+    dkw = {k: opts.pop(k) for k in _DESCRIBE_KEYS if k in opts}
+    fallback = opts.pop("fallback_registers", None)
+    if isinstance(kernel_or_assignments, warpspeed.Kernel):
+        kernel = kernel_or_assignments.with_registers(_registers_argument(registers))
+    else:
+        dkw.setdefault("arch", arch_for(device))
+        kernel = _describe(kernel_or_assignments, shape, layout=layout, registers=registers,
+                           fallback_registers=fallback, **dkw)
+    opts.setdefault("jobs", 1)
+    return warpspeed.rank(kernel, device, threads=threads, folding=folding, **opts)
+
+
+def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int], device: Any,
+                  layout: str = "fzyx", registers: int | None = None, **rank_options: Any) -> Any:
+    """``pystencils.create_kernel`` with the thread-block size chosen by warpspeed.
+
+    Ranks the block shapes (``threads``: default ``CREATE_KERNEL_THREADS``) for ``device`` and the arrays of
+    ``shape`` (allocated, x first), then creates the kernel from a copy of ``config`` with
+    ``config.gpu.default_block_size`` = the best block. ``config=None`` means ``Target.CUDA`` with
+    ``jit=ps.no_jit`` (no cupy needed); a given config keeps its target. The winning estimate (the JSON of
+    ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``, with a ``"ranking"`` summary (best block,
+    folding, performance, limiter, the estimate for pystencils' default block).
+
+    pystencils has no thread folding: only folding (1,1,1) is ranked unless ``folding=`` is given, and then a
+    chosen folding is only reported (``"folding_applied": false``), not applied to the kernel.
+    """
+    import pystencils as ps
+    from pystencils.codegen.config import GpuOptions
+    from pystencils.codegen.kernel import Kernel
+
+    from warpspeed.ranking import reference_estimate
+
+    if isinstance(assignments, Kernel):
+        raise _input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
+                           "size); use rank_block_sizes or describe for an existing kernel.")
+    if config is not None and not isinstance(config, ps.CreateKernelConfig):
+        raise _input_error(f"config must be a pystencils CreateKernelConfig or None, got {type(config).__name__}.")
+    base = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
+    target = base.get_target()
+    if not target.is_gpu():
+        raise _input_error(f"create_kernel chooses GPU block sizes, but the config targets {target}; use "
+                           "target=ps.Target.CUDA (or HIP).")
+    folding_given = "folding" in rank_options
+    rank_options.setdefault("folding", ((1, 1, 1),))
+    rank_options.setdefault("threads", CREATE_KERNEL_THREADS)
+    dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
+    dkw.setdefault("arch", arch_for(device))
+    wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
+                        fallback_registers=rank_options.pop("fallback_registers", None), **dkw)
+    ranking = rank_block_sizes(wkernel, shape, device=device, **rank_options)
+    best = ranking.best
+    if best.error:
+        raise _input_error(f"no block shape can launch on {ranking.device}: {best.error}")
+    block = tuple(int(b) for b in best.configuration.block)
+    cfg = base.copy()
+    cfg.gpu.default_block_size = block
+    kernel = ps.create_kernel(assignments, cfg)
+
+    spatial = max(f.spatial_dimensions for f in kernel.get_fields())
+    default_block = tuple(GpuOptions.get_default_block_size(spatial))
+    meta = dict(best.data)
+    summary: dict[str, Any] = {
+        "device": ranking.device, "block": list(block), "folding": list(best.configuration.folding),
+        "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),
+        "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
+        "configurations": len(ranking.results), "folding_ranked": folding_given,
+        "pystencils_default_block": list(default_block),
+    }
+    try:
+        ref = reference_estimate(ranking, wkernel, ranking.device, block=default_block)
+    except Exception:  # the default block may not launch (registers); the summary then omits it
+        ref = None
+    if ref is not None and not ref.error and ref.performance_GLup_s > 0:
+        summary["pystencils_default_GLup_s"] = ref.performance_GLup_s
+        summary["speedup_vs_default"] = best.performance_GLup_s / ref.performance_GLup_s
+    meta["ranking"] = summary
+    kernel.metadata["warpspeed"] = meta
+    return kernel
+
+
+def star_stencil(range_: int = 4, dims: int = 3, dtype: str = "float64", **kw: Any) -> list:
+    from .catalog import star_stencil as f
+
+    return f(range_, dims, dtype, **kw)
+
+
+def lbm_d3q19_srt(layout: str = "fzyx", streaming: str = "pull") -> Any:
+    from .catalog import lbm_d3q19_srt as f
+
+    return f(layout, streaming)
+
+
+def lbm_update_rule(stencil: str = "D3Q19", method: str = "srt", **kw: Any) -> Any:
+    from .catalog import lbm_update_rule as f
+
+    return f(stencil, method, **kw)
+
+
+def allen_cahn_d3q15(layout: str = "fzyx", **kw: Any) -> Any:
+    from .catalog import allen_cahn_d3q15 as f
+
+    return f(layout, **kw)
+
+
+def catalog_entries() -> list:
+    from .catalog import catalog_entries as f
+
+    return f()
+
+
+PLUGIN = {
+    "name": "pystencils",
+    "describe": describe,
+    "rank_block_sizes": rank_block_sizes,
+    "create_kernel": create_kernel,
+    "catalog_entries": catalog_entries,
+}

@@ -1,0 +1,549 @@
+"""From a pystencils 2.x GPU kernel AST to a warpspeed kernel description (the TOML structure as a dict).
+
+How addresses are converted:
+
+1. Every global access in the kernel body is a ``PsMemAcc(pointer, offset)``; a store is one on the left of a
+   ``PsAssignment``, every other one is a load. The pointer is a field's base pointer (kernel parameter with a
+   ``FieldBasePtr`` property).
+2. The offset expression is translated to SymPy. Declared symbols (``ctr_0 = 4 + blockIdx.x*blockDim.x +
+   threadIdx.x`` and any integer temporaries) are substituted, then ``threadIdx.a`` is replaced by
+   ``tid_a - blockIdx.a*blockDim.a``: warpspeed's thread coordinates are the global thread indices, so what is
+   left must depend on ``tidx, tidy, tidz`` only (anything with ``blockIdx`` left is another indexing scheme).
+3. The offset is ``sum_c index_c * stride_c`` over the field's coordinates (stride parameters such as
+   ``_stride_src_1``). The per-coordinate indices are read off as the coefficients of the stride symbols and
+   emitted as a tuple access in memory order (fastest first: x, y, z, then f for an ``fzyx`` LBM field); where
+   that split is impossible the concrete strides for the given shape and layout are substituted and the access
+   is one linear index.
+4. Each index must be affine in the thread coordinates with integer coefficients (``//`` and ``%`` by positive
+   constants are allowed); anything else (indirect addressing, products of thread indices, kernel parameters
+   in an index) is an ``InputError``.
+5. The iteration space comes from the guard ``ctr_c < _size_c - gl``: with ``ctr_c = a + s*tid`` and the
+   concrete size, ``domain = ceil((size - gl - a) / s)``. Field extents are written relative to it
+   (``"nx+8"``), so ``Kernel.with_domain`` resizes the arrays along with the iteration space.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pystencils as ps
+import sympy as sp
+from pystencils.backend.ast.expressions import (
+    PsAdd,
+    PsAnd,
+    PsBufferAcc,
+    PsCall,
+    PsCast,
+    PsConstantExpr,
+    PsDiv,
+    PsExpression,
+    PsGe,
+    PsGt,
+    PsIntDiv,
+    PsLe,
+    PsLiteralExpr,
+    PsLt,
+    PsMemAcc,
+    PsMul,
+    PsNeg,
+    PsRem,
+    PsSub,
+    PsSymbolExpr,
+    PsTernary,
+)
+from pystencils.backend.ast.structural import PsAssignment, PsBlock, PsConditional, PsDeclaration
+from pystencils.backend.memory import BufferBasePtr, PsSymbol
+from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
+from pystencils.field import compute_strides, layout_string_to_tuple, spatial_layout_string_to_tuple
+from pystencils.types import PsIeeeFloatType, PsIntegerType
+
+from warpspeed import InputError
+
+TIDS = ("tidx", "tidy", "tidz")
+_AXES = ("x", "y", "z")
+_DOMAIN_NAMES = ("nx", "ny", "nz")
+TID_SYMBOLS = tuple(sp.Symbol(t, integer=True) for t in TIDS)
+
+
+class FloorDiv(sp.Function):
+    """``a // c`` for a positive integer constant ``c`` (kept unevaluated)."""
+
+
+class Mod(sp.Function):
+    """``a % c`` for a positive integer constant ``c`` (kept unevaluated)."""
+
+
+@dataclass
+class FieldInfo:
+    """A pystencils field with its concrete allocated shape and strides for the requested layout."""
+
+    name: str
+    element_bytes: int
+    is_float: bool
+    shape: tuple[int, ...]  # pystencils coordinate order (spatial..., index...)
+    strides: tuple[int, ...]
+    order: tuple[int, ...]  # coordinates, fastest in memory first
+    fixed: bool
+    loads: list[Any] = field(default_factory=list)
+    stores: list[Any] = field(default_factory=list)
+
+
+def _sym(name: str) -> sp.Symbol:
+    return sp.Symbol(name, integer=True)
+
+
+def layout_orders(layout: str, spatial_dims: int, index_dims: int, what: str) -> tuple[int, ...]:
+    """pystencils layout tuple (slowest first) of a field with ``index_dims`` index dimensions."""
+    try:
+        if index_dims == 0:
+            return tuple(spatial_layout_string_to_tuple(layout, spatial_dims))
+        return tuple(layout_string_to_tuple(layout, spatial_dims + index_dims))
+    except (ValueError, AttributeError) as e:
+        raise InputError(f"pystencils plugin: {what} {layout!r} is not usable for a field with {spatial_dims} "
+                         f"spatial and {index_dims} index dimension(s) ({e}); use 'fzyx', 'zyxf', 'f' or "
+                         "'c'/'numpy'.") from None
+
+
+class Extractor:
+    """Walks one GPU kernel and produces the warpspeed kernel dict."""
+
+    def __init__(self, kernel: Any, shape: Sequence[int], layout: str, index_layout: str, name: str):
+        self.kernel = kernel
+        self.name = name
+        self.where = f"pystencils kernel '{name}'"
+        self.layout = layout
+        self.index_layout = index_layout
+        self.decls: dict[str, Any] = {}
+        self.memo: dict[str, sp.Expr] = {}
+        self.values: dict[str, int] = {}  # shape / stride parameter -> concrete value
+        self.shape_params: dict[str, tuple[str, int]] = {}  # size parameter -> (field, coordinate)
+        self.fields: dict[str, FieldInfo] = {}
+        self.pointer_field: dict[str, str] = {}
+        self._setup(shape)
+
+    # ----------------------------------------------------------------- fields, shapes, strides
+    def _setup(self, shape: Sequence[int]) -> None:
+        fields = list(self.kernel.get_fields())
+        if not fields:
+            raise InputError(f"{self.where}: accesses no field.")
+        dims = {f.spatial_dimensions for f in fields}
+        if len(dims) != 1:
+            raise InputError(f"{self.where}: fields of different spatial dimensionality {sorted(dims)}.")
+        self.spatial_dims = dims.pop()
+        try:
+            shape = tuple(shape) if not isinstance(shape, str | bytes) else None  # type: ignore[assignment]
+        except TypeError:
+            shape = None  # type: ignore[assignment]
+        if shape is None or len(shape) != self.spatial_dims or any(
+                isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1 for n in shape):
+            raise InputError(f"{self.where}: shape must be {self.spatial_dims} positive integers (the allocated "
+                             f"extent of each spatial dimension incl. ghost layers, x fastest; the index "
+                             f"dimension of LBM fields is added from the field), got {shape!r}.")
+        self.shape = tuple(int(n) for n in shape)
+        spatial_order = layout_orders(self.layout, self.spatial_dims, 0, "layout")
+        fastest_first = tuple(reversed(spatial_order))
+        ps_spatial = [0] * self.spatial_dims
+        for i, c in enumerate(fastest_first):
+            ps_spatial[c] = int(shape[i])
+        self.ps_spatial = tuple(ps_spatial)
+        for f in fields:
+            dtype = f.dtype
+            eb = getattr(dtype, "itemsize", None)
+            if not eb:
+                raise InputError(f"{self.where}: field '{f.name}' has element type {dtype} of unknown size.")
+            idx_shape = tuple(f.index_shape)
+            if not all(isinstance(n, int | sp.Integer) for n in idx_shape):
+                raise InputError(f"{self.where}: field '{f.name}' has a symbolic index shape {idx_shape}; only "
+                                 "fixed index extents (e.g. the Q of an LBM field) are supported.")
+            idx_shape = tuple(int(n) for n in idx_shape)
+            fixed = bool(f.has_fixed_shape)
+            if fixed:
+                full = tuple(int(n) for n in f.shape)
+                strides = tuple(int(s) for s in f.strides)
+                order = tuple(sorted(range(len(full)), key=lambda c: (strides[c], -c)))
+                if full[:self.spatial_dims] != self.ps_spatial:
+                    raise InputError(f"{self.where}: field '{f.name}' has the fixed shape {list(full)}, which "
+                                     f"does not match the shape {list(self.shape)} given (x fastest).")
+            else:
+                full = self.ps_spatial + idx_shape
+                lay = (layout_orders(self.index_layout, self.spatial_dims, len(idx_shape), "index_layout")
+                       if idx_shape else spatial_order)
+                strides = tuple(int(s) for s in compute_strides(full, lay))
+                order = tuple(reversed(lay))
+            self.fields[f.name] = FieldInfo(f.name, int(eb), isinstance(dtype, PsIeeeFloatType), full, strides,
+                                            order, fixed)
+        for p in self.kernel.parameters:
+            for prop in p.properties:
+                if isinstance(prop, FieldBasePtr):
+                    self.pointer_field[p.name] = prop.field.name
+                elif isinstance(prop, FieldShape | FieldStride) and prop.field.name in self.fields:
+                    info = self.fields[prop.field.name]
+                    if prop.coordinate >= len(info.shape):
+                        continue
+                    v = (info.shape if isinstance(prop, FieldShape) else info.strides)[prop.coordinate]
+                    old = self.values.setdefault(p.name, v)
+                    if old != v:
+                        raise InputError(f"{self.where}: parameter '{p.name}' is shared by fields that get "
+                                         f"different values ({old} and {v}) for this shape and layout.")
+                    if isinstance(prop, FieldShape):
+                        self.shape_params[p.name] = (prop.field.name, prop.coordinate)
+
+    # ----------------------------------------------------------------- expressions
+    def _collect_decls(self, node: Any) -> None:
+        if isinstance(node, PsDeclaration):
+            self.decls[node.declared_symbol.name] = node.rhs
+        for c in node.children:
+            self._collect_decls(c)
+
+    def to_sympy(self, e: Any, what: str) -> sp.Expr:
+        """An integer index expression of the AST as SymPy (thread indices not yet substituted)."""
+        match e:
+            case PsSymbolExpr(symbol):
+                name = symbol.name
+                if name in self.memo:
+                    return self.memo[name]
+                if name in self.decls:
+                    dt = symbol.dtype
+                    if dt is not None and not isinstance(dt, PsIntegerType):
+                        raise InputError(f"{self.where}: {what} depends on '{name}' of type {dt}, which is not "
+                                         "an integer index (indirect or data-dependent addressing is not "
+                                         "supported).")
+                    v = self.to_sympy(self.decls[name], what)
+                    self.memo[name] = v
+                    return v
+                return _sym(name)
+            case PsConstantExpr(constant):
+                v = constant.value
+                try:
+                    iv = int(v)
+                except (TypeError, ValueError):
+                    raise InputError(f"{self.where}: {what} has the non-integer constant {v}.") from None
+                if iv != v:
+                    raise InputError(f"{self.where}: {what} has the non-integer constant {v}.")
+                return sp.Integer(iv)
+            case PsLiteralExpr(literal):
+                text = literal.text
+                return _sym(text.replace(".", "_"))
+            case PsCast(_, operand):
+                return self.to_sympy(operand, what)
+            case PsAdd(a, b):
+                return self.to_sympy(a, what) + self.to_sympy(b, what)
+            case PsSub(a, b):
+                return self.to_sympy(a, what) - self.to_sympy(b, what)
+            case PsMul(a, b):
+                return self.to_sympy(a, what) * self.to_sympy(b, what)
+            case PsNeg(a):
+                return -self.to_sympy(a, what)
+            case PsIntDiv(a, b) | PsDiv(a, b) | PsRem(a, b):
+                num, den = self.to_sympy(a, what), self.to_sympy(b, what)
+                den = den.subs(self._value_subs())
+                if not (den.is_Integer and den > 0):
+                    raise InputError(f"{self.where}: {what} divides by '{den}'; only integer division and "
+                                     "remainder by positive constants are supported.")
+                if isinstance(e, PsRem):
+                    return Mod(num, den)
+                if den == 1:
+                    return num
+                return FloorDiv(num, den)
+            case PsMemAcc() | PsBufferAcc():
+                raise InputError(f"{self.where}: {what} contains a memory access ({e}): indirect addressing "
+                                 "is not supported.")
+            case PsTernary():
+                raise InputError(f"{self.where}: {what} contains a conditional expression ({e}); only affine "
+                                 "index expressions are supported.")
+            case _:
+                raise InputError(f"{self.where}: {what} contains '{e}' ({type(e).__name__}), which is not an "
+                                 "affine integer index expression.")
+
+    def _value_subs(self) -> dict[sp.Symbol, int]:
+        if not hasattr(self, "_vsubs"):
+            self._vsubs = {_sym(k): v for k, v in self.values.items()}
+        return self._vsubs
+
+    def _thread_subs(self, expr: sp.Expr, what: str) -> sp.Expr:
+        subs = {}
+        for a, t in zip(_AXES, TID_SYMBOLS, strict=True):
+            subs[_sym(f"threadIdx_{a}")] = t - _sym(f"blockIdx_{a}") * _sym(f"blockDim_{a}")
+        out = sp.expand(expr.xreplace(subs))
+        left = sorted(str(s) for s in out.free_symbols if str(s).startswith(("blockIdx", "blockDim", "gridDim")))
+        if left:
+            raise InputError(f"{self.where}: {what} uses {', '.join(left)} other than through the global thread "
+                             "index blockIdx*blockDim+threadIdx; only the Linear3D indexing scheme is supported.")
+        return out
+
+    # ----------------------------------------------------------------- the walk
+    def run(self) -> dict:
+        body = self.kernel.body
+        self._collect_decls(body)
+        self.domain, self.extent_text = self._domain(body)
+        self._walk(body)
+        fields = []
+        for info in sorted(self.fields.values(), key=lambda f: f.name):
+            if not info.loads and not info.stores:
+                continue
+            shape = [self.extent_text.get((info.name, c), info.shape[c]) for c in info.order]
+            fields.append({"name": info.name, "element_bytes": info.element_bytes, "shape": shape,
+                           "loads": info.loads, "stores": info.stores})
+        if not fields:
+            raise InputError(f"{self.where}: no global load or store found.")
+        return {"fields": fields, "domain": list(self.domain)}
+
+    def _walk(self, node: Any) -> None:
+        if isinstance(node, PsAssignment) and not isinstance(node, PsDeclaration):
+            lhs = node.lhs
+            if isinstance(lhs, PsMemAcc):
+                self._access(lhs, store=True)
+                self._walk(lhs.offset)
+            else:
+                self._walk(lhs)
+            self._walk(node.rhs)
+            return
+        if isinstance(node, PsMemAcc):
+            self._access(node, store=False)
+            self._walk(node.offset)
+            return
+        if isinstance(node, PsBufferAcc):
+            raise InputError(f"{self.where}: unlowered buffer access {node}; pass a kernel created by "
+                             "pystencils.create_kernel.")
+        for c in node.children:
+            self._walk(c)
+
+    def _field_of(self, pointer: Any) -> tuple[FieldInfo, Any, sp.Expr]:
+        """The field and buffer behind a pointer expression and an extra element offset (pointer arithmetic)."""
+        extra: sp.Expr = sp.Integer(0)
+        p = pointer
+        while True:
+            if isinstance(p, PsCast):
+                p = p.operand
+                continue
+            if isinstance(p, PsAdd):
+                p, off = p.operand1, p.operand2
+                extra += self.to_sympy(off, "a pointer offset")
+                continue
+            if isinstance(p, PsSymbolExpr):
+                name = p.symbol.name
+                if name in self.pointer_field:
+                    bufs = p.symbol.get_properties(BufferBasePtr)
+                    buf = next(iter(bufs)).buffer if bufs else None
+                    return self.fields[self.pointer_field[name]], buf, extra
+                if name in self.decls:
+                    p = self.decls[name]
+                    continue
+            raise InputError(f"{self.where}: memory access through '{pointer}', which is not a field's base "
+                             "pointer (indirect addressing is not supported).")
+
+    def _access(self, acc: PsMemAcc, store: bool) -> None:
+        info, buf, extra = self._field_of(acc.pointer)
+        kind = "store" if store else "load"
+        what = f"field '{info.name}', {kind} [{acc.offset}]"
+        off = self._thread_subs(self.to_sympy(acc.offset, what) + extra, what)
+        entry: Any = None
+        if not info.fixed and buf is not None:
+            entry = self._split(off, info, buf, what)
+        if entry is None:
+            lin = sp.expand(off.xreplace(self._value_subs()))
+            entry = affine_text(lin, self.where, what)
+        target = info.stores if store else info.loads
+        if entry not in target:
+            target.append(entry)
+
+    def _split(self, off: sp.Expr, info: FieldInfo, buf: Any, what: str) -> list[str] | None:
+        """Per-coordinate indices from the coefficients of the stride symbols, in memory order."""
+        stride_syms = []
+        strides = list(buf.strides)
+        # scalar fields carry a trailing index dimension of extent 1 (constant stride) in the buffer: ignore it
+        while len(strides) > len(info.shape) and not isinstance(strides[-1], PsSymbol):
+            strides.pop()
+        if len(strides) != len(info.shape):
+            return None
+        for s in strides:
+            if not isinstance(s, PsSymbol):
+                return None
+            stride_syms.append(_sym(s.name))
+        if len(set(stride_syms)) != len(stride_syms):
+            return None
+        coefs = [off.coeff(s) for s in stride_syms]
+        rest = sp.expand(off - sum(c * s for c, s in zip(coefs, stride_syms, strict=True)))
+        if rest != 0 or any(c.has(*stride_syms) for c in coefs):
+            return None
+        vs = self._value_subs()
+        return [affine_text(sp.expand(coefs[c].xreplace(vs)), self.where, f"{what}, coordinate {c}")
+                for c in info.order]
+
+    # ----------------------------------------------------------------- iteration space
+    def _domain(self, body: PsBlock) -> tuple[tuple[int, int, int], dict[tuple[str, int], str]]:
+        guard = next((s for s in body.statements if isinstance(s, PsConditional)), None)
+        dom: dict[int, int] = {}
+        text: dict[tuple[str, int], str] = {}
+        used_axes = sorted({i for i, a in enumerate(_AXES) if self._uses_thread_axis(body, a)})
+        if guard is None:
+            raise InputError(f"{self.where}: no iteration-space guard (if ctr < size - gl) found; only "
+                             "kernels of the Linear3D indexing scheme are supported.")
+        for rel in _conjuncts(guard.condition):
+            self._bound(rel, dom, text)
+        missing = [TIDS[i] for i in used_axes if i not in dom]
+        if missing:
+            raise InputError(f"{self.where}: the guard bounds no iteration range for {', '.join(missing)}.")
+        out = tuple(dom.get(i, 1) for i in range(3))
+        if any(n < 1 for n in out):
+            raise InputError(f"{self.where}: empty iteration space {list(out)} for the shape "
+                             f"{list(self.ps_spatial)} (ghost layers take it all).")
+        return out, text  # type: ignore[return-value]
+
+    def _uses_thread_axis(self, node: Any, axis: str) -> bool:
+        if isinstance(node, PsLiteralExpr) and node.literal.text == f"threadIdx.{axis}":
+            return True
+        return any(self._uses_thread_axis(c, axis) for c in node.children)
+
+    def _bound(self, rel: Any, dom: dict[int, int], text: dict[tuple[str, int], str]) -> None:
+        what = f"guard '{rel}'"
+        if isinstance(rel, PsLt | PsLe):
+            lo, hi, strict = rel.operand1, rel.operand2, isinstance(rel, PsLt)
+        elif isinstance(rel, PsGt | PsGe):
+            lo, hi, strict = rel.operand2, rel.operand1, isinstance(rel, PsGt)
+        else:
+            raise InputError(f"{self.where}: cannot read the iteration space from the {what}.")
+        lhs = self._thread_subs(self.to_sympy(lo, what), what)
+        rhs_raw = self.to_sympy(hi, what)
+        rhs = sp.expand(self._thread_subs(rhs_raw, what).xreplace(self._value_subs()))
+        lhs = sp.expand(lhs.xreplace(self._value_subs()))
+        tids = [t for t in TID_SYMBOLS if lhs.has(t)]
+        if not rhs.is_Integer:
+            if not tids and rhs.has(*TID_SYMBOLS):  # a lower bound such as start <= ctr
+                return
+            raise InputError(f"{self.where}: the {what} does not compare with a constant for this shape.")
+        if len(tids) != 1:
+            if not tids and lhs.is_Integer and bool(lhs < rhs if strict else lhs <= rhs):
+                return  # always true
+            raise InputError(f"{self.where}: cannot read the iteration space from the {what}.")
+        t = tids[0]
+        poly = sp.Poly(lhs, t)
+        if poly.degree() != 1:
+            raise InputError(f"{self.where}: the {what} is not affine in {t}.")
+        s, a = poly.all_coeffs()
+        if not (s.is_Integer and a.is_Integer and s > 0):
+            raise InputError(f"{self.where}: cannot read the iteration space from the {what}.")
+        s, a, r = int(s), int(a), int(rhs)
+        n = -(-(r - a) // s) if strict else (r - a) // s + 1
+        axis = TID_SYMBOLS.index(t)
+        dom[axis] = min(n, dom.get(axis, n))
+        if s == 1:  # extents along this axis follow the domain: "nx+8"
+            for sym in rhs_raw.free_symbols:
+                if sym.name in self.shape_params:
+                    fname, coord = self.shape_params[sym.name]
+                    for info in self.fields.values():
+                        if not info.fixed and coord < self.spatial_dims:
+                            k = info.shape[coord] - n
+                            text[(info.name, coord)] = f"{_DOMAIN_NAMES[axis]}+{k}" if k else _DOMAIN_NAMES[axis]
+
+
+def _conjuncts(cond: Any) -> list[Any]:
+    if isinstance(cond, PsAnd):
+        return _conjuncts(cond.operand1) + _conjuncts(cond.operand2)
+    return [cond]
+
+
+def affine_text(expr: sp.Expr, where: str, what: str) -> str:
+    """A warpspeed expression string for an affine integer expression of tidx, tidy, tidz."""
+    expr = sp.expand(expr)
+    terms = expr.as_coefficients_dict()
+    parts: list[tuple[int, str, int]] = []
+    for key, coef in terms.items():
+        if not coef.is_Integer:
+            raise InputError(f"{where}: {what}: coefficient {coef} of '{key}' is not an integer.")
+        c = int(coef)
+        if key == 1:
+            parts.append((9, "", c))
+        elif key in TID_SYMBOLS:
+            parts.append((TID_SYMBOLS.index(key), key.name, c))
+        elif isinstance(key, FloorDiv | Mod):
+            inner = affine_text(key.args[0], where, what)
+            op = "//" if isinstance(key, FloorDiv) else "%"
+            parts.append((5, f"({inner}){op}{int(key.args[1])}", c))
+        else:
+            free = sorted(str(s) for s in key.free_symbols if s not in TID_SYMBOLS)
+            if free:
+                raise InputError(f"{where}: {what} depends on {', '.join(free)} (not a thread index or a field "
+                                 "shape/stride): indirect or parameter-dependent addressing is not supported.")
+            raise InputError(f"{where}: {what}: the index '{expr}' is not affine in tidx, tidy, tidz (term "
+                             f"'{key}').")
+    parts.sort(key=lambda p: (p[0], p[1]))
+    out = ""
+    for _, name, c in parts:
+        if c == 0:
+            continue
+        if not name:
+            term = str(abs(c))
+        elif abs(c) == 1:
+            term = name
+        else:
+            term = f"{abs(c)}*{name}"
+        if not out:
+            out = term if c > 0 else f"-{term}"
+        else:
+            out += f" + {term}" if c > 0 else f" - {term}"
+    return out or "0"
+
+
+# --------------------------------------------------------------------------- flops
+_OTHER_OPS = ("divs", "sqrts", "fast_sqrts", "fast_inv_sqrts", "fast_div")
+
+
+def flops_from_assignments(assignments: Any) -> dict[str, float] | None:
+    """adds / muls / divs+sqrts of a list of assignments via ``count_operations`` (None where it fails)."""
+    from pystencils.sympyextensions import count_operations
+
+    try:
+        counts = count_operations(list(assignments), only_type=None)
+    except Exception:  # count_operations does not know every SymPy node
+        return None
+    return {"add": float(counts.get("adds", 0)), "mul": float(counts.get("muls", 0)),
+            "other": float(sum(counts.get(k, 0) for k in _OTHER_OPS))}
+
+
+def flops_from_ast(kernel: Any) -> dict[str, float]:
+    """Floating-point operations inside the kernel's guard (hoisted constants outside it are not counted)."""
+    counts = {"add": 0.0, "mul": 0.0, "other": 0.0}
+    guard = next((s for s in kernel.body.statements if isinstance(s, PsConditional)), kernel.body)
+
+    def visit(node: Any) -> None:
+        if isinstance(node, PsMemAcc):
+            return  # index arithmetic is integer
+        if isinstance(node, PsExpression) and isinstance(node.dtype, PsIeeeFloatType):
+            if isinstance(node, PsAdd | PsSub):
+                counts["add"] += 1
+            elif isinstance(node, PsMul):
+                counts["mul"] += 1
+            elif isinstance(node, PsDiv | PsCall):
+                counts["other"] += 1
+        for c in node.children:
+            visit(c)
+
+    visit(guard)
+    return counts
+
+
+def precision_of(fields: Mapping[str, FieldInfo]) -> str:
+    floats = [f.element_bytes for f in fields.values() if f.is_float]
+    return "fp32" if floats and max(floats) <= 4 else "fp64"
+
+
+def kernel_dict(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: str, name: str,
+                flops: dict[str, float] | None) -> dict:
+    """The warpspeed kernel dict (INTERFACE.md TOML structure) of a pystencils GPU kernel."""
+    ex = Extractor(kernel, shape, layout, index_layout, name)
+    out = ex.run()
+    if flops is None:
+        flops = flops_from_ast(kernel)
+    spec = {"name": name, "precision": precision_of(ex.fields),
+            "flops": {k: v for k, v in flops.items() if v},
+            "domain": out["domain"], "field": out["fields"]}
+    loads = sum(len(f["loads"]) for f in out["fields"])
+    stores = sum(len(f["stores"]) for f in out["fields"])
+    spec["description"] = (f"pystencils {ps.__version__} kernel '{kernel.name}': {loads} distinct loads, {stores} "
+                           f"distinct stores; allocated shape {list(ex.shape)} (x fastest), layout {layout}"
+                           + (f", index layout {index_layout}" if index_layout != layout else ""))
+    return spec

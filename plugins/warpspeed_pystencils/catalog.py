@@ -1,0 +1,182 @@
+"""Kernels of the paper as pystencils / lbmpy assignments, and the catalog entries warpspeed lists.
+
+``star_stencil`` (the range-r star, 3D25pt for r=4), ``lbm_d3q19_srt`` (and the general ``lbm_update_rule``)
+and ``allen_cahn_d3q15`` (the conservative Allen-Cahn interface-tracking LBM of
+``lbmpy.phasefield_allen_cahn``) return what ``describe`` accepts. ``catalog_entries()`` offers them to
+``warpspeed.kernels`` (names ``d3q19-srt``, ``d3q15-allen-cahn``, ``lbm``): built on first use, by lbmpy.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+#: Registers per thread measured with nvcc (CUDA 13, -arch=sm_80) on these kernels; used by the catalog
+#: entries only where neither nvcc nor its cached result is available (describe() warns in that case).
+MEASURED_REGISTERS_SM80 = {"d3q19-srt": 90, "d3q15-allen-cahn": 94}
+
+_DTYPES = {"float64": "double", "double": "double", "fp64": "double",
+           "float32": "float", "float": "float", "fp32": "float"}
+_STREAMING = ("pull", "push")
+_METHODS = ("srt", "trt", "mrt", "cumulant", "central_moment")
+LBM_DOMAIN = (256, 256, 256)
+
+
+def _input_error(msg: str) -> Exception:
+    from warpspeed import InputError
+
+    return InputError(msg)
+
+
+def star_stencil(range_: int = 4, dims: int = 3, dtype: str = "float64", *, layout: str = "fzyx") -> list:
+    """``dst = (src[0] + sum of the 2*dims*range_ neighbours at distance 1..range_) / npoints``.
+
+    One multiplication by the constant weight and ``npoints - 1`` additions per cell, like the hand-written
+    ``star3d-r4`` (range 4, 3D: the paper's 3D25pt). Fields ``src``, ``dst`` (generic size, ``layout``).
+    """
+    import pystencils as ps
+    import sympy as sp
+
+    if isinstance(range_, bool) or not isinstance(range_, int) or range_ < 0:
+        raise _input_error(f"star_stencil: range_ must be a non-negative integer, got {range_!r}.")
+    if dims not in (1, 2, 3):
+        raise _input_error(f"star_stencil: dims must be 1, 2 or 3, got {dims!r}.")
+    if dtype not in _DTYPES:
+        raise _input_error(f"star_stencil: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}.")
+    src, dst = ps.fields(f"src, dst: {_DTYPES[dtype]}[{dims}D]", layout=layout)
+    terms = [src.center]
+    for axis, dist in itertools.product(range(dims), range(1, range_ + 1)):
+        terms += [src.neighbor(axis, -dist), src.neighbor(axis, dist)]
+    rhs = sp.Mul(sp.Rational(1, len(terms)), sp.Add(*terms), evaluate=False) if len(terms) > 1 else terms[0]
+    return [ps.Assignment(dst.center, rhs)]
+
+
+def lbm_update_rule(stencil: str = "D3Q19", method: str = "srt", *, layout: str = "fzyx", streaming: str = "pull",
+                    compressible: bool = True) -> Any:
+    """An lbmpy two-grid update rule (fields ``src`` -> ``dst``), stream and collide in one kernel.
+
+    ``streaming="pull"`` loads the neighbours' populations at ``(-c_f, f)`` and stores at ``(0, f)``;
+    ``"push"`` the reverse. ``layout`` is the lbmpy field layout (``fzyx`` = structure of arrays).
+    """
+    import sympy as sp
+    from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil, create_lb_update_rule
+
+    st = _stencil_name(stencil)
+    m = str(method).lower()
+    if m not in _METHODS:
+        raise _input_error(f"lbm_update_rule: method must be one of {list(_METHODS)}, got {method!r}.")
+    if streaming not in _STREAMING:
+        raise _input_error(f"lbm_update_rule: streaming must be 'pull' or 'push', got {streaming!r}.")
+    rates: dict[str, Any] = {"relaxation_rate": sp.Symbol("omega")}
+    if m == "trt":
+        rates = {"relaxation_rates": [sp.Symbol("omega"), sp.Symbol("omega_odd")]}
+    cfg = LBMConfig(stencil=LBStencil(getattr(Stencil, st)), method=getattr(Method, m.upper()),
+                    compressible=compressible, streaming_pattern=streaming, **rates)
+    return create_lb_update_rule(lbm_config=cfg, lbm_optimisation=LBMOptimisation(cse_global=True,
+                                                                                  field_layout=layout))
+
+
+def _stencil_name(stencil: str) -> str:
+    from lbmpy import Stencil
+
+    st = str(stencil).upper()
+    if not st.startswith("D") or not hasattr(Stencil, st):
+        raise _input_error(f"unknown LBM stencil {stencil!r}; e.g. D2Q9, D3Q15, D3Q19, D3Q27.")
+    return st
+
+
+def lbm_d3q19_srt(layout: str = "fzyx", streaming: str = "pull") -> Any:
+    """The D3Q19 single-relaxation-time LBM update rule (compressible, symbolic ``omega``)."""
+    return lbm_update_rule("D3Q19", "srt", layout=layout, streaming=streaming)
+
+
+def allen_cahn_d3q15(layout: str = "fzyx", *, mobility: float = 0.02, interface_thickness: int = 5) -> Any:
+    """The conservative Allen-Cahn phase-field (interface-tracking) LBM step of the paper, MRT on D3Q15.
+
+    Stream-pull-collide on ``lb_phase_field`` -> ``lb_phase_field_tmp`` with the interface-tracking force
+    from ``phase_field`` (its isotropic gradient: 15 cells) and the velocity ``vel_field`` as input; the new
+    phase field is written to ``phase_field_tmp``. Built with ``lbmpy.phasefield_allen_cahn``.
+    """
+    import pystencils as ps
+    import sympy as sp
+    from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil, create_lb_update_rule
+    from lbmpy.phasefield_allen_cahn.kernel_equations import (
+        add_interface_tracking_force,
+        interface_tracking_force,
+    )
+    from lbmpy.phasefield_allen_cahn.parameter_calculation import AllenCahnParameters
+
+    stencil = LBStencil(Stencil.D3Q15)
+    q, d = stencil.Q, stencil.D
+    vel = ps.fields(f"vel_field({d}): double[{d}D]", layout=layout)
+    phi, phi_tmp = ps.fields(f"phase_field, phase_field_tmp: double[{d}D]", layout=layout)
+    h, h_tmp = ps.fields(f"lb_phase_field({q}), lb_phase_field_tmp({q}): double[{d}D]", layout=layout)
+    params = AllenCahnParameters(density_heavy=1.0, density_light=0.001, dynamic_viscosity_heavy=0.03,
+                                 dynamic_viscosity_light=0.03, surface_tension=1e-4, mobility=mobility,
+                                 interface_thickness=interface_thickness)
+    omega_phi = 1 / (sp.Rational(1, 2) + 3 * params.symbolic_mobility)
+    rates = [0] + [omega_phi] * d + [1] * (q - d - 1)
+    cfg = LBMConfig(stencil=stencil, method=Method.MRT, compressible=True, delta_equilibrium=False,
+                    force=sp.symbols(f"F_:{d}"), velocity_input=vel, weighted=True, relaxation_rates=rates,
+                    output={"density": phi_tmp}, kernel_type="stream_pull_collide")
+    rule = create_lb_update_rule(lbm_config=cfg,
+                                 lbm_optimisation=LBMOptimisation(symbolic_field=h, symbolic_temporary_field=h_tmp))
+    rule = add_interface_tracking_force(rule, interface_tracking_force(phi, stencil, params))
+    return rule.new_with_substitutions(params.parameter_map())
+
+
+# --------------------------------------------------------------------------- catalog entries
+def _domain(domain: Sequence[int] | None, dims: int = 3) -> tuple[int, ...]:
+    d = tuple(domain) if domain is not None else LBM_DOMAIN[:dims]
+    if len(d) != dims or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in d):
+        raise _input_error(f"this LBM catalog kernel is {dims}D: domain must be {dims} positive integers, "
+                           f"got {domain!r}.")
+    return d
+
+
+@functools.lru_cache(maxsize=16)
+def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
+    from . import _describe
+
+    if name == "d3q15-allen-cahn":
+        rule = allen_cahn_d3q15(**dict(key))
+    else:
+        rule = lbm_update_rule(**dict(key))
+    shape = tuple(n + 2 for n in domain)  # one ghost layer
+    return _describe(rule, shape, layout=dict(key).get("layout", "fzyx"), name=name,
+                     fallback_registers=MEASURED_REGISTERS_SM80.get(name))
+
+
+def build_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", domain: Sequence[int] | None = None) -> Any:
+    key = (("stencil", "D3Q19"), ("method", "srt"), ("layout", layout), ("streaming", streaming))
+    return _built("d3q19-srt", key, _domain(domain))
+
+
+def build_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx", streaming: str = "pull",
+              domain: Sequence[int] | None = None) -> Any:
+    key = (("stencil", _stencil_name(stencil)), ("method", str(method).lower()), ("layout", layout),
+           ("streaming", streaming))
+    st = _stencil_name(stencil)
+    return _built(f"{st.lower()}-{str(method).lower()}", key, _domain(domain, int(st[1])))
+
+
+def build_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None) -> Any:
+    return _built("d3q15-allen-cahn", (("layout", layout),), _domain(domain))
+
+
+def catalog_entries() -> list:
+    """Entries for ``warpspeed.kernels`` (cheap: nothing is built until an entry is used)."""
+    from warpspeed.kernels import CatalogEntry
+
+    return [
+        CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide two-grid (pystencils plugin; "
+                     "streaming pull|push, layout fzyx|zyxf)", build_d3q19_srt,
+                     {"layout": "fzyx", "streaming": "pull"}),
+        CatalogEntry("d3q15-allen-cahn", "lbmpy conservative Allen-Cahn interface tracking, MRT D3Q15 "
+                     "(the paper's phase-field kernel; pystencils plugin)", build_allen_cahn, {"layout": "fzyx"}),
+        CatalogEntry("lbm", "lbmpy LBM update rule (pystencils plugin): stencil D2Q9|D3Q15|D3Q19|D3Q27, "
+                     "method srt|trt|mrt|cumulant, streaming pull|push, layout fzyx|zyxf", build_lbm,
+                     {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull"}),
+    ]

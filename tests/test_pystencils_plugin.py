@@ -1,0 +1,347 @@
+"""The pystencils / lbmpy plugin: kernels extracted from generated code, block-size choice, registers from nvcc."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+# lbmpy caches update rules on disk (read when pystencils is imported): keep it out of the home directory
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(tempfile.gettempdir()) / "warpspeed-tests-pystencils-cache"))
+
+ps = pytest.importorskip("pystencils")
+pytest.importorskip("lbmpy")
+
+import warpspeed_pystencils as wp  # noqa: E402
+from warpspeed_pystencils import _registers  # noqa: E402
+
+import warpspeed  # noqa: E402
+
+A100 = "A100-SXM4-40GB"
+STAR_SHAPE = (648, 520, 520)
+
+
+@pytest.fixture(autouse=True)
+def _private_register_cache(tmp_path, monkeypatch):
+    """nvcc results go to a fresh cache per test (never to ~/.cache)."""
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("WARPSPEED_NVCC", raising=False)
+
+
+@pytest.fixture(scope="module")
+def star4():
+    return wp.describe(wp.star_stencil(4), STAR_SHAPE, registers=48)
+
+
+@pytest.fixture(scope="module")
+def d3q19_rule():
+    return wp.lbm_d3q19_srt()
+
+
+@pytest.fixture(scope="module")
+def d3q19(d3q19_rule):
+    return wp.describe(d3q19_rule, (130, 130, 130), registers=90)
+
+
+def _field(kernel, name):
+    return next(f for f in kernel.fields if f.name == name)
+
+
+def _norm(access):
+    return tuple(a.replace(" ", "") for a in access) if isinstance(access, list | tuple) else access.replace(" ", "")
+
+
+# ----------------------------------------------------------------------------- plugin registration
+def test_import_is_cheap_and_registered():
+    code = "import sys, warpspeed_pystencils; print(any(m.split('.')[0] in ('pystencils', 'lbmpy', 'sympy') " \
+           "for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    eps = {ep.name: ep for ep in metadata.entry_points(group="warpspeed.plugins")}
+    assert eps["pystencils"].load() is wp
+    assert wp.PLUGIN["name"] == "pystencils" and wp.PLUGIN["describe"] is wp.describe
+    names = {e.name for e in wp.catalog_entries()}
+    assert {"d3q19-srt", "d3q15-allen-cahn"} <= names
+
+
+# ----------------------------------------------------------------------------- 3D25pt
+def test_star_r4_accesses_and_iteration_space(star4):
+    assert star4.domain == (640, 512, 512)
+    src, dst = _field(star4, "src"), _field(star4, "dst")
+    assert len(src.loads) == 25 and not src.stores
+    assert len(dst.stores) == 1 and not dst.loads
+    assert src.shape == dst.shape == STAR_SHAPE and src.element_bytes == 8
+    assert star4.precision == "fp64" and star4.registers == 48
+    assert star4.flops.add == 24 and star4.flops.mul == 1
+    ref = warpspeed.find_kernel("star3d-r4")
+    ref_loads = {_norm(a) for f in ref.spec["field"] for a in f["loads"]}
+    assert {_norm(a) for a in star4.spec["field"][1]["loads"]} == ref_loads  # src (fields sorted by name)
+    assert star4.spec["field"][1]["shape"] == ["nx+8", "ny+8", "nz+8"]
+
+
+@pytest.mark.parametrize("block", [(32, 4, 8), (256, 4, 1), (8, 8, 8)])
+@pytest.mark.parametrize("folding", [(1, 1, 1), (1, 1, 2)])
+def test_star_r4_matches_hand_written_kernel(star4, block, folding):
+    ref = warpspeed.find_kernel("star3d-r4")
+    a = warpspeed.estimate(star4, A100, block, folding, registers=48).to_dict()
+    b = warpspeed.estimate(ref, A100, block, folding, registers=48).to_dict()
+    assert a["domain"] == b["domain"] == [640, 512, 512]
+    for key, v in b["volumes_B_per_lup"].items():
+        assert a["volumes_B_per_lup"][key] == pytest.approx(v, rel=0.01, abs=1e-9), key
+    assert a["limiter"] == b["limiter"]
+    assert a["performance_GLup_s"] == pytest.approx(b["performance_GLup_s"], rel=0.01)
+
+
+def test_folding_is_applied_to_the_address_expressions(star4):
+    # what an unrolled kernel with a y-stride-2 iteration slice accesses: 42 distinct loads of 50, 2 stores
+    instructions = warpspeed.KernelAnalysis(star4).instructions((1, 2, 1))
+    assert sum(not i.store for i in instructions) == 42 and sum(i.store for i in instructions) == 2
+
+
+def test_describe_an_existing_gpu_kernel_counts_flops_from_the_ast():
+    kernel = ps.create_kernel(wp.star_stencil(4), ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit))
+    k = wp.describe(kernel, STAR_SHAPE, registers=48, name="star-r4-from-kernel")
+    assert k.name == "star-r4-from-kernel" and k.domain == (640, 512, 512)
+    assert (k.flops.add, k.flops.mul, k.flops.other) == (24, 1, 0)
+    assert len(_field(k, "src").loads) == 25
+
+
+# ----------------------------------------------------------------------------- LBM
+def test_d3q19_pull_loads_and_stores(d3q19):
+    from lbmpy import LBStencil, Stencil
+
+    src, dst = _field(d3q19, "src"), _field(d3q19, "dst")
+    assert len(src.loads) == 19 and len(dst.stores) == 19 and not src.stores and not dst.loads
+    assert src.shape == (130, 130, 130, 19)  # fzyx: x fastest, the population index slowest
+    assert d3q19.domain == (128, 128, 128)
+    raw = next(f for f in d3q19.spec["field"] if f["name"] == "src")
+    want = {(f"tidx+{1 - c[0]}", f"tidy+{1 - c[1]}", f"tidz+{1 - c[2]}", str(i))
+            for i, c in enumerate(LBStencil(Stencil.D3Q19))}
+    assert {_norm(a) for a in raw["loads"]} == {tuple(s.replace("+0", "") for s in w) for w in want}
+    assert all(_norm(a)[:3] == ("tidx+1", "tidy+1", "tidz+1") for a in
+               next(f for f in d3q19.spec["field"] if f["name"] == "dst")["stores"])
+    assert d3q19.flops.add > 100 and d3q19.flops.mul > 50
+
+
+@pytest.mark.parametrize("block", [(128, 1, 1), (64, 2, 2)])
+def test_d3q19_is_dram_bound_for_wide_blocks(d3q19, block):
+    e = warpspeed.estimate(d3q19, A100, block).to_dict()
+    assert e["limiter"] == "DRAM"
+    assert e["volumes_B_per_lup"]["dram_load"] + e["volumes_B_per_lup"]["dram_store"] >= 2 * 19 * 8 * 0.95
+
+
+def test_d3q19_short_x_blocks_rank_last(d3q19_rule):
+    # a sample of the 512-thread shapes (the full set takes ~25 s): every x extent, several y/z splits
+    blocks = [(512, 1, 1), (256, 2, 1), (128, 2, 2), (64, 8, 1), (32, 4, 4), (16, 32, 1), (8, 8, 8), (4, 128, 1),
+              (4, 16, 8), (2, 256, 1), (2, 16, 16), (1, 512, 1), (1, 32, 16)]
+    r = wp.rank_block_sizes(d3q19_rule, (258, 258, 258), device=A100, threads=(512,), registers=90, blocks=blocks)
+    order = [res.configuration.block for res in r.results]
+    assert sorted(order) == sorted(blocks) and not any(res.error for res in r.results)
+    short = [i for i, b in enumerate(order) if b[0] <= 2]
+    assert short == list(range(len(order) - len(short), len(order))), order
+    assert r.best.configuration.block[0] >= 32 and r.best.limiter == "DRAM"
+
+
+def test_d3q19_zyxf_layout_puts_populations_first(d3q19_rule):
+    k = wp.describe(wp.lbm_d3q19_srt(layout="zyxf"), (34, 34, 34), layout="zyxf", registers=90)
+    src = _field(k, "src")
+    assert src.shape == (19, 34, 34, 34) and len(src.loads) == 19
+    assert k.spec["field"][1]["shape"] == [19, "nx+2", "ny+2", "nz+2"]
+
+
+def test_allen_cahn_d3q15_accesses():
+    k = wp.describe(wp.allen_cahn_d3q15(), (66, 66, 66), registers=94)
+    counts = {f.name: (len(f.loads), len(f.stores)) for f in k.fields}
+    assert counts == {"lb_phase_field": (15, 0), "phase_field": (15, 0), "vel_field": (3, 0),
+                      "lb_phase_field_tmp": (0, 15), "phase_field_tmp": (0, 1)}
+    assert _field(k, "lb_phase_field").shape == (66, 66, 66, 15)
+    assert _field(k, "vel_field").shape == (66, 66, 66, 3)
+    assert k.domain == (64, 64, 64) and k.flops.other > 0  # divisions and square roots
+    assert warpspeed.estimate(k, A100, (64, 4, 1)).limiter in ("DRAM", "L2", "FP", "L1")
+
+
+def test_catalog_entry_builds_and_resizes():
+    k = warpspeed.kernels.get("d3q19-srt", domain=[32, 32, 32])
+    assert k.domain == (32, 32, 32) and _field(k, "src").shape == (34, 34, 34, 19)
+    assert k.registers is not None
+    with pytest.raises(warpspeed.InputError):
+        warpspeed.kernels.get("lbm", stencil="D3Q7x")
+
+
+# ----------------------------------------------------------------------------- create_kernel
+SMALL_BLOCKS = [(256, 1, 1), (64, 4, 1), (32, 8, 1), (32, 2, 4), (16, 16, 1), (8, 8, 4)]
+
+
+def test_create_kernel_uses_the_best_block():
+    asm = wp.star_stencil(1)
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
+    kernel = wp.create_kernel(asm, cfg, shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    ranking = wp.rank_block_sizes(asm, (66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    best = ranking.best.configuration.block
+    assert type(kernel).__name__ == "GpuKernel"
+    assert tuple(kernel.get_launch_configuration().default_block_size) == best
+    meta = kernel.metadata["warpspeed"]
+    assert tuple(meta["block"]) == best and meta["limiter"] == ranking.best.limiter
+    assert meta["performance_GLup_s"] == pytest.approx(ranking.best.performance_GLup_s)
+    assert meta["ranking"]["block"] == list(best) and meta["ranking"]["folding_applied"]
+    assert meta["ranking"]["pystencils_default_block"] == [8, 8, 4]
+    assert cfg.gpu.default_block_size is None  # the user's config is not changed
+
+
+def test_create_kernel_without_config_and_with_folding():
+    kernel = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32,
+                              blocks=SMALL_BLOCKS, folding=[(1, 1, 1), (1, 1, 2)])
+    meta = kernel.metadata["warpspeed"]
+    assert meta["ranking"]["configurations"] == 2 * len(SMALL_BLOCKS)
+    assert meta["ranking"]["folding_applied"] == (meta["folding"] == [1, 1, 1])
+    assert tuple(kernel.get_launch_configuration().default_block_size) == tuple(meta["block"])
+
+
+def test_create_kernel_rejects_a_cpu_target():
+    with pytest.raises(warpspeed.InputError, match="GPU"):
+        wp.create_kernel(wp.star_stencil(1), ps.CreateKernelConfig(target=ps.Target.CPU), shape=(66, 66, 66),
+                         device=A100, registers=32, blocks=SMALL_BLOCKS)
+
+
+# ----------------------------------------------------------------------------- registers
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_registers_from_nvcc(tmp_path, monkeypatch):
+    k = wp.describe(wp.star_stencil(4), STAR_SHAPE, arch="sm_80")
+    assert k.registers == 48
+    assert list((tmp_path / "cache" / "nvcc-registers").glob("*-sm_80.json"))
+    monkeypatch.setattr(_registers, "find_nvcc", lambda: None)  # the second time: from the cache
+    k2 = wp.describe(wp.star_stencil(4), STAR_SHAPE, arch="sm_80")
+    assert k2.registers == 48 and "cached" in k2.spec["description"]
+
+
+def _fake_nvcc(tmp_path, body):
+    d = tmp_path / "bin"
+    d.mkdir(exist_ok=True)
+    exe = d / "nvcc"
+    exe.write_text("#!/bin/sh\n" + body + "\n")
+    exe.chmod(0o755)
+    return d
+
+
+def test_registers_parsed_from_compiler_output(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, 'echo "ptxas info    : Used 77 registers, 400 bytes cmem[0]"')))
+    k = wp.describe(wp.star_stencil(1), (34, 34, 34), arch="sm_90")
+    assert k.registers == 77 and "nvcc sm_90" in k.spec["description"]
+
+
+def test_registers_argument_wins_over_nvcc(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, "exit 3")))
+    monkeypatch.setattr(_registers, "compile_registers", lambda *a: pytest.fail("nvcc must not run"))
+    k = wp.describe(wp.star_stencil(1), (34, 34, 34), registers=40)
+    assert k.registers == 40
+
+
+def test_registers_default_with_a_warning_without_nvcc(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.warns(UserWarning, match="registers per thread"):
+        k = wp.describe(wp.star_stencil(1), (34, 34, 34))
+    assert k.registers is None
+    e = warpspeed.estimate(k, A100, (32, 4, 2))
+    assert e.to_dict()["performance_GLup_s"] > 0
+
+
+def test_failing_nvcc_falls_back_with_a_warning(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, 'echo "nvcc fatal : Unsupported gpu architecture" >&2; '
+                                                        "exit 1")))
+    with pytest.warns(UserWarning) as record:
+        k = wp.describe(wp.star_stencil(1), (34, 34, 34), arch="sm_70")
+    messages = [str(w.message) for w in record]
+    assert any("Unsupported gpu architecture" in m for m in messages)
+    assert any("registers per thread" in m and "warpspeed assumes" in m for m in messages)
+    assert k.registers is None
+
+
+# ----------------------------------------------------------------------------- other kernels, bad input
+def test_1d_2d_strided_and_ghost_layer_kernels():
+    a, b = ps.fields("a, b: float[1D]", layout="fzyx")
+    k1 = wp.describe([ps.Assignment(b.center, a[-1] + a[1])], (1026,), registers=16)
+    assert k1.domain == (1024, 1, 1) and k1.precision == "fp32" and _field(k1, "a").element_bytes == 4
+    c, d = ps.fields("c, d: double[2D]", layout="fzyx")
+    k2 = wp.describe([ps.Assignment(d.center, c[-1, 0] + c[0, 1])], (66, 34), registers=16)
+    assert k2.domain == (64, 32, 1) and len(_field(k2, "c").loads) == 2
+    cfg = ps.CreateKernelConfig(iteration_slice=ps.make_slice[2:-2:2, 1:-1, 1:-1])
+    k3 = wp.describe(wp.star_stencil(1), (20, 12, 12), registers=16, config=cfg)
+    assert k3.domain == (8, 10, 10)
+    assert _norm(k3.spec["field"][0]["stores"][0]) == ("2*tidx+2", "tidy+1", "tidz+1")
+    k4 = wp.describe(wp.star_stencil(1), (20, 12, 12), registers=16, config=ps.CreateKernelConfig(ghost_layers=2))
+    assert k4.domain == (16, 8, 8)
+
+
+def test_fixed_size_fields_become_linear_accesses():
+    fa, fb = ps.fields("fa, fb: double[16,16,16]", layout="fzyx")
+    k = wp.describe([ps.Assignment(fb.center, fa[1, 0, 0])], (16, 16, 16), registers=16)
+    assert k.domain == (14, 14, 14)
+    assert _norm(k.spec["field"][0]["loads"][0]) == "tidx+16*tidy+256*tidz+274"
+
+
+def _custom_src():
+    from pystencils.field import FieldType
+
+    return ps.Field.create_generic("src", 2, dtype="float64", field_type=FieldType.CUSTOM, layout="fzyx")
+
+
+def test_indirect_addressing_is_an_input_error():
+    dst, idx = ps.fields("dst: double[2D]", layout="fzyx"), ps.fields("idx: int64[2D]", layout="fzyx")
+    y = ps.DEFAULTS.spatial_counters[1]
+    asm = [ps.Assignment(dst.center, _custom_src().absolute_access((idx.center, y), ()))]
+    with pytest.raises(warpspeed.InputError, match="indirect"):
+        wp.describe(asm, (100, 100), registers=16)
+
+
+def test_non_affine_and_parameter_indices_are_input_errors():
+    dst = ps.fields("dst: double[2D]", layout="fzyx")
+    x, y = ps.DEFAULTS.spatial_counters[:2]
+    asm = [ps.Assignment(dst.center, _custom_src().absolute_access((x * y, y), ()))]
+    with pytest.raises(warpspeed.InputError, match="not affine"):
+        wp.describe(asm, (100, 100), registers=16)
+    n = ps.TypedSymbol("n", "int64")
+    asm = [ps.Assignment(dst.center, _custom_src().absolute_access((x + n, y), ()))]
+    with pytest.raises(warpspeed.InputError, match="depends on n"):
+        wp.describe(asm, (100, 100), registers=16)
+
+
+def test_integer_division_and_remainder_by_constants():
+    from pystencils.sympyextensions.integer_functions import int_div, int_rem
+
+    dst = ps.fields("dst: double[2D]", layout="fzyx")
+    x, y = ps.DEFAULTS.spatial_counters[:2]
+    asm = [ps.Assignment(dst.center, _custom_src().absolute_access((int_div(x, 2), int_rem(y, 4) + 1), ()))]
+    k = wp.describe(asm, (100, 100), registers=16)
+    assert _norm(_field(k, "src").loads[0].text) == ("(tidx)//2", "(tidy)%4+1")
+
+
+@pytest.mark.parametrize("shape", [(648, 520), (648, 520, 520, 19), "648", (648, 0, 520), (6, 520, 520)])
+def test_bad_shapes_are_input_errors(shape):
+    with pytest.raises(warpspeed.InputError):
+        wp.describe(wp.star_stencil(4), shape, registers=48)
+
+
+@pytest.mark.parametrize("kwargs", [{"registers": 0}, {"registers": 2.5}, {"layout": "xyz"}])
+def test_bad_options_are_input_errors(kwargs):
+    kw = {"registers": 32, **kwargs}
+    with pytest.raises(warpspeed.InputError):
+        wp.describe(wp.star_stencil(1), (34, 34, 34), **kw)
+
+
+def test_bad_kernel_objects_are_input_errors():
+    with pytest.raises(warpspeed.InputError, match="expected a pystencils"):
+        wp.describe(42, (34, 34, 34), registers=32)
+    cpu = ps.create_kernel(wp.star_stencil(1))
+    with pytest.raises(warpspeed.InputError, match="not a GPU"):
+        wp.describe(cpu, (34, 34, 34), registers=32)
+    with pytest.raises(warpspeed.InputError):
+        wp.star_stencil(range_=-1)
+    with pytest.raises(warpspeed.InputError):
+        wp.lbm_update_rule("D3Q19", "srt", streaming="sideways")
+
