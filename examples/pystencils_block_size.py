@@ -8,8 +8,8 @@ block size. Run: python examples/pystencils_block_size.py [--fast]
 import sys
 
 import pystencils as ps
-
 import warpspeed_pystencils as wp
+
 from warpspeed.report import ranking_headline, ranking_table
 
 
