@@ -155,10 +155,10 @@ def _kernels(a) -> str:
              for e in entries().values()]
     if a.format == "json":
         return json.dumps(items, indent=2)
-    rows = [f"{'name':<20}{'parameters (defaults)':<36}description"]
+    rows = [f"{'name':<20}{'parameters (defaults)':<36} description"]
     for i in items:
         params = ",".join(f"{k}={v}" for k, v in i["parameters"].items()) or "-"
-        rows.append(f"{i['name']:<20}{params:<36}{i['description']}")
+        rows.append(f"{i['name']:<20}{params:<36} {i['description']}")
     rows.append("")
     rows.append("Use a name in any verb; parameters as NAME:KEY=VALUE,... (e.g. star:r=2,dims=2); "
                 "--domain sets the size.")
