@@ -53,8 +53,8 @@ def test_order_and_tie_break():
           result((4, 4, 4), 0, 0, error="cannot launch"), result((64, 2, 2), 60, 11, l2=9),
           result((2, 2, 2), 60, 11, l2=9)]
     ordered = [r.configuration.block for r in sorted(rs, key=RankedResult.sort_key)]
-    # 60 GLup/s first; among them less DRAM, then less L2, then the smaller block; errors last
-    assert ordered == [(2, 2, 2), (64, 2, 2), (16, 4, 4), (32, 4, 2), (8, 8, 4), (4, 4, 4)]
+    # 60 GLup/s first; among them less DRAM, then less L2, then the wider block in x; errors last
+    assert ordered == [(64, 2, 2), (2, 2, 2), (16, 4, 4), (32, 4, 2), (8, 8, 4), (4, 4, 4)]
 
 
 SWEEP = dict(blocks=block_shapes((128, 256), max_dims=(64, 16, 4)), folding=[(1, 1, 1), (1, 1, 2)], domain=SMALL)

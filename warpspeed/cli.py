@@ -55,6 +55,17 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
     r.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    w = sub.add_parser("whatif", help="sweep one device key and follow the best configuration")
+    w.add_argument("kernel", help="kernel TOML file or catalog name")
+    w.add_argument("--device", required=True, help="base device id or device TOML")
+    w.add_argument("--sweep", required=True, metavar="KEY=START:STOP:N[:log] | KEY=V1,V2,...",
+                   help="the device key to vary, e.g. l2_size=10MiB:160MiB:5:log")
+    _space_options(w)
+    pj = sub.add_parser("project", help="project a kernel from one GPU to another (analytic)")
+    pj.add_argument("kernel", help="kernel TOML file or catalog name")
+    pj.add_argument("--from", dest="source", required=True, help="source device id or TOML")
+    pj.add_argument("--to", dest="target", required=True, help="target device id or TOML")
+    _space_options(pj)
     d = sub.add_parser("devices", help="list, show or validate device descriptions")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
@@ -62,6 +73,72 @@ def _parser() -> argparse.ArgumentParser:
     k = sub.add_parser("kernels", help="list the kernel catalog")
     k.add_argument("--format", choices=("text", "json"), default="text")
     return p
+
+
+def _space_options(p) -> None:
+    """Options shared by the verbs that rank a configuration space for each device they look at."""
+    p.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
+    p.add_argument("--folding", action="append", metavar="X,Y,Z", help="thread folding (repeatable)")
+    p.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    p.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _space_args(a) -> dict:
+    threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
+    if not threads or len(threads) != len(a.threads.split(",")):
+        raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
+    return {"threads": threads, "folding": [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
+            "domain": None if a.domain is None else _ints(a.domain, "--domain"), "registers": a.registers,
+            "jobs": a.jobs}
+
+
+def _whatif(a) -> str:
+    from .device import device, override_kind, parse_set_options
+    from .units import format_quantity
+    from .whatif import sweep_values, whatif
+
+    key, values = sweep_values(a.sweep)
+    kind = override_kind(key)
+    points = whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, **_space_args(a))
+    if a.format == "json":
+        return json.dumps({"key": key, "points": [p.to_dict(kind) for p in points]}, indent=2)
+    rows = [f"{key:>14}  {'best block':<12}{'fold':<7}{'GLup/s':>8}  {'limiter':<8}{'DRAM B/lup':>11}"
+            f"{'z-layer hit':>12}"]
+    for p in points:
+        d = p.best.data
+        if p.best.error:
+            rows.append(f"{format_quantity(p.value, kind):>14}  cannot launch: {p.best.error}")
+            continue
+        v = d["volumes_B_per_lup"]
+        rows.append(f"{format_quantity(p.value, kind):>14}  {'x'.join(map(str, d['block'])):<12}"
+                    f"{'x'.join(map(str, d['folding'])):<7}{d['performance_GLup_s']:>8.3g}  {d['limiter']:<8}"
+                    f"{v['dram_load'] + v['dram_store']:>11.3g}{d['causes']['layer_z']['hit_rate']:>12.2f}")
+    return "\n".join(rows)
+
+
+def _project(a) -> str:
+    from .device import device, parse_set_options
+    from .projection import project
+
+    overrides = parse_set_options(a.set)
+    p = project(a.kernel, device(a.source), device(a.target, **overrides), **_space_args(a))
+    if a.format == "json":
+        return json.dumps(p.to_dict(), indent=2)
+    s, t = p.source_best, p.target_best
+    lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
+             f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
+    for r, dev in ((s, p.source), (t, p.target)):
+        v = r.data["volumes_B_per_lup"]
+        lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
+                     f"{r.limiter}-bound; DRAM {v['dram_load'] + v['dram_store']:.3g} B/lup, "
+                     f"L2 {v['l2_load'] + v['l2_store']:.3g} B/lup")
+    lines += [f"  - {reason}" for reason in p.reasons()]
+    return "\n".join(lines)
 
 
 def _estimate(a) -> str:
@@ -168,7 +245,9 @@ def _kernels(a) -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         a = _parser().parse_args(argv)
-        out = {"estimate": _estimate, "rank": _rank, "devices": _devices, "kernels": _kernels}[a.verb](a)
+        verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "devices": _devices,
+                 "kernels": _kernels}
+        out = verbs[a.verb](a)
     except InputError as err:
         print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)
         return 2

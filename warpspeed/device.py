@@ -317,6 +317,15 @@ KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in _KEYS)
 _FILE_KEYS = tuple(k.key for k in _KEYS if k.key not in _PEAK_OF.values())  # peaks live in the bw tables
 
 
+def override_kind(key: str) -> str:
+    """The unit kind (``bytes``, ``bandwidth``, ``frequency``, ``count``) of a numeric override key."""
+    spec = _BY_KEY.get(key)
+    if spec is None or spec.kind == "dims":
+        numeric = ", ".join(k.key for k in _KEYS if k.kind != "dims")
+        raise InputError(f"'{key}' is not a numeric device key; valid: {numeric}.")
+    return spec.kind
+
+
 def _valid_override_keys() -> str:
     return ", ".join(k.key for k in _KEYS) + ", hit_rates.<curve>.<a|b|c> (curve: " + \
         ", ".join(HIT_RATE_CURVES) + ")"

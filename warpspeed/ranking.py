@@ -1,8 +1,9 @@
 """Rank a configuration space: evaluate every configuration (in parallel on any Executor), sort, explain.
 
 Order: higher performance first; ties go to the lower DRAM volume, then the lower L2 volume, then fewer
-L1 cycles, then the smaller block (x, y, z), folding and domain tuples; configurations that cannot
-launch (performance 0, with an ``error``) come last. The order does not depend on the number of workers.
+L1 cycles, then the wider block in x (rows of whole sectors are the robust choice), then the smaller block
+(x, y, z), folding and domain tuples; configurations that cannot launch (performance 0, with an ``error``)
+come last. The order does not depend on the number of workers.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class RankedResult:
             return (1, 0.0, 0.0, 0.0, 0.0, c.block, c.folding, c.domain or ())
         v = self.data["volumes_B_per_lup"]
         return (0, -self.performance_GLup_s, v["dram_load"] + v["dram_store"], v["l2_load"] + v["l2_store"],
-                self.data["l1_cycles_per_warp_lup"], c.block, c.folding, c.domain or ())
+                self.data["l1_cycles_per_warp_lup"], -c.block[0], c.block, c.folding, c.domain or ())
 
 
 @dataclass(frozen=True)

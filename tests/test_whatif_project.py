@@ -1,0 +1,68 @@
+"""What-if sweeps over device keys and the analytic cross-GPU projection."""
+
+import json
+
+import pytest
+
+import warpspeed
+from warpspeed.cli import main
+from warpspeed.projection import project
+from warpspeed.whatif import sweep_values, whatif
+
+
+def test_sweep_values_units_linear_log_and_lists():
+    key, v = sweep_values("l2_size=10MiB:160MiB:5:log")
+    assert key == "l2_size" and v == [10 * 2**20, 20 * 2**20, 40 * 2**20, 80 * 2**20, 160 * 2**20]
+    assert sweep_values("dram_bw=1TB/s:2TB/s:3") == ("dram_bw", [1000.0, 1500.0, 2000.0])
+    assert sweep_values("sm_count=100,132,100") == ("sm_count", [100.0, 132.0])
+    bad_sweeps = [("l2_size", "malformed"), ("l2_size=1:2", "START:STOP:N"), ("max_block_dims=1:2:3", "numeric"),
+                  ("l2_size=1MiB:2MiB:1", "N must"), ("warp_speed=1,2", "numeric"), ("l2_size=0:4MiB:3:log", "log")]
+    for bad, word in bad_sweeps:
+        with pytest.raises(warpspeed.InputError, match=word):
+            sweep_values(bad)
+
+
+def test_larger_l2_restores_z_layer_reuse_of_shallow_waves():
+    """3D25pt on 512^2 planes with (512,2,1) blocks: a 4x larger L2 lowers the z-layer oversubscription 4x
+    and the DRAM volume towards one value per lup (issue 5's must-hold, at the model level)."""
+    k = warpspeed.find_kernel("star3d-r4").with_domain((512, 512, 256))
+    points = whatif(k, "A100-SXM4-40GB", "l2_size", [40 * 2**20, 160 * 2**20], blocks=[(512, 2, 1)], jobs=1)
+    small, large = (p.best.data for p in points)
+    zs, zl = small["causes"]["layer_z"], large["causes"]["layer_z"]
+    assert zl["oversubscription"] == pytest.approx(zs["oversubscription"] / 4, rel=0.01)
+    assert zl["hit_rate"] > 0.98 > zs["hit_rate"]
+    assert large["volumes_B_per_lup"]["dram_load"] < 0.6 * small["volumes_B_per_lup"]["dram_load"]
+    assert large["volumes_B_per_lup"]["dram_load"] < 10  # ~1 value of 8 B per lup plus the halo
+    assert points[1].device.endswith("+l2_size=160MiB")
+
+
+def test_dram_bound_copy_projects_by_the_dram_bandwidth_ratio():
+    a, h = warpspeed.device("A100-SXM4-40GB"), warpspeed.device("H100-SXM5-80GB")
+    p = project("copy", a, h, threads=(256,), jobs=1)
+    assert p.source_best.limiter == p.target_best.limiter == "DRAM"
+    assert p.speedup == pytest.approx(h.dram_bw_GB_s / a.dram_bw_GB_s, rel=1e-9)
+    d = p.to_dict()
+    assert d["from"] == a.id and d["to"] == h.id and d["speedup"] == p.speedup
+    assert set(d["levels"]) == {"FP", "L1", "L2", "DRAM"} and "both are DRAM-bound" in d["reasons"]
+
+
+def test_projection_reports_retuning_and_volume_changes():
+    p = project("star3d-r4", "V100-PCIe-32GB", "H100-SXM5-80GB", blocks=[(8, 16, 8), (16, 8, 8), (32, 4, 8)],
+                folding=[(1, 1, 1), (1, 1, 2)], domain=(320, 256, 256), jobs=1)
+    assert p.speedup > 1
+    assert p.carried_over.configuration == p.source_best.configuration
+    assert p.target_best.performance_GLup_s >= p.carried_over.performance_GLup_s
+
+
+def test_cli_whatif_and_project(capsys):
+    assert main(["whatif", "copy", "--device", "A100-SXM4-40GB", "--sweep", "dram_bw=1000GB/s,2000GB/s",
+                 "--threads", "256", "--domain", "128,64,64", "--jobs", "1", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    perf = [pt["best"]["performance_GLup_s"] for pt in d["points"]]
+    assert d["key"] == "dram_bw" and perf[1] == pytest.approx(2 * perf[0])
+    assert main(["project", "copy", "--from", "A100-SXM4-40GB", "--to", "GH200", "--threads", "256",
+                 "--domain", "128,64,64", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("copy: GH200 is") and "DRAM-bound" in out
+    assert main(["whatif", "copy", "--device", "A100-SXM4-40GB", "--sweep", "l2_size=big"]) == 2
+    assert "l2_size" in capsys.readouterr().err

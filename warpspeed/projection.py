@@ -1,0 +1,90 @@
+"""Cross-GPU projection (analytic): the best configuration on each device, the speedup, and why.
+
+Both devices are ranked over the same configuration space; the report compares the winners level by
+level (volumes, limiters) and also evaluates the source's best configuration on the target, since a
+configuration tuned for one GPU is what users carry over first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .device import Device
+from .device import device as get_device
+from .errors import InputError
+from .estimate import resolve_kernel
+from .kernel import Kernel
+from .ranking import RankedResult, evaluate, rank
+from .roofline import LIMITERS
+
+LEVEL_KEYS = {"L2": ("l2_load", "l2_store"), "DRAM": ("dram_load", "dram_store")}
+
+
+@dataclass(frozen=True)
+class Projection:
+    kernel: str
+    source: Device
+    target: Device
+    source_best: RankedResult
+    target_best: RankedResult
+    carried_over: RankedResult  # the source's best configuration evaluated on the target
+
+    @property
+    def speedup(self) -> float:
+        s = self.source_best.performance_GLup_s
+        return self.target_best.performance_GLup_s / s if s > 0 else float("inf")
+
+    def reasons(self) -> list[str]:
+        """Plain-language reasons: limiter shift, bandwidth ratios, volume changes."""
+        s, t = self.source_best.data, self.target_best.data
+        out = []
+        if s["limiter"] == t["limiter"]:
+            out.append(f"both are {s['limiter']}-bound")
+        else:
+            out.append(f"the limiter shifts from {s['limiter']} on {self.source.id} to {t['limiter']} "
+                       f"on {self.target.id}")
+        ratios = {"DRAM": self.target.dram_bw_GB_s / self.source.dram_bw_GB_s,
+                  "L2": self.target.l2_bw_GB_s / self.source.l2_bw_GB_s,
+                  "L1": (self.target.sm_count * self.target.clock_GHz) / (self.source.sm_count * self.source.clock_GHz),
+                  "FP": self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")}
+        lim = t["limiter"]
+        out.append(f"{lim} throughput of the target is {ratios[lim]:.2f}x the source's")
+        for level, keys in LEVEL_KEYS.items():
+            vs = sum(s["volumes_B_per_lup"][k] for k in keys)
+            vt = sum(t["volumes_B_per_lup"][k] for k in keys)
+            if vs > 0 and abs(vt / vs - 1) > 0.02:
+                out.append(f"{level} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {tuple(s['block'])} -> "
+                           f"{tuple(t['block'])}, L2 {self.source.l2_effective_size_bytes / 2**20:.0f} -> "
+                           f"{self.target.l2_effective_size_bytes / 2**20:.0f} MiB effective)")
+        if self.carried_over.configuration != self.target_best.configuration and not self.carried_over.error:
+            gain = self.target_best.performance_GLup_s / self.carried_over.performance_GLup_s
+            out.append(f"re-tuning for the target gains {100 * (gain - 1):.1f} % over the source's best configuration")
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "from": self.source.id, "to": self.target.id, "speedup": self.speedup,
+                "from_best": self.source_best.data, "to_best": self.target_best.data,
+                "from_best_on_target": self.carried_over.data,
+                "levels": {lvl: {"from_GLup_s": self.source_best.data["limiters_GLup_s"][lvl],
+                                 "to_GLup_s": self.target_best.data["limiters_GLup_s"][lvl]} for lvl in LIMITERS},
+                "reasons": self.reasons()}
+
+
+def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
+            threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
+            domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
+            jobs: int | None = None, executor=None) -> Projection:
+    """Analytic projection of a kernel from one GPU to another (each at its own best configuration)."""
+    k = resolve_kernel(kernel, domain)
+    src = get_device(source) if not isinstance(source, Device) else source
+    tgt = get_device(target) if not isinstance(target, Device) else target
+    threads, folding = tuple(threads), tuple(folding)
+    rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
+    rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
+    if rs.best.error or rt.best.error:
+        bad = src.id if rs.best.error else tgt.id
+        raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")
+    (c, data, err, _), = evaluate(k, tgt, [rs.best.configuration], registers)
+    return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err))
