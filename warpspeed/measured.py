@@ -1,0 +1,187 @@
+"""Measured-source projection (Van Lanker et al., Euro-Par 2024): carry a measured run to another GPU.
+
+Each memory level gives one projection ``P_t = P_s / roofline_s(OI_s) x roofline_t(OI_t)``, where a
+level's roofline is ``min(FP ceiling, OI x bandwidth ceiling)``:
+
+- FP ceiling: the instruction-mix peak (FMA at full peak, ADD/MUL at half, weighted by their counts)
+  times the warp usage (active threads per instruction / warp size);
+- bandwidth ceilings: harmonic means weighted by the bytes that hit each level at and below it
+  (L1: L1 + L2 + DRAM hits, L2: L2 + DRAM hits, DRAM: DRAM).
+
+The three projections give an interval and its midpoint. *measured* keeps the source's operational
+intensities on the target; *hybrid* takes the target's from warpspeed's estimated volumes there (cache
+sizes change the volumes, which the measured-only projection cannot see).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .device import Device
+from .errors import InputError
+
+LEVELS = ("L1", "L2", "DRAM")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes moved at each level by one kernel run: L1 requests, L2 -> L1, DRAM -> L2 (loads + stores)."""
+
+    l1_bytes: float
+    l2_bytes: float
+    dram_bytes: float
+
+    def __post_init__(self) -> None:
+        for name in ("l1_bytes", "l2_bytes", "dram_bytes"):
+            v = getattr(self, name)
+            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise InputError(f"measured {name} must be a non-negative number, got {v!r}.")
+
+    def level(self, name: str) -> float:
+        return {"L1": self.l1_bytes, "L2": self.l2_bytes, "DRAM": self.dram_bytes}[name]
+
+    def hits(self) -> dict[str, float]:
+        """Bytes served by each level: what it moved minus what the level below delivered to it."""
+        return {"L1": max(self.l1_bytes - self.l2_bytes, 0.0), "L2": max(self.l2_bytes - self.dram_bytes, 0.0),
+                "DRAM": self.dram_bytes}
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    """A kernel run measured on the source GPU (e.g. from Nsight Compute)."""
+
+    time_s: float
+    traffic: Traffic
+    work: float  # FLOPs, or lattice updates for kernels without flops (the formula is unit-free)
+    fma: float = 0.0  # FP instruction counts for the mix ceiling (0, 0, 0: FMA peak)
+    add: float = 0.0
+    mul: float = 0.0
+    warp_usage: float = 1.0  # mean active threads per warp instruction / warp size
+    work_is_flops: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.time_s > 0 or not self.work > 0:
+            raise InputError("a measured run needs a positive time and a positive amount of work (flops or lups).")
+        if not 0 < self.warp_usage <= 1:
+            raise InputError(f"warp usage must be in (0, 1], got {self.warp_usage}.")
+        if min(self.fma, self.add, self.mul) < 0:
+            raise InputError("FP instruction counts must be non-negative.")
+
+    @property
+    def performance(self) -> float:
+        """Work per second."""
+        return self.work / self.time_s
+
+
+def l1_bandwidth_GB_s(d: Device) -> float:
+    return d.sm_count * d.clock_GHz * d.l1_bytes_per_cycle
+
+
+def bandwidths_GB_s(d: Device) -> dict[str, float]:
+    return {"L1": l1_bandwidth_GB_s(d), "L2": d.l2_bw_GB_s, "DRAM": d.dram_bw_GB_s}
+
+
+def fp_ceiling(d: Device, precision: str, run: MeasuredRun) -> float:
+    """FLOP/s the instruction mix and the warp usage allow (inf when the work is not counted in flops)."""
+    if not run.work_is_flops:
+        return math.inf
+    peak = d.peak_GFLOP_s(precision) * 1e9
+    n = run.fma + run.add + run.mul
+    mix = peak if n == 0 else peak * run.fma / n + 0.5 * peak * (run.add + run.mul) / n
+    return run.warp_usage * mix
+
+
+def bandwidth_ceilings(d: Device, traffic: Traffic) -> dict[str, float]:
+    """Weighted harmonic bandwidths (bytes/s) of each level over the bytes that hit it and the levels below."""
+    bw = {k: v * 1e9 for k, v in bandwidths_GB_s(d).items()}
+    hits = traffic.hits()
+    out = {}
+    for i, level in enumerate(LEVELS):
+        below = LEVELS[i:]
+        n = sum(hits[b] for b in below)
+        t = sum(hits[b] / bw[b] for b in below)
+        out[level] = n / t if t > 0 else bw[level]
+    return out
+
+
+def roofline(oi: float, fp: float, bandwidth: float) -> float:
+    return min(fp, oi * bandwidth)
+
+
+@dataclass(frozen=True)
+class LevelProjection:
+    level: str
+    oi_source: float  # work per byte at this level on the source
+    oi_target: float
+    roofline_source: float  # work/s
+    roofline_target: float
+    performance: float  # projected work/s on the target
+
+    def to_dict(self) -> dict:
+        return {"oi_source": self.oi_source, "oi_target": self.oi_target, "roofline_source": self.roofline_source,
+                "roofline_target": self.roofline_target, "performance": self.performance}
+
+
+@dataclass(frozen=True)
+class MeasuredProjection:
+    mode: str  # "measured" | "hybrid"
+    source: str
+    target: str
+    run: MeasuredRun
+    levels: tuple[LevelProjection, ...]
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        perf = [lp.performance for lp in self.levels if math.isfinite(lp.performance)]
+        return min(perf), max(perf)
+
+    @property
+    def midpoint(self) -> float:
+        lo, hi = self.interval
+        return (lo + hi) / 2
+
+    @property
+    def speedup_interval(self) -> tuple[float, float]:
+        lo, hi = self.interval
+        return lo / self.run.performance, hi / self.run.performance
+
+    @property
+    def time_interval_s(self) -> tuple[float, float]:
+        lo, hi = self.interval
+        return self.run.work / hi, self.run.work / lo
+
+    def to_dict(self) -> dict:
+        lo, hi = self.interval
+        return {"mode": self.mode, "from": self.source, "to": self.target,
+                "measured_performance": self.run.performance, "interval": [lo, hi], "midpoint": self.midpoint,
+                "speedup": self.midpoint / self.run.performance, "speedup_interval": list(self.speedup_interval),
+                "time_interval_s": list(self.time_interval_s),
+                "work_unit": "FLOP" if self.run.work_is_flops else "lup",
+                "levels": {lp.level: lp.to_dict() for lp in self.levels}}
+
+
+def project_measured(run: MeasuredRun, source: Device, target: Device, precision: str = "fp64",
+                     target_traffic: Traffic | None = None) -> MeasuredProjection:
+    """Project a measured run; ``target_traffic`` (estimated bytes on the target) makes it *hybrid*."""
+    t_traffic = target_traffic or run.traffic
+    fp_s, fp_t = fp_ceiling(source, precision, run), fp_ceiling(target, precision, run)
+    bw_s, bw_t = bandwidth_ceilings(source, run.traffic), bandwidth_ceilings(target, t_traffic)
+    levels = []
+    for level in LEVELS:
+        bs, bt = run.traffic.level(level), t_traffic.level(level)
+        if bs <= 0 or bt <= 0:
+            continue  # no traffic at this level: it cannot bound anything
+        oi_s, oi_t = run.work / bs, run.work / bt
+        rs, rt = roofline(oi_s, fp_s, bw_s[level]), roofline(oi_t, fp_t, bw_t[level])
+        levels.append(LevelProjection(level, oi_s, oi_t, rs, rt, run.performance / rs * rt))
+    if not levels:
+        raise InputError("the measured run moves no bytes at any level: nothing to project.")
+    return MeasuredProjection("hybrid" if target_traffic else "measured", source.id, target.id, run, tuple(levels))
+
+
+def estimated_traffic(estimate_dict: dict, lups: float) -> Traffic:
+    """Bytes per level of ``lups`` updates from an estimate's volumes (L1: requests incl. write-through stores)."""
+    v = estimate_dict["volumes_B_per_lup"]
+    return Traffic((v["l1_load"] + v["l2_store"]) * lups, (v["l2_load"] + v["l2_store"]) * lups,
+                   (v["dram_load"] + v["dram_store"]) * lups)
