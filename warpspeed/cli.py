@@ -86,13 +86,18 @@ def _space_options(p) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
-def _space_args(a) -> dict:
+def _threads_and_jobs(a) -> list[int]:
+    """The validated --threads list (and a check of --jobs), shared by every verb that ranks."""
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
     threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
     if not threads or len(threads) != len(a.threads.split(",")):
         raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
-    if a.jobs is not None and a.jobs < 1:
-        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    return {"threads": threads, "folding": [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
+    return threads
+
+
+def _space_args(a) -> dict:
+    return {"threads": _threads_and_jobs(a), "folding": [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
             "domain": None if a.domain is None else _ints(a.domain, "--domain"), "registers": a.registers,
             "jobs": a.jobs}
 
@@ -162,11 +167,7 @@ def _rank(a) -> str:
 
     if a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
-    if a.jobs is not None and a.jobs < 1:
-        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
-    if not threads or len(threads) != len(a.threads.split(",")):
-        raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
+    threads = _threads_and_jobs(a)
     overrides = parse_set_options(a.set)
     devices = [device(d, **overrides) for d in a.device]
     foldings = [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])]

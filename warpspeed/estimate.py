@@ -151,9 +151,7 @@ def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[
              analysis: KernelAnalysis | None = None) -> Estimate:
     """Estimate one launch configuration of a kernel on a device (see INTERFACE.md for semantics)."""
     k = resolve_kernel(kernel, domain)
-    dev = get_device(device) if not isinstance(device, Device) else device
-    if overrides:
-        dev = dev.with_overrides(**overrides)
+    dev = get_device(device, **(overrides or {}))
     if analysis is None or analysis.kernel != k:
         analysis = _cached_analysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
     launch = make_launch(k, dev, block, folding, registers)

@@ -78,8 +78,8 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
             jobs: int | None = None, executor=None) -> Projection:
     """Analytic projection of a kernel from one GPU to another (each at its own best configuration)."""
     k = resolve_kernel(kernel, domain)
-    src = get_device(source) if not isinstance(source, Device) else source
-    tgt = get_device(target) if not isinstance(target, Device) else target
+    src = get_device(source)
+    tgt = get_device(target)
     threads, folding = tuple(threads), tuple(folding)
     rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
     rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)

@@ -174,7 +174,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
     """
     k = resolve_kernel(kernel, domain)
-    dev = get_device(device) if not isinstance(device, Device) else device
+    dev = get_device(device)
     if configs is None:
         shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
         space = configurations(shapes, folding, (None,) if domains is None else domains)
@@ -240,6 +240,6 @@ def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: De
         if r.configuration.block == c.block and r.configuration.folding == c.folding:
             return r
     k = resolve_kernel(kernel, domain)
-    dev = get_device(device) if not isinstance(device, Device) else device
+    dev = get_device(device)
     (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True)
     return RankedResult(cfg, data, err, est)

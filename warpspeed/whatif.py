@@ -73,7 +73,7 @@ def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: 
            jobs: int | None = None, executor=None) -> list[WhatIfPoint]:
     """Rank the space on the device with ``key`` set to each value; the best per value."""
     k = resolve_kernel(kernel, domain)
-    base = get_device(device) if not isinstance(device, Device) else device
+    base = get_device(device)
     kind = override_kind(key)
     points = []
     for v in values:
