@@ -40,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="device override, e.g. l2_size=80MiB (repeatable)")
     e.add_argument("--format", choices=("text", "json"), default="text")
+    _time_options(e)
     r = sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device")
     r.add_argument("kernel", help="kernel TOML file or catalog name")
     r.add_argument("--device", required=True, action="append",
@@ -61,11 +62,25 @@ def _parser() -> argparse.ArgumentParser:
     w.add_argument("--sweep", required=True, metavar="KEY=START:STOP:N[:log] | KEY=V1,V2,...",
                    help="the device key to vary, e.g. l2_size=10MiB:160MiB:5:log")
     _space_options(w)
-    pj = sub.add_parser("project", help="project a kernel from one GPU to another (analytic)")
+    pj = sub.add_parser("project", help="project a kernel from one GPU to another (analytic, measured or hybrid)")
     pj.add_argument("kernel", help="kernel TOML file or catalog name")
     pj.add_argument("--from", dest="source", required=True, help="source device id or TOML")
     pj.add_argument("--to", dest="target", required=True, help="target device id or TOML")
     _space_options(pj)
+    pj.add_argument("--set-from", action="append", default=[], metavar="KEY=VALUE",
+                    help="override on the source device (--set changes the target)")
+    m = pj.add_argument_group("measured source run (seed-002 projection; any of these switches it on)")
+    m.add_argument("--ncu", metavar="FILE.csv", help="ncu --csv --page raw export of the run on the source GPU")
+    m.add_argument("--ncu-kernel", metavar="NAME", help="the kernel's rows when the CSV holds several kernels")
+    m.add_argument("--measured-time", metavar="TIME", help="kernel time on the source, e.g. 1.8ms")
+    m.add_argument("--measured-bytes", metavar="L1,L2,DRAM",
+                   help="bytes moved at L1 (requests), L2 (L2<->L1) and DRAM, e.g. 9GB,3.1GB,1.2GB")
+    m.add_argument("--measured-fp", metavar="FMA,ADD,MUL", help="FP instruction counts (thread level)")
+    m.add_argument("--warp-usage", type=float, metavar="F", help="active threads per warp instruction / warp size")
+    m.add_argument("--mode", choices=("measured", "hybrid"), default="hybrid",
+                   help="hybrid (default): the target's operational intensities from warpspeed's volumes there; "
+                        "measured: the source's")
+    _time_options(pj)
     d = sub.add_parser("devices", help="list, show or validate device descriptions")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
@@ -84,6 +99,27 @@ def _space_options(p) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _time_options(p) -> None:
+    """The time view (whole run with host <-> device copies), shared by estimate and project."""
+    t = p.add_argument_group("time view (set any of these to see the whole-run time)")
+    t.add_argument("--iterations", type=int, metavar="N", help="sweeps over the domain (default 1)")
+    t.add_argument("--link", metavar="ID|BW", help="host link: pcie3-x16, pcie4-x16 (default), pcie5-x16, "
+                                                    "nvlink-c2c or a bandwidth per direction such as 24GB/s")
+    t.add_argument("--transfer", metavar="IN[,OUT]",
+                   help="bytes copied in and out (default: the fields the kernel reads, and writes)")
+
+
+def _time_view(a, kernel, kernel_s: float):
+    """The TimeView the options ask for, or None when no time option was given."""
+    from .timeview import DEFAULT_LINK, parse_transfer, time_view
+
+    if a.iterations is None and a.link is None and a.transfer is None:
+        return None
+    return time_view(kernel, kernel_s, iterations=1 if a.iterations is None else a.iterations,
+                     link_spec=a.link or DEFAULT_LINK,
+                     transfer_bytes=None if a.transfer is None else parse_transfer(a.transfer))
 
 
 def _threads_and_jobs(a) -> list[int]:
@@ -128,12 +164,33 @@ def _whatif(a) -> str:
 
 def _project(a) -> str:
     from .device import device, parse_set_options
+    from .estimate import resolve_kernel
     from .projection import project
 
-    overrides = parse_set_options(a.set)
-    p = project(a.kernel, device(a.source), device(a.target, **overrides), **_space_args(a))
-    if a.format == "json":
-        return json.dumps(p.to_dict(), indent=2)
+    space = _space_args(a)
+    kernel = resolve_kernel(a.kernel, space.pop("domain"))
+    p = project(kernel, device(a.source, **parse_set_options(a.set_from, option="--set-from")),
+                device(a.target, **parse_set_options(a.set)), **space)
+    doc, lines = p.to_dict(), _projection_text(p)
+    m = _measured_projection(a, kernel, p)
+    if m is not None:
+        doc["measured"] = m.to_dict()
+        lines += _measured_text(m)
+    views = {}
+    for key, r in (("from", p.source_best), ("to", p.target_best)):
+        v = _time_view(a, kernel, r.data["time_s"])
+        if v is not None:
+            views[key] = v
+    if views:
+        doc["time_view"] = {k: v.to_dict() for k, v in views.items()}
+        lines.append(f"  time view, {p.source.id}: {views['from'].summary()}")
+        lines.append(f"  time view, {p.target.id}: {views['to'].summary()}")
+        lines.append(f"  end to end, {p.target.id} is {views['from'].total_s / views['to'].total_s:.2f}x "
+                     f"{p.source.id}")
+    return json.dumps(doc, indent=2) if a.format == "json" else "\n".join(lines)
+
+
+def _projection_text(p) -> list[str]:
     s, t = p.source_best, p.target_best
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
              f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
@@ -142,19 +199,74 @@ def _project(a) -> str:
         lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
                      f"{r.limiter}-bound; DRAM {v['dram_load'] + v['dram_store']:.3g} B/lup, "
                      f"L2 {v['l2_load'] + v['l2_store']:.3g} B/lup")
-    lines += [f"  - {reason}" for reason in p.reasons()]
-    return "\n".join(lines)
+    return lines + [f"  - {reason}" for reason in p.reasons()]
+
+
+def _measured_projection(a, kernel, p):
+    """The seed-002 projection of a measured source run, when any measured option is given."""
+    from .measured import Traffic, estimated_traffic, measured_run, project_measured
+    from .ncu import read_ncu_csv, select_launches
+    from .units import parse_quantity
+
+    given = (a.ncu, a.measured_time, a.measured_bytes, a.measured_fp, a.warp_usage)
+    if all(x is None for x in given):
+        if a.ncu_kernel is not None:
+            raise InputError("--ncu-kernel needs --ncu FILE.csv.")
+        return None
+    rows = None if a.ncu is None else select_launches(read_ncu_csv(a.ncu), a.ncu_kernel)
+    traffic = None
+    if a.measured_bytes is not None:
+        parts = a.measured_bytes.split(",")
+        if len(parts) != 3:
+            raise InputError(f"--measured-bytes '{a.measured_bytes}' is malformed: give three sizes L1,L2,DRAM "
+                             "such as 9GB,3.1GB,1.2GB.")
+        traffic = Traffic(*(float(parse_quantity(x.strip(), "bytes", key=f"--measured-bytes {lvl}"))
+                            for x, lvl in zip(parts, ("L1", "L2", "DRAM"), strict=True)))
+    fp = None
+    if a.measured_fp is not None:
+        try:
+            fp = tuple(float(x) for x in a.measured_fp.split(","))
+        except ValueError:
+            fp = ()
+        if len(fp) != 3 or not all(x >= 0 for x in fp):
+            raise InputError(f"--measured-fp '{a.measured_fp}' is malformed: give three non-negative counts "
+                             "FMA,ADD,MUL such as 4.2e9,1e9,0.")
+    time_s = None if a.measured_time is None else parse_quantity(a.measured_time, "time", key="--measured-time")
+    lups = kernel.valid_lups
+    run = measured_run(lups, time_s=time_s, traffic=traffic, fp=fp, warp_usage=a.warp_usage, ncu_rows=rows,
+                       precision=kernel.precision, warp_size=p.source.warp_size)
+    target_traffic = estimated_traffic(p.target_best.data, lups) if a.mode == "hybrid" else None
+    return project_measured(run, p.source, p.target, kernel.precision, target_traffic)
+
+
+def _measured_text(m) -> list[str]:
+    d = m.to_dict()
+    lo, hi = d["interval_GLup_s"]
+    lines = [f"  {m.mode} projection from the run measured on {m.source} ({d['measured_GLup_s']:.3g} GLup/s): "
+             f"{lo:.3g} to {hi:.3g} GLup/s on {m.target}, midpoint {d['midpoint_GLup_s']:.3g} "
+             f"({d['speedup']:.2f}x)"]
+    per = d["midpoint_GLup_s"] / d["midpoint"]
+    for lp in m.levels:
+        lines.append(f"    {lp.level:<5} operational intensity {lp.oi_source:.3g} -> {lp.oi_target:.3g} "
+                     f"{d['work_unit']}/B: {lp.performance * per:.3g} GLup/s")
+    return lines
 
 
 def _estimate(a) -> str:
     from .device import device, parse_set_options
-    from .estimate import estimate
+    from .estimate import estimate, resolve_kernel
     from .report import text_report
 
     dev = device(a.device, **parse_set_options(a.set))
-    e = estimate(a.kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
-                 None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers)
-    return json.dumps(e.to_dict(), indent=2) if a.format == "json" else text_report(e)
+    kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
+    e = estimate(kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"), registers=a.registers)
+    view = _time_view(a, kernel, e.time_s)
+    if a.format == "json":
+        doc = e.to_dict()
+        if view is not None:
+            doc["time_view"] = view.to_dict()
+        return json.dumps(doc, indent=2)
+    return text_report(e) + ("" if view is None else f"\ntime view: {view.summary()}")
 
 
 def _rank(a) -> str:

@@ -119,6 +119,7 @@ SCHEMA_VERSION = 1
 HIT_RATE_CURVES = ("l1", "l2_y", "l2_z", "l2_store")
 PROVENANCE = ("spec", "measured", "derived", "assumed", "model", "override")
 _HIT_RATE_FILE = "hit_rates.toml"
+_NOT_DEVICES = (_HIT_RATE_FILE, "links.toml")  # data files beside the device files
 _IDENTITY = ("id", "name", "vendor", "architecture", "compute_capability")
 
 
@@ -629,7 +630,7 @@ def _parse_float(raw: object, label: str) -> float:
     return value
 
 
-def parse_set_options(items: Iterable[str] | str) -> dict[str, str]:
+def parse_set_options(items: Iterable[str] | str, option: str = "--set") -> dict[str, str]:
     """``["l2_size=80MiB", "dram_bw=5000GB/s"]`` -> ``{"l2_size": "80MiB", "dram_bw": "5000GB/s"}``.
 
     Keys are checked later by :meth:`Device.with_overrides`; a missing ``=``, an empty key or value, or
@@ -640,14 +641,14 @@ def parse_set_options(items: Iterable[str] | str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         if not isinstance(item, str):
-            raise InputError(f"--set expects KEY=VALUE text, got {item!r}.")
+            raise InputError(f"{option} expects KEY=VALUE text, got {item!r}.")
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise InputError(f"--set {item!r} is not KEY=VALUE (e.g. --set l2_size=80MiB --set "
+            raise InputError(f"{option} {item!r} is not KEY=VALUE (e.g. {option} l2_size=80MiB {option} "
                              f"dram_bw=5000GB/s). Valid keys: {_valid_override_keys()}.")
         if key in out:
-            raise InputError(f"--set {key} is given twice ({out[key]!r} and {value!r}); give it once.")
+            raise InputError(f"{option} {key} is given twice ({out[key]!r} and {value!r}); give it once.")
         out[key] = value
     return out
 
@@ -855,7 +856,7 @@ def load_device_file(path: str | Path) -> Device:
 def _builtin_files() -> dict[str, Any]:
     folder = resources.files("warpspeed.devices")
     return {f.name[:-5]: f for f in folder.iterdir()
-            if f.name.endswith(".toml") and f.name != _HIT_RATE_FILE}
+            if f.name.endswith(".toml") and f.name not in _NOT_DEVICES}
 
 
 def device_ids() -> list[str]:

@@ -59,6 +59,7 @@ class MeasuredRun:
     mul: float = 0.0
     warp_usage: float = 1.0  # mean active threads per warp instruction / warp size
     work_is_flops: bool = True
+    lups: float | None = None  # lattice updates of the run, for GLup/s figures
 
     def __post_init__(self) -> None:
         if not self.time_s > 0 or not self.work > 0:
@@ -153,12 +154,17 @@ class MeasuredProjection:
 
     def to_dict(self) -> dict:
         lo, hi = self.interval
-        return {"mode": self.mode, "from": self.source, "to": self.target,
-                "measured_performance": self.run.performance, "interval": [lo, hi], "midpoint": self.midpoint,
-                "speedup": self.midpoint / self.run.performance, "speedup_interval": list(self.speedup_interval),
-                "time_interval_s": list(self.time_interval_s),
-                "work_unit": "FLOP" if self.run.work_is_flops else "lup",
-                "levels": {lp.level: lp.to_dict() for lp in self.levels}}
+        d = {"mode": self.mode, "from": self.source, "to": self.target,
+             "measured_performance": self.run.performance, "interval": [lo, hi], "midpoint": self.midpoint,
+             "speedup": self.midpoint / self.run.performance, "speedup_interval": list(self.speedup_interval),
+             "time_interval_s": list(self.time_interval_s),
+             "work_unit": "FLOP" if self.run.work_is_flops else "lup",
+             "levels": {lp.level: lp.to_dict() for lp in self.levels}}
+        if self.run.lups:
+            per = self.run.lups / self.run.work / 1e9  # GLup per unit of work
+            d.update({"measured_GLup_s": self.run.performance * per, "interval_GLup_s": [lo * per, hi * per],
+                      "midpoint_GLup_s": self.midpoint * per})
+        return d
 
 
 def project_measured(run: MeasuredRun, source: Device, target: Device, precision: str = "fp64",
@@ -178,6 +184,56 @@ def project_measured(run: MeasuredRun, source: Device, target: Device, precision
     if not levels:
         raise InputError("the measured run moves no bytes at any level: nothing to project.")
     return MeasuredProjection("hybrid" if target_traffic else "measured", source.id, target.id, run, tuple(levels))
+
+
+def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic | None = None,
+                 fp: tuple[float, float, float] | None = None, warp_usage: float | None = None,
+                 ncu_rows: list[dict] | None = None, precision: str = "fp64", warp_size: int = 32) -> MeasuredRun:
+    """A :class:`MeasuredRun` from ncu rows (see :mod:`warpspeed.ncu`) and/or explicit values.
+
+    Explicit values win over ncu's. The work is counted in FLOPs (2 per FMA) when FP instruction counts
+    are known and non-zero, else in lattice updates (then the FP ceiling does not apply).
+    """
+    from .ncu import FP_METRICS, METRICS, metric
+
+    def ncu(name: str) -> float | None:
+        return None if not ncu_rows else metric(ncu_rows, name)
+
+    def sectors(a: str, b: str) -> float | None:
+        x, y = ncu(METRICS[a]), ncu(METRICS[b])
+        return None if x is None or y is None else 32.0 * (x + y)
+
+    if time_s is None:
+        time_s = ncu(METRICS["time"])
+    if traffic is None:
+        parts = {"L1": sectors("l1_load_sectors", "l1_store_sectors"),
+                 "L2": sectors("l2_load_sectors", "l2_store_sectors")}
+        r, w = ncu(METRICS["dram_read_bytes"]), ncu(METRICS["dram_write_bytes"])
+        parts["DRAM"] = None if r is None or w is None else r + w
+        missing = [k for k, v in parts.items() if v is None]
+        if missing:
+            raise InputError(f"the measured bytes at {', '.join(missing)} are missing: give --measured-bytes "
+                             f"L1,L2,DRAM or an ncu CSV with the metrics {', '.join(_level_metrics(missing))}.")
+        traffic = Traffic(parts["L1"], parts["L2"], parts["DRAM"])
+    if time_s is None:
+        raise InputError(f"the measured time is missing: give --measured-time or an ncu CSV with {METRICS['time']}.")
+    if fp is None and ncu_rows:
+        counts = [ncu(m) for m in FP_METRICS[precision]]
+        fp = None if None in counts else tuple(counts)
+    if warp_usage is None:
+        threads = ncu(METRICS["warp_usage_threads"])
+        warp_usage = 1.0 if threads is None else min(threads / warp_size, 1.0)
+    fma, add, mul = fp or (0.0, 0.0, 0.0)
+    flops = 2 * fma + add + mul
+    work, is_flops = (flops, True) if flops > 0 else (float(lups), False)
+    return MeasuredRun(time_s, traffic, work, fma, add, mul, warp_usage, is_flops, float(lups))
+
+
+def _level_metrics(levels: list[str]) -> list[str]:
+    from .ncu import METRICS
+    keys = {"L1": ("l1_load_sectors", "l1_store_sectors"), "L2": ("l2_load_sectors", "l2_store_sectors"),
+            "DRAM": ("dram_read_bytes", "dram_write_bytes")}
+    return [METRICS[k] for lvl in levels for k in keys[lvl]]
 
 
 def estimated_traffic(estimate_dict: dict, lups: float) -> Traffic:

@@ -9,6 +9,7 @@ kind           returned as         accepted units (a bare number means the canon
 ``bytes``      ``int`` bytes       B; kB/KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (1024)
 ``bandwidth``  ``float`` GB/s      B/s, kB/s, MB/s, GB/s, TB/s (powers of 1000); KiB/s ... TiB/s
 ``frequency``  ``float`` GHz       Hz, kHz, MHz, GHz, THz
+``time``       ``float`` seconds   s, ms, us, ns
 ``count``      ``int``             none: an integer
 =============  ==================  ==============================================================
 
@@ -47,10 +48,13 @@ _FREQUENCY_UNITS: dict[str, Fraction] = {
     "Hz": Fraction(1, 10**9), "kHz": Fraction(1, 10**6), "MHz": Fraction(1, 10**3),
     "GHz": Fraction(1), "THz": Fraction(10**3),
 }
+# factors to seconds
+_TIME_UNITS: dict[str, Fraction] = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6),
+                                    "ns": Fraction(1, 10**9)}
 _UNITS: dict[str, dict] = {"bytes": _BYTE_UNITS, "bandwidth": _BANDWIDTH_UNITS,
-                           "frequency": _FREQUENCY_UNITS, "count": {}}
+                           "frequency": _FREQUENCY_UNITS, "time": _TIME_UNITS, "count": {}}
 _NOUN = {"bytes": "a size in bytes", "bandwidth": "a bandwidth", "frequency": "a clock frequency",
-         "count": "a whole number"}
+         "time": "a duration", "count": "a whole number"}
 _VALID = {
     "bytes": "write a whole number of bytes, optionally followed by one of the units B, kB (or KB), MB, GB, "
              "TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. '40MiB' or '6 MB'",
@@ -59,6 +63,7 @@ _VALID = {
                  "e.g. '1555GB/s' or '3.35 TB/s'",
     "frequency": "write a number of GHz, optionally followed by one of the units Hz, kHz, MHz, GHz, THz, "
                  "e.g. '1.41GHz' or '1410 MHz'",
+    "time": "write a number of seconds, optionally followed by one of the units s, ms, us, ns, e.g. '1.2ms'",
     "count": "write a whole number without a unit, e.g. '108'",
 }
 KINDS = tuple(_UNITS)
@@ -148,7 +153,7 @@ def format_quantity(value: int | float, kind: str) -> str:
 
     Sizes use the largest binary unit that divides them exactly ("40 MiB"), else the largest decimal
     unit that does ("6 MB"), else the largest binary unit not above them with 6 significant digits.
-    Bandwidths are shown in GB/s and frequencies in GHz with up to 6 significant digits.
+    Bandwidths are shown in GB/s, frequencies in GHz and durations in s with up to 6 significant digits.
     """
     _check_kind(kind)
     if kind == "count":
@@ -157,6 +162,8 @@ def format_quantity(value: int | float, kind: str) -> str:
         return f"{_number(float(value))} GB/s"
     if kind == "frequency":
         return f"{_number(float(value))} GHz"
+    if kind == "time":
+        return f"{_number(float(value))} s"
     n = int(value)
     if n != value:
         raise ValueError(f"a size in bytes must be a whole number, got {value!r}")
