@@ -30,7 +30,30 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="warpspeed", description="Analytic GPU performance estimates for stencil kernels.")
     sub = p.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-    e = sub.add_parser("estimate", help="estimate one launch configuration")
+    _estimate_options(sub.add_parser("estimate", help="estimate one launch configuration"))
+    _rank_options(sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device"))
+    _whatif_options(sub.add_parser("whatif", help="sweep one device key and follow the best configuration"))
+    _project_options(sub.add_parser("project", help="project a kernel from one GPU to another (analytic, "
+                                                    "measured or hybrid)"))
+    pl = sub.add_parser("plot", help="plot a roofline, ranking, what-if sweep or projection (PNG, SVG or PDF)")
+    kinds = pl.add_subparsers(dest="plot", required=True, parser_class=_Parser)
+    for kind, options, text in (("roofline", _estimate_options, "hierarchical roofline of one configuration"),
+                                ("ranking", _rank_options, "GLup/s per configuration, by limiter and block"),
+                                ("whatif", _whatif_options, "best GLup/s over a swept device key"),
+                                ("projection", _project_options, "per-limiter bars of two GPUs")):
+        k = kinds.add_parser(kind, help=text)
+        options(k)
+        k.add_argument("--output", "-o", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
+    d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
+    d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
+    d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    k = sub.add_parser("kernels", help="list the kernel catalog")
+    k.add_argument("--format", choices=("text", "json"), default="text")
+    return p
+
+
+def _estimate_options(e) -> None:
     e.add_argument("kernel", help="kernel TOML file or catalog name (see `warpspeed kernels`)")
     e.add_argument("--device", required=True, help="device id (see `warpspeed devices`) or device TOML")
     e.add_argument("--block", required=True, help="thread block X,Y,Z")
@@ -41,7 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="device override, e.g. l2_size=80MiB (repeatable)")
     e.add_argument("--format", choices=("text", "json"), default="text")
     _time_options(e)
-    r = sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device")
+
+
+def _rank_options(r) -> None:
     r.add_argument("kernel", help="kernel TOML file or catalog name")
     r.add_argument("--device", required=True, action="append",
                    help="device id or device TOML (repeatable: one ranking per device)")
@@ -52,17 +77,21 @@ def _parser() -> argparse.ArgumentParser:
                    help="iteration space X,Y,Z (repeatable: domains are part of the space; default: the kernel's)")
     r.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
-    r.add_argument("--top", type=int, default=10, help="rows of the text table (default 10)")
+    r.add_argument("--top", type=int, help="rows of the text table (default 10), bars of the plot (default all)")
     r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
     r.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    w = sub.add_parser("whatif", help="sweep one device key and follow the best configuration")
+
+
+def _whatif_options(w) -> None:
     w.add_argument("kernel", help="kernel TOML file or catalog name")
     w.add_argument("--device", required=True, help="base device id or device TOML")
     w.add_argument("--sweep", required=True, metavar="KEY=START:STOP:N[:log] | KEY=V1,V2,...",
                    help="the device key to vary, e.g. l2_size=10MiB:160MiB:5:log")
     _space_options(w)
-    pj = sub.add_parser("project", help="project a kernel from one GPU to another (analytic, measured or hybrid)")
+
+
+def _project_options(pj) -> None:
     pj.add_argument("kernel", help="kernel TOML file or catalog name")
     pj.add_argument("--from", dest="source", required=True, help="source device id or TOML")
     pj.add_argument("--to", dest="target", required=True, help="target device id or TOML")
@@ -81,13 +110,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="hybrid (default): the target's operational intensities from warpspeed's volumes there; "
                         "measured: the source's")
     _time_options(pj)
-    d = sub.add_parser("devices", help="list, show or validate device descriptions")
-    d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate"))
-    d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
-    d.add_argument("--format", choices=("text", "json"), default="text")
-    k = sub.add_parser("kernels", help="list the kernel catalog")
-    k.add_argument("--format", choices=("text", "json"), default="text")
-    return p
 
 
 def _space_options(p) -> None:
@@ -138,14 +160,20 @@ def _space_args(a) -> dict:
             "jobs": a.jobs}
 
 
-def _whatif(a) -> str:
-    from .device import device, override_kind, parse_set_options
-    from .units import format_quantity
+def _whatif_points(a):
+    from .device import device, parse_set_options
     from .whatif import sweep_values, whatif
 
     key, values = sweep_values(a.sweep)
+    return key, whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, **_space_args(a))
+
+
+def _whatif(a) -> str:
+    from .device import override_kind
+    from .units import format_quantity
+
+    key, points = _whatif_points(a)
     kind = override_kind(key)
-    points = whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, **_space_args(a))
     if a.format == "json":
         return json.dumps({"key": key, "points": [p.to_dict(kind) for p in points]}, indent=2)
     rows = [f"{key:>14}  {'best block':<12}{'fold':<7}{'GLup/s':>8}  {'limiter':<8}{'DRAM B/lup':>11}"
@@ -162,7 +190,8 @@ def _whatif(a) -> str:
     return "\n".join(rows)
 
 
-def _project(a) -> str:
+def _projection(a):
+    """The kernel, the analytic Projection and the measured one (or None) the options ask for."""
     from .device import device, parse_set_options
     from .estimate import resolve_kernel
     from .projection import project
@@ -171,8 +200,12 @@ def _project(a) -> str:
     kernel = resolve_kernel(a.kernel, space.pop("domain"))
     p = project(kernel, device(a.source, **parse_set_options(a.set_from, option="--set-from")),
                 device(a.target, **parse_set_options(a.set)), **space)
+    return kernel, p, _measured_projection(a, kernel, p)
+
+
+def _project(a) -> str:
+    kernel, p, m = _projection(a)
     doc, lines = p.to_dict(), _projection_text(p)
-    m = _measured_projection(a, kernel, p)
     if m is not None:
         doc["measured"] = m.to_dict()
         lines += _measured_text(m)
@@ -252,14 +285,20 @@ def _measured_text(m) -> list[str]:
     return lines
 
 
-def _estimate(a) -> str:
+def _one_estimate(a):
     from .device import device, parse_set_options
     from .estimate import estimate, resolve_kernel
-    from .report import text_report
 
     dev = device(a.device, **parse_set_options(a.set))
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
-    e = estimate(kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"), registers=a.registers)
+    return kernel, dev, estimate(kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
+                                 registers=a.registers)
+
+
+def _estimate(a) -> str:
+    from .report import text_report
+
+    kernel, _, e = _one_estimate(a)
     view = _time_view(a, kernel, e.time_s)
     if a.format == "json":
         doc = e.to_dict()
@@ -269,15 +308,12 @@ def _estimate(a) -> str:
     return text_report(e) + ("" if view is None else f"\ntime view: {view.summary()}")
 
 
-def _rank(a) -> str:
-    import csv
-    import io
-
+def _rankings(a):
+    """The devices, one Ranking per device, and the single domain (or None) the options ask for."""
     from .device import device, parse_set_options
-    from .ranking import rank, reference_estimate
-    from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
+    from .ranking import rank
 
-    if a.top < 1:
+    if a.top is not None and a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
     threads = _threads_and_jobs(a)
     overrides = parse_set_options(a.set)
@@ -292,6 +328,17 @@ def _rank(a) -> str:
                              domains=None if one_domain else domains, cache=a.cache, progress=bar))
         if bar is not None:
             print(file=sys.stderr)
+    return devices, rankings, one_domain
+
+
+def _rank(a) -> str:
+    import csv
+    import io
+
+    from .ranking import reference_estimate
+    from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
+
+    devices, rankings, one_domain = _rankings(a)
     if a.format == "json":
         docs = [r.to_dict() for r in rankings]
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2)
@@ -305,7 +352,7 @@ def _rank(a) -> str:
     texts = []
     for dev, r in zip(devices, rankings, strict=True):
         ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers)
-        texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top))
+        texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top or 10))
     return "\n\n".join(texts)
 
 
@@ -317,9 +364,36 @@ def _progress_bar(label: str):
     return show
 
 
+def _plot(a) -> str:
+    from . import plots
+
+    plots.output_format(a.output)
+    if a.plot == "roofline":
+        kernel, dev, e = _one_estimate(a)
+        fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
+    elif a.plot == "ranking":
+        if len(a.device) != 1:
+            raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
+        _, rankings, _ = _rankings(a)
+        fig = plots.ranking_plot(rankings[0], top=a.top)
+    elif a.plot == "whatif":
+        fig = plots.whatif_plot(_whatif_points(a)[1])
+    else:
+        _, p, m = _projection(a)
+        fig = plots.projection_plot(p, m)
+    return f"wrote {plots.save(fig, a.output)}"
+
+
 def _devices(a) -> str:
     from .device import device, device_ids, load_device_file
 
+    if a.action == "links":
+        from .timeview import links
+        if a.format == "json":
+            return json.dumps([lk.to_dict() for lk in links().values()], indent=2)
+        rows = [f"{'id':<12}{'GB/s':>8}  name (per direction; --link ID or --link BANDWIDTH)"]
+        rows += [f"{lk.id:<12}{lk.bandwidth_GB_s:>8.4g}  {lk.name}" for lk in links().values()]
+        return "\n".join(rows)
     if a.action == "list":
         devs = [device(i) for i in device_ids()]
         if a.format == "json":
@@ -358,8 +432,8 @@ def _kernels(a) -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         a = _parser().parse_args(argv)
-        verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "devices": _devices,
-                 "kernels": _kernels}
+        verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
+                 "devices": _devices, "kernels": _kernels}
         out = verbs[a.verb](a)
     except InputError as err:
         print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)

@@ -1,0 +1,121 @@
+"""Plots: the figure objects carry the right data (points, roofs, colours, labels), and the CLI writes files."""
+
+import pytest
+
+import warpspeed
+from warpspeed.cli import main
+from warpspeed.errors import InputError
+from warpspeed.measured import Traffic, estimated_traffic, measured_run, project_measured
+
+pytest.importorskip("matplotlib")
+from matplotlib.colors import to_rgba  # noqa: E402
+
+from warpspeed import plots  # noqa: E402
+from warpspeed.projection import project  # noqa: E402
+from warpspeed.whatif import whatif  # noqa: E402
+
+A100 = warpspeed.device("A100-SXM4-40GB")
+SMALL = (256, 128, 64)
+
+
+def _scatter_points(ax):
+    return [tuple(c.get_offsets()[0]) for c in ax.collections if len(c.get_offsets()) == 1]
+
+
+def test_block_colour_code_of_the_paper():
+    assert plots.block_color((256, 1, 1)) == (1.0, 0.0, 0.0)  # wide: red
+    assert plots.block_color((1, 256, 1)) == (0.0, 1.0, 0.0)  # tall: green
+    assert plots.block_color((1, 1, 64)) == (0.0, 0.0, 1.0)  # deep: blue
+    assert plots.block_color((16, 16, 8)) == pytest.approx((0.5, 0.5, 0.5))  # cube: grey
+    assert plots.block_color((1024, 1, 1))[0] == 1.0  # clipped
+
+
+def test_roofline_points_sit_where_the_limiters_say():
+    k = warpspeed.find_kernel("star3d-r4", domain=SMALL)
+    e = warpspeed.estimate(k, A100, (32, 4, 8))
+    fig = plots.roofline_plot(e, flops_per_lup=k.flops.total)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    assert "FLOP/B" in ax.get_xlabel() and "GFLOP/s" in ax.get_ylabel()
+    pts = _scatter_points(ax)
+    assert len(pts) == 3  # one point per level
+    d = e.to_dict()
+    bytes_ = plots.level_bytes_per_lup(d, A100)
+    bw = {"L1": 108 * 1.41 * 128, "L2": A100.l2_bw_GB_s, "DRAM": A100.dram_bw_GB_s}
+    for (x, y), level in zip(pts, ("L1", "L2", "DRAM"), strict=True):
+        assert x == pytest.approx(k.flops.total / bytes_[level])
+        assert y == pytest.approx(e.performance_GLup_s * k.flops.total)
+        # the roof at the point's intensity is that level's limiter
+        assert x * bw[level] == pytest.approx(e.limiters_GLup_s[level] * k.flops.total, rel=1e-9)
+    labels = [t.get_label() for t in ax.get_lines()]
+    assert sum("roof" in s for s in labels) == 3 and any("FP ceiling" in s for s in labels)
+    fp = [ln for ln in ax.get_lines() if "FP ceiling" in ln.get_label()][0]
+    assert fp.get_ydata()[0] == pytest.approx(e.limiters_GLup_s["FP"] * k.flops.total)
+    assert any(t.get_text().startswith("ridge") for t in ax.texts)
+
+
+def test_roofline_without_flops_uses_lups_and_has_no_fp_roof():
+    e = warpspeed.estimate("copy", A100, (256, 1, 1), domain=SMALL)
+    ax = plots.roofline_plot(e).axes[0]
+    assert "lup/B" in ax.get_xlabel()
+    assert not any("FP" in ln.get_label() for ln in ax.get_lines())
+    assert [x for x, _ in _scatter_points(ax)] == pytest.approx([1 / 16] * 3)
+
+
+def test_ranking_chart_bars_colours_and_strip():
+    r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
+    fig = plots.ranking_plot(r)
+    ax, strip = fig.axes
+    bars = ax.patches
+    assert len(bars) == len(r.results) == len(strip.patches)
+    assert [b.get_height() for b in bars] == pytest.approx([x.performance_GLup_s for x in r.results])
+    for b, s, res in zip(bars, strip.patches, r.results, strict=True):
+        assert b.get_facecolor() == to_rgba(plots.LIMITER_COLORS[res.limiter])
+        assert s.get_facecolor()[:3] == pytest.approx(plots.block_color(res.configuration.block))
+    assert ax.get_ylabel() == "performance (GLup/s)"
+    assert [t.get_text() for t in strip.get_xticklabels()][0] == "x".join(map(str, r.best.configuration.block))
+    assert len(plots.ranking_plot(r, top=5).axes[0].patches) == 5
+
+
+def test_whatif_curve_has_one_point_per_value():
+    pts = whatif("copy", A100, "dram_bw", [1000.0, 2000.0, 4000.0], threads=(256,), domain=SMALL, jobs=1)
+    ax = plots.whatif_plot(pts).axes[0]
+    xs, ys = (list(map(float, v)) for v in ax.collections[0].get_offsets().T)
+    assert list(xs) == [1000.0, 2000.0, 4000.0]
+    assert ys == pytest.approx([p.best.performance_GLup_s for p in pts])
+    assert ys[2] == pytest.approx(4 * ys[0])  # DRAM-bound copy scales with the bandwidth
+    assert "dram_bw (GB/s)" == ax.get_xlabel() and "GLup/s" in ax.get_ylabel()
+
+
+def test_projection_bars_and_measured_interval():
+    k = warpspeed.find_kernel("copy", domain=SMALL)
+    p = project(k, A100, "H100-SXM5-80GB", threads=(256,), jobs=1)
+    lups = k.valid_lups
+    m = project_measured(measured_run(lups, time_s=lups / 70e9, traffic=Traffic(16.0 * lups, 16.0 * lups,
+                                                                                 16.0 * lups)),
+                         p.source, p.target, target_traffic=estimated_traffic(p.target_best.data, lups))
+    ax = plots.projection_plot(p, m).axes[0]
+    heights = [b.get_height() for b in ax.patches]
+    assert len(heights) == 10  # (4 limiters + predicted) x 2 devices
+    assert heights[4] == pytest.approx(p.source_best.performance_GLup_s)
+    assert heights[9] == pytest.approx(p.target_best.performance_GLup_s)
+    assert sum(1 for b in ax.patches if b.get_hatch() == "//") == 2  # the binding limiter of each device
+    assert len(ax.containers) == 3  # two bar groups and the measured error bar
+    assert "2.15x" in ax.get_title()
+
+
+def test_save_formats_and_cli(tmp_path, capsys):
+    fig = plots.roofline_plot(warpspeed.estimate("copy", A100, (256, 1, 1), domain=SMALL))
+    for ext in ("png", "svg", "pdf"):
+        out = plots.save(fig, tmp_path / f"r.{ext}")
+        assert out.stat().st_size > 1000
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    with pytest.raises(InputError, match=".png, .svg or .pdf"):
+        plots.save(fig, tmp_path / "r.jpg")
+    target = tmp_path / "rank.png"
+    code = main(["plot", "ranking", "copy", "--device", "A100-SXM4-40GB", "--threads", "256", "--domain",
+                 "256,128,64", "--jobs", "1", "-o", str(target)])
+    assert code == 0 and target.read_bytes()[:4] == b"\x89PNG"
+    code = main(["plot", "roofline", "copy", "--device", "A100-SXM4-40GB", "--block", "256,1,1", "-o",
+                 str(tmp_path / "x.gif")])
+    assert code == 2 and ".png" in capsys.readouterr().err
