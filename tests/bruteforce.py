@@ -224,7 +224,7 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         active = np.zeros(tx.shape, dtype=bool)
         for a, b, c in origins:
             active |= cell_valid(fx * tx + a, fy * ty + b, fz * tz + c, domain)
-        group = min(ws, max(1, d.l1_bytes_per_cycle // f.element_bytes))
+        group = min(ws, max(1, d.lsu_bytes_per_cycle(f.element_bytes) // f.element_bytes))
         for bi in range(n):
             for w0 in range(0, T, ws):
                 lanes = range(w0, min(w0 + ws, T))

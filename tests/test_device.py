@@ -29,6 +29,7 @@ from warpspeed.errors import InputError
 
 IDS = ["V100-PCIe-32GB", "V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A40", "L40S",
        "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200"]
+AMD_IDS = ["MI210", "MI250X-GCD", "MI300X"]
 DEVICE_DIR = Path(__file__).resolve().parents[1] / "warpspeed" / "devices"
 MiB = 2**20
 
@@ -43,15 +44,15 @@ def numeric_keys(dev: Device) -> list[str]:
 
 
 def test_device_ids_are_the_documented_ones():
-    assert sorted(device_ids()) == sorted(IDS)
-    assert sorted(p.stem for p in DEVICE_DIR.glob("*.toml") if p.name != "hit_rates.toml") == sorted(IDS)
+    assert sorted(device_ids()) == sorted(IDS + AMD_IDS)
+    assert sorted(p.stem for p in DEVICE_DIR.glob("*.toml")
+                  if p.name not in ("hit_rates.toml", "links.toml")) == sorted(IDS + AMD_IDS)
 
 
-@pytest.mark.parametrize("dev_id", IDS)
+@pytest.mark.parametrize("dev_id", IDS + AMD_IDS)
 def test_every_shipped_file_loads_and_validates(dev_id):
     d = device(dev_id)
     assert d.id == dev_id
-    assert d.vendor == "NVIDIA"
     assert d.architecture in hit_rate_families()
     assert d.file is not None and Path(d.file).name == f"{dev_id}.toml"
     # the same file through the path route gives the same device
@@ -66,11 +67,40 @@ def test_every_shipped_file_loads_and_validates(dev_id):
         assert d.sources[f"hit_rates.{curve}"] == getattr(d.hit_rates, curve).source
     # sanity of the values
     assert d.dram_bw_peak_GB_s is not None and d.dram_bw_GB_s <= d.dram_bw_peak_GB_s
+    assert d.l1_banks == 16 and d.l1_bank_bytes == 8 and d.l1_pairing_distance_bytes == 1024
+    if dev_id in AMD_IDS:
+        return
+    assert d.vendor == "NVIDIA"
     assert d.l2_effective_size_bytes == d.l2_size_bytes // d.l2_partitions
     assert d.shared_per_sm_bytes <= d.l1_size_bytes
-    assert d.warp_size == 32 and d.l1_banks == 16 and d.l1_bank_bytes == 8
-    assert d.l1_pairing_distance_bytes == 1024
+    assert d.warp_size == 32
     assert (d.l1_line_bytes, d.l1_sector_bytes, d.l2_line_bytes, d.l2_sector_bytes) == (128, 32, 128, 32)
+
+
+@pytest.mark.parametrize(("dev_id", "cus", "l1_line", "l2_sector", "l2_eff_MiB", "bpc", "bpc8", "fp64_TF"), [
+    ("MI210", 104, 64, 64, 6, 64, 32, 22.63), ("MI250X-GCD", 110, 64, 64, 6, 64, 32, 23.94),
+    ("MI300X", 304, 128, 128, 4, 128, 128, 81.71),
+])
+def test_amd_devices(dev_id, cus, l1_line, l2_sector, l2_eff_MiB, bpc, bpc8, fp64_TF):
+    d = device(dev_id)
+    assert d.vendor == "AMD" and d.warp_size == 64 and d.sm_count == cus
+    assert d.l1_line_bytes == d.l1_sector_bytes == l1_line and d.l2_sector_bytes == l2_sector
+    assert d.l2_effective_size_bytes == l2_eff_MiB * MiB
+    assert (d.lsu_bytes_per_cycle(4), d.lsu_bytes_per_cycle(8)) == (bpc, bpc8)
+    assert d.peak_GFLOP_s("fp64") / 1000 == pytest.approx(fp64_TF, abs=0.01)
+    assert d.architecture in ("cdna2", "cdna3")
+    assert "no AMD measurement" in d.hit_rates.l2_z.source
+
+
+def test_amd_occupancy_follows_the_vgpr_rule():
+    """Waves per SIMD = min(8, 512 // ceil8(VGPRs)); 4 SIMDs per CU (LLVM's AMDGPU occupancy rule)."""
+    from warpspeed.launch import occupancy
+    mi210 = device("MI210")
+    for vgprs, waves_per_simd in ((32, 8), (64, 8), (90, 5), (128, 4), (200, 2), (512, 1)):
+        occ = occupancy(mi210, 256, vgprs)  # 4 waves per block
+        assert occ.blocks_per_sm == 4 * waves_per_simd // 4, vgprs
+    assert occupancy(mi210, 64, 32).blocks_per_sm == 32
+    assert occupancy(mi210, 1024, 32).blocks_per_sm == 2
 
 
 def test_a100_40_values():

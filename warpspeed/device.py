@@ -40,6 +40,9 @@ with their unit kinds (see :mod:`warpspeed.units`)::
     l1_line                    l1_line_bytes                 bytes       L1 allocation granularity
     l1_sector                  l1_sector_bytes               bytes       L1 <-> L2 transfer granularity
     l1_bytes_per_cycle         l1_bytes_per_cycle            bytes       LSU bytes per cycle per SM
+    l1_bytes_per_cycle_8B      l1_bytes_per_cycle_8B         bytes       optional; the same for 8 B
+                                                                         accesses where they are slower
+                                                                         (A40, CDNA2); default: the above
     l1_banks                   l1_banks                      count       L1 banks
     l1_bank_width              l1_bank_bytes                 bytes       bytes per bank per cycle
     l1_pairing_distance        l1_pairing_distance_bytes     bytes       addresses this far apart never
@@ -63,10 +66,10 @@ with their unit kinds (see :mod:`warpspeed.units`)::
 ``--set``/:meth:`~Device.with_overrides` also take ``l2_bw_peak``, ``dram_bw_peak`` and
 ``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
 
-Rules: every key above is required except ``l2_effective_size`` and the peaks; unknown keys (top
-level or inside a value table) are errors; every value needs a non-empty ``source``. A source starts
-with its provenance: ``spec:`` (vendor or spec sheet), ``measured:`` (benchmark, with tool and
-settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
+Rules: every key above is required except ``l1_bytes_per_cycle_8B``, ``l2_effective_size`` and the
+peaks; unknown keys (top level or inside a value table) are errors; every value needs a non-empty
+``source``. A source starts with its provenance: ``spec:`` (vendor or spec sheet), ``measured:``
+(benchmark, with tool and settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
 ``model:`` (a value taken from another model); ``override`` marks values changed by a user.
 
 **Base files** describe a hypothetical GPU as a change to another one::
@@ -86,7 +89,7 @@ curves. Without ``name`` the device is called "<base name> (modified)" (or its `
 
 Hit-rate coefficients live in ``devices/hit_rates.toml``: one table per family and curve
 (``[ampere.l2_y]`` with ``a``, ``b``, ``c``, ``source``), for the families ``volta, ampere, ada,
-hopper``. hit(O) = a * exp(-b * exp(c * O)), O = oversubscription (allocated volume / capacity).
+hopper, cdna2, cdna3``. hit(O) = a * exp(-b * exp(c * O)), O = oversubscription (allocated volume / capacity).
 
 Migration notes: version 1 is the first schema; a later version must say here what changed and the
 loader must keep reading version 1 files.
@@ -278,6 +281,7 @@ _KEYS: tuple[_Key, ...] = (
     _Key("l1_line", "l1_line_bytes", "bytes", 1),
     _Key("l1_sector", "l1_sector_bytes", "bytes", 1),
     _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1),
+    _Key("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False),
     _Key("l1_banks", "l1_banks", "count", 1),
     _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1),
     _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1),
@@ -386,6 +390,7 @@ class Device:
     l1_line_bytes: int
     l1_sector_bytes: int
     l1_bytes_per_cycle: int
+    l1_bytes_per_cycle_8B: int | None
     l1_banks: int
     l1_bank_bytes: int
     l1_pairing_distance_bytes: int
@@ -431,6 +436,12 @@ class Device:
         if precision == "fp64":
             return self.fp64_lanes_per_sm
         raise InputError(f"unknown precision {precision!r} for device {self.id}; use 'fp32' or 'fp64'.")
+
+    def lsu_bytes_per_cycle(self, element_bytes: int) -> int:
+        """Bytes the L1 load/store unit serves per cycle for accesses of ``element_bytes``."""
+        if element_bytes == 8 and self.l1_bytes_per_cycle_8B is not None:
+            return self.l1_bytes_per_cycle_8B
+        return self.l1_bytes_per_cycle
 
     def peak_GFLOP_s(self, precision: str) -> float:
         """Peak GFLOP/s: SMs x FMA lanes x 2 FLOP x clock in GHz."""
@@ -739,8 +750,8 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
         required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
         raise InputError(f"{where}missing key(s) {', '.join(missing_id + missing)}; a complete device file "
                          f"gives {', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
-                         f"l2_effective_size, and a peak in the bandwidth tables), or use base = \"<id>\" to "
-                         f"change an existing device.")
+                         f"l1_bytes_per_cycle_8B, l2_effective_size, and a peak in the bandwidth tables), or use "
+                         f"base = \"<id>\" to change an existing device.")
     dev_id = doc.get("id", stem)
     if builtin and dev_id != stem:
         raise InputError(f"{where}id {dev_id!r} must equal the file name {stem!r}.")
@@ -776,6 +787,7 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
         sources[f"hit_rates.{c}"] = curve.source
     attrs.setdefault("l2_bw_peak_GB_s", None)
     attrs.setdefault("dram_bw_peak_GB_s", None)
+    attrs.setdefault("l1_bytes_per_cycle_8B", None)
     try:
         return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
                       compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),

@@ -1,8 +1,9 @@
 """L1 load/store unit cycles (wavefronts) of warps, from explicit lane addresses.
 
 Per memory instruction and warp, the LSU serves groups of ``bytes_per_cycle // element_bytes`` lanes
-(16 lanes of 8 B, 32 lanes of 4 B). Inside a group the distinct 8 B words are sorted and split into runs:
-a run starts at the first word ``pairing_distance`` bytes or more past the current run's first word
+(16 lanes of 8 B, 32 lanes of 4 B; ``bytes_per_cycle`` may be lower for 8 B accesses, see
+:meth:`~warpspeed.device.Device.lsu_bytes_per_cycle`). Inside a group the distinct 8 B words are sorted
+and split into runs: a run starts at the first word ``pairing_distance`` bytes or more past the current run's first word
 (addresses that far apart never share a wavefront). A run costs the largest number of its words that
 fall into one bank (``word mod banks``); a group costs the sum over its runs; inactive lanes cost nothing.
 """
@@ -59,7 +60,7 @@ def wavefronts(addresses: np.ndarray, active: np.ndarray, instructions: tuple[In
     run_words = device.l1_pairing_distance_bytes // device.l1_bank_bytes
     by_group: dict[int, list[int]] = {}
     for i, ins in enumerate(instructions):
-        lanes = max(1, min(device.warp_size, device.l1_bytes_per_cycle // ins.element_bytes))
+        lanes = max(1, min(device.warp_size, device.lsu_bytes_per_cycle(ins.element_bytes) // ins.element_bytes))
         by_group.setdefault(lanes, []).append(i)
     for lanes, idx in by_group.items():
         w = warp_view(words[:, idx, :], device.warp_size, 0)  # (k, m, warps, warp_size)
