@@ -44,6 +44,27 @@ def _parser() -> argparse.ArgumentParser:
         k = kinds.add_parser(kind, help=text)
         options(k)
         k.add_argument("--output", "-o", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
+    ms = sub.add_parser("measure", help="time configurations on this machine's NVIDIA GPU (cupy; optional ncu)")
+    ms.add_argument("kernel", help="kernel TOML file or catalog name")
+    ms.add_argument("--device", required=True, help="the warpspeed device id the GPU is compared with")
+    _space_options(ms)
+    ms.add_argument("--block", action="append", metavar="X,Y,Z", help="explicit blocks (repeatable) instead of "
+                                                                      "--threads")
+    ms.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
+    ms.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
+    ms.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters (slower)")
+    ms.add_argument("--output", "-o", required=True, metavar="FILE.csv", help="measurement CSV (appended to)")
+    va = sub.add_parser("validate", help="compare measured runs (a measurement CSV) with the estimates")
+    va.add_argument("file", metavar="FILE.csv")
+    va.add_argument("--plot", metavar="FILE", help="predicted-vs-measured plot per level (.png, .svg, .pdf)")
+    va.add_argument("--format", choices=("text", "json"), default="text")
+    ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes")
+    ca.add_argument("file", metavar="FILE.csv")
+    ca.add_argument("--device", required=True, help="the device whose rows are fitted (id or device TOML)")
+    ca.add_argument("--output", "-o", metavar="FILE.toml", help="device file to write (default: "
+                                                               "<device>-calibrated.toml)")
+    ca.add_argument("--plot", metavar="FILE", help="observed hit rates and the curves (.png, .svg, .pdf)")
+    ca.add_argument("--format", choices=("text", "json"), default="text")
     d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
@@ -384,6 +405,72 @@ def _plot(a) -> str:
     return f"wrote {plots.save(fig, a.output)}"
 
 
+def _measure(a) -> str:
+    from .device import device
+    from .estimate import resolve_kernel
+    from .measure import gpu_info, measurement_rows, profile_configurations, time_configurations
+    from .measurements import write_measurements
+    from .space import block_shapes, configurations
+
+    if a.repeats < 1 or a.warmup < 0:
+        raise InputError("--repeats must be at least 1 and --warmup at least 0.")
+    space = _space_args(a)
+    kernel = resolve_kernel(a.kernel, space["domain"])
+    dev = device(a.device)
+    blocks = (block_shapes(space["threads"], max_dims=dev.max_block_dims) if a.block is None
+              else [_ints(b, "--block") for b in a.block])
+    configs = configurations(blocks, space["folding"])
+    info = gpu_info()
+    timings = time_configurations(kernel, configs, repeats=a.repeats, warmup=a.warmup)
+    counters = profile_configurations(a.kernel, kernel.domain, configs) if a.ncu else None
+    rows = measurement_rows(kernel, a.kernel, a.device, configs, timings, info, counters)
+    write_measurements(a.output, rows, append=True)
+    best = max(rows, key=lambda r: r["GLup_s"])
+    return (f"measured {len(rows)} configurations of {kernel.name} on {info['gpu_name']}: best {best['block']} "
+            f"folding {best['folding']} at {best['GLup_s']:.3g} GLup/s; appended to {a.output}")
+
+
+def _validate(a) -> str:
+    from .measurements import read_measurements
+    from .validation import report_text, validate, validation_plot
+
+    if a.plot:
+        from .plots import output_format
+        output_format(a.plot)
+    reports = validate(read_measurements(a.file))
+    if a.plot:
+        from .plots import save
+        save(validation_plot(reports), a.plot)
+    if a.format == "json":
+        return json.dumps([r.to_dict() for r in reports], indent=2)
+    return report_text(reports)
+
+
+def _calibrate(a) -> str:
+    from pathlib import Path
+
+    from .calibration import calibrate, calibration_plot, calibration_text
+    from .device import device
+    from .measurements import read_measurements
+
+    if a.plot:
+        from .plots import output_format
+        output_format(a.plot)
+    dev = device(a.device)
+    cal = calibrate(read_measurements(a.file), dev, a.file)
+    out = Path(a.output or f"{dev.id}-calibrated.toml")
+    try:
+        out.write_text(cal.device_toml(out.stem if a.output else None))
+    except OSError as e:
+        raise InputError(f"cannot write {str(out)!r}: {e.strerror or e}.") from None
+    if a.plot:
+        from .plots import save
+        save(calibration_plot(cal), a.plot)
+    if a.format == "json":
+        return json.dumps({**cal.to_dict(), "device_file": str(out)}, indent=2)
+    return calibration_text(cal) + f"\nwrote {out} (use it as --device {out})"
+
+
 def _devices(a) -> str:
     from .device import device, device_ids, load_device_file
 
@@ -433,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         a = _parser().parse_args(argv)
         verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
-                 "devices": _devices, "kernels": _kernels}
+                 "measure": _measure, "validate": _validate, "calibrate": _calibrate, "devices": _devices,
+                 "kernels": _kernels}
         out = verbs[a.verb](a)
     except InputError as err:
         print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)

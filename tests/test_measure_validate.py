@@ -1,0 +1,293 @@
+"""Measurement files, validate and calibrate (on synthetic rows made by the estimator itself, so that the
+right answers are known), and the CUDA that `warpspeed measure` generates (compiled and run on the CPU).
+
+No GPU measurements exist in tests/data yet: the rows here are *synthetic*, computed from estimates with
+known changes, and test the pipeline, not the model.
+"""
+
+import csv
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import warpspeed
+from warpspeed.cli import main
+from warpspeed.errors import InputError
+from warpspeed.expressions import evaluate
+from warpspeed.footprint import folded_instructions
+from warpspeed.measure import cuda_source, grid_of, measurement_rows
+from warpspeed.measurements import COLUMNS, read_measurements, triple_text, write_measurements
+from warpspeed.ncu import METRICS
+from warpspeed.space import Configuration
+from warpspeed.validation import ranks, spearman, validate
+
+A100 = warpspeed.device("A100-SXM4-40GB")
+BLOCKS = [(32, 4, 8), (64, 4, 4), (128, 2, 4), (256, 2, 2), (32, 8, 4), (16, 4, 16)]
+
+
+def synthetic_rows(device, kernel="star3d-r4", domain=(256, 128, 32), blocks=BLOCKS, perf=lambda e, i: 0.9 * e,
+                   volume=lambda key, v: v, report_as=None):
+    """Rows as `warpspeed measure` writes them, from estimates on ``device`` (not measurements)."""
+    rows = []
+    for i, b in enumerate(blocks):
+        e = warpspeed.estimate(kernel, device, b, domain=domain).to_dict()
+        v = e["volumes_B_per_lup"]
+        rows.append({"device": report_as or device.id, "gpu_name": "synthetic", "driver": "none", "kernel": kernel,
+                     "block": triple_text(b), "folding": "1x1x1", "domain": triple_text(domain),
+                     "registers": e["registers"], "repeats": 1, "time_s": 1.0,
+                     "GLup_s": perf(e["performance_GLup_s"], i),
+                     **{k: volume(k, v[k]) for k in ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")}})
+    return rows
+
+
+# ------------------------------------------------------------------------------------------ measurement files
+
+
+def test_measurement_csv_round_trip_and_errors(tmp_path):
+    f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:2]))
+    with f.open() as fh:
+        assert next(csv.reader(fh)) == list(COLUMNS)
+    write_measurements(f, synthetic_rows(A100, blocks=BLOCKS[2:3]), append=True)
+    ms = read_measurements(f)
+    assert [m.block for m in ms] == BLOCKS[:3]
+    assert ms[0].registers == 48 and ms[0].volume("dram_load") > 0 and ms[0].volume("l1_cycles_per_warp_lup") is None
+    text = f.read_text().splitlines()
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([text[0], text[1].replace("32x4x8", "32x4")]))
+    with pytest.raises(InputError, match="line 2: column block"):
+        read_measurements(bad)
+    bad.write_text("kernel,block\nx,1x1x1\n")
+    with pytest.raises(InputError, match="missing column"):
+        read_measurements(bad)
+    bad.write_text("\n".join([text[0], text[1].replace(",synthetic,", ",synthetic,").replace(",1.0,", ",-1,", 1)]))
+    with pytest.raises(InputError, match="time_s"):
+        read_measurements(bad)
+
+
+# ------------------------------------------------------------------------------------------------ validate
+
+
+def test_spearman_matches_the_textbook_formula_and_ties():
+    x = [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert spearman(x, [10, 20, 30, 40, 50]) == pytest.approx(1.0)
+    assert spearman(x, [50, 40, 30, 20, 10]) == pytest.approx(-1.0)
+    y = [2.0, 1.0, 3.0, 5.0, 4.0]  # d = (1, 1, 0, 1, 1)
+    assert spearman(x, y) == pytest.approx(1 - 6 * 4 / (5 * 24))
+    assert list(ranks([3.0, 1.0, 3.0, 2.0])) == [3.5, 1.0, 3.5, 2.0]
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        a, b = rng.integers(0, 5, 12).astype(float), rng.integers(0, 5, 12).astype(float)
+        ref = scipy_stats.spearmanr(a, b).statistic
+        got = spearman(a, b)
+        assert (got is None and math.isnan(ref)) or got == pytest.approx(ref)
+    assert spearman([1.0], [2.0]) is None and spearman([1.0, 1.0], [1.0, 2.0]) is None
+
+
+def test_validate_figures_on_known_deviations():
+    from warpspeed.measurements import Measurement
+    rows = synthetic_rows(A100, volume=lambda k, v: v / 1.25 if k == "dram_load" else v)
+    ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
+                      tuple(map(int, r["domain"].split("x"))), r["GLup_s"], r["registers"],
+                      {k: float(v) for k, v in r.items() if k in ("l2_load", "dram_load", "l2_store")})
+          for r in rows]
+    (rep,) = validate(ms)
+    assert rep.spearman == pytest.approx(1.0) and rep.top1_percent == pytest.approx(100.0)
+    assert rep.volume_errors["dram_load"].median == pytest.approx(0.25)
+    assert rep.volume_errors["l2_load"].median == pytest.approx(0.0, abs=1e-12)
+    # the measured best is another configuration: top-1 is the predicted best's share of it
+    pred = [p.predicted["performance_GLup_s"] for p in rep.pairs]
+    best, other = int(np.argmax(pred)), int(np.argmin(pred))
+    ms2 = [m if i != other else type(m)(m.device, m.kernel, m.block, m.folding, m.domain, 2 * max(pred), m.registers,
+                                        m.values) for i, m in enumerate(ms)]
+    (rep2,) = validate(ms2)
+    assert rep2.top1_percent == pytest.approx(100 * ms[best].GLup_s / (2 * max(pred)))
+    assert rep2.spearman < 1
+
+
+def test_validate_cli_summary_last_line_and_plot(tmp_path, capsys):
+    f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:4]))
+    png = tmp_path / "v.png"
+    assert main(["validate", str(f), "--plot", str(png)]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("summary: 4 configurations in 1 kernel/device group; Spearman 1.000; top-1 100.0 %")
+    assert "dram_load error median 0.0 %" in out[-1]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert main(["validate", str(tmp_path / "missing.csv")]) == 2
+
+
+# ----------------------------------------------------------------------------------------------- calibrate
+
+TRUE_Z = {"hit_rates.l2_z.b": 0.02, "hit_rates.l2_z.c": 2.2}
+
+
+def _z_rows():
+    """DRAM volumes of a 'GPU' whose z-layer hit rate follows another curve than the A100 default."""
+    truth = A100.with_overrides(**TRUE_Z)
+    rows = []
+    for n in (160, 256, 384, 512, 768):
+        rows += synthetic_rows(truth, domain=(n, n, 48), blocks=BLOCKS[:3], report_as=A100.id)
+    return rows
+
+
+def test_calibrate_recovers_a_known_z_layer_curve(tmp_path, capsys):
+    pytest.importorskip("scipy")
+    from warpspeed.calibration import calibrate
+    f = write_measurements(tmp_path / "z.csv", _z_rows())
+    cal = calibrate(read_measurements(f), A100, f, date="2026-11-21")
+    fits = {fit.curve: fit for fit in cal.fits}
+    z = fits["l2_z"].fitted
+    assert (z.a, z.b, z.c) == pytest.approx((1.0, 0.02, 2.2), rel=1e-3)
+    assert fits["l2_z"].rms < 1e-6
+    assert fits["l1"].fitted is None or fits["l1"].fitted.b == pytest.approx(A100.hit_rates.l1.b, rel=1e-3)
+    assert fits["l2_store"].fitted is None  # no partial stores in these blocks
+    # the written device file loads and reproduces the synthetic DRAM volumes
+    out = tmp_path / "A100-cal.toml"
+    assert main(["calibrate", str(f), "--device", "A100-SXM4-40GB", "-o", str(out), "--plot",
+                 str(tmp_path / "c.png")]) == 0
+    text = capsys.readouterr().out
+    assert "l2_z" in text and "wrote" in text and (tmp_path / "c.png").exists()
+    dev = warpspeed.device(str(out))
+    assert dev.id == "A100-cal" and dev.hit_rates.l2_z.source.startswith("measured: warpspeed calibrate")
+    assert "synthetic, driver none, data z.csv" in dev.hit_rates.l2_z.source
+    e = warpspeed.estimate("star3d-r4", dev, BLOCKS[0], domain=(512, 512, 48))
+    truth = warpspeed.estimate("star3d-r4", A100.with_overrides(**TRUE_Z), BLOCKS[0], domain=(512, 512, 48))
+    assert e.volumes_B_per_lup["dram_load"] == pytest.approx(truth.volumes_B_per_lup["dram_load"], rel=1e-3)
+
+
+def test_calibrate_errors(tmp_path):
+    f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:2]))
+    assert main(["calibrate", str(f), "--device", "H100-SXM5-80GB", "-o", str(tmp_path / "x.toml")]) == 2
+    from warpspeed.calibration import calibrate
+    cal = calibrate(read_measurements(f), A100, f)
+    assert all(fit.fitted is None for fit in cal.fits)  # two rows determine nothing: curves kept
+
+
+# ------------------------------------------------------------------------------------------ measure (no GPU)
+
+HARNESS = r"""
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+struct ws_dim3 { long long x, y, z; };
+static ws_dim3 blockIdx, threadIdx, blockDim;
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__
+"""
+
+
+def _run_on_cpu(kernel, config, tmp_path):
+    """Compile the generated CUDA as C++ with a sequential grid loop; return the fields after one launch."""
+    src = cuda_source(kernel, config.folding, "ws_k")
+    ctypes = ["double" if f.element_bytes == 8 else "float" for f in kernel.fields]
+    sizes = [math.prod(f.shape) for f in kernel.fields]
+    gx, gy, gz = grid_of(kernel, config)
+    bx, by, bz = config.block
+    main_c = ["int main() {"]
+    for i, (t, n) in enumerate(zip(ctypes, sizes, strict=True)):
+        main_c.append(f"  std::vector<{t}> a{i}({n});")
+        main_c.append(f"  for (long long j = 0; j < {n}; ++j) a{i}[j] = ({t})((j * 7 + {i}) % 1000);")
+    args = ", ".join(f"a{i}.data()" for i in range(len(sizes)))
+    main_c += [f"  blockDim = {{{bx}, {by}, {bz}}};",
+               f"  for (long long z = 0; z < {gz}; ++z) for (long long y = 0; y < {gy}; ++y) "
+               f"for (long long x = 0; x < {gx}; ++x)",
+               f"  for (long long tz = 0; tz < {bz}; ++tz) for (long long ty = 0; ty < {by}; ++ty) "
+               f"for (long long tx = 0; tx < {bx}; ++tx) {{",
+               "    blockIdx = {x, y, z}; threadIdx = {tx, ty, tz};", f"    ws_k({args});", "  }"]
+    for i in range(len(sizes)):
+        main_c.append(f"  for (long long j = 0; j < {sizes[i]}; ++j) printf(\"%.1f\\n\", (double)a{i}[j]);")
+    main_c += ["  return 0;", "}"]
+    cpp = tmp_path / "k.cpp"
+    cpp.write_text(HARNESS + src.replace('extern "C" ', "") + "\n".join(main_c) + "\n")
+    exe = tmp_path / "k"
+    subprocess.run(["g++", "-O1", "-o", str(exe), str(cpp)], check=True, capture_output=True)
+    values = np.array(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split(),
+                      dtype=float)
+    return np.split(values, np.cumsum(sizes)[:-1])
+
+
+def _reference(kernel, config):
+    """The same launch in numpy, from the model's folded instructions and validity semantics."""
+    arrays = [((np.arange(math.prod(f.shape)) * 7 + i) % 1000).astype(float) for i, f in enumerate(kernel.fields)]
+    grid = grid_of(kernel, config)
+    t = np.indices(tuple(g * b for g, b in zip(grid, config.block, strict=True))[::-1]).reshape(3, -1)[::-1]
+    env = {"tidx": t[0], "tidy": t[1], "tidz": t[2]}
+    fx, fy, fz = config.folding
+    nx, ny, nz = kernel.domain
+
+    def valid(o):
+        return (fx * t[0] + o[0] < nx) & (fy * t[1] + o[1] < ny) & (fz * t[2] + o[2] < nz)
+
+    instrs = folded_instructions(kernel, config.folding)
+    acc = np.zeros(t.shape[1])
+    for ins in instrs:
+        if not ins.store:
+            on = np.any([valid(o) for o in ins.origins], axis=0)
+            addr = np.broadcast_to(evaluate(ins.thread_expr, env), on.shape)
+            acc[on] += arrays[ins.field][addr[on]]
+    out = [a.copy() for a in arrays]
+    for ins in instrs:
+        if ins.store:
+            on = np.any([valid(o) for o in ins.origins], axis=0)
+            addr = np.broadcast_to(evaluate(ins.thread_expr, env), on.shape)
+            out[ins.field][addr[on]] = acc[on]
+    return out
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize(("kernel", "domain", "config"), [
+    ("star3d-r1", (13, 7, 5), Configuration((8, 4, 2), (1, 1, 1))),
+    ("star3d-r4", (11, 6, 9), Configuration((4, 2, 2), (1, 1, 2))),
+    ("star2d-r1", (21, 9, 1), Configuration((8, 2, 1), (2, 2, 1))),
+    ("box3d-r1", (6, 5, 4), Configuration((4, 4, 2), (1, 2, 1))),
+])
+def test_generated_cuda_runs_the_model_access_pattern(kernel, domain, config, tmp_path):
+    k = warpspeed.find_kernel(kernel, domain=domain)
+    got = _run_on_cpu(k, config, tmp_path)
+    for g, ref in zip(got, _reference(k, config), strict=True):
+        np.testing.assert_array_equal(g, ref)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_generated_cuda_compiles_with_nvcc(tmp_path):
+    k = warpspeed.find_kernel("star3d-r4")
+    cu = tmp_path / "k.cu"
+    cu.write_text(cuda_source(k, (1, 1, 2), "ws_star"))
+    r = subprocess.run(["nvcc", "-arch=sm_80", "-c", str(cu), "-o", str(tmp_path / "k.o")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_measurement_rows_from_timings_and_ncu_rows():
+    k = warpspeed.find_kernel("copy", domain=(1024, 512, 8))
+    lups = k.valid_lups
+    c = Configuration((256, 1, 1))
+    ncu_rows = [{"Kernel Name": "ws_copy", METRICS["dram_read_bytes"]: 8.0 * lups,
+                 METRICS["dram_write_bytes"]: 8.5 * lups,
+                 METRICS["l2_load_sectors"]: lups / 4, METRICS["l2_store_sectors"]: lups / 4,
+                 METRICS["l1_wavefronts"]: lups / 16, METRICS["l1_load_sectors"]: lups / 4,
+                 METRICS["l1_store_sectors"]: None, METRICS["cycles"]: 1000.0}]
+    (row,) = measurement_rows(k, "copy", "A100-SXM4-40GB", [c], [{"registers": 16, "time_s": 1e-3,
+                                                                  "time_min_s": 9e-4, "repeats": 20}],
+                              {"gpu_name": "x", "driver": "1"}, {c: ncu_rows})
+    assert row["GLup_s"] == pytest.approx(lups / 1e-3 / 1e9)
+    assert (row["dram_load"], row["dram_store"], row["l2_load"], row["l2_store"]) == pytest.approx((8, 8.5, 8, 8))
+    assert row["l1_cycles_per_warp_lup"] == pytest.approx(2.0) and row["cycles"] == 1000.0
+    assert set(row) <= set(COLUMNS) and row["block"] == "256x1x1"
+
+
+def test_measure_without_a_gpu_is_a_clear_error(capsys, tmp_path):
+    # cupy is not a dependency; without it (or without a GPU) measure exits 2 and writes nothing
+    try:
+        import cupy  # noqa: F401
+        pytest.skip("cupy is installed here")
+    except ImportError:
+        pass
+    assert main(["measure", "copy", "--device", "A100-SXM4-40GB", "-o", str(tmp_path / "m.csv")]) == 2
+    assert "cupy" in capsys.readouterr().err
+    assert not (tmp_path / "m.csv").exists()

@@ -1,0 +1,217 @@
+"""Predicted vs measured: rank correlation, the measured quality of the predicted best, volume errors.
+
+For every (kernel, device) group of a measurement file (:mod:`warpspeed.measurements`) each measured
+configuration is estimated (with the registers of the binary that ran) and compared:
+
+- Spearman rank correlation of predicted and measured GLup/s (ties get their average rank);
+- top-1: the measured GLup/s of the configuration warpspeed ranks first, in % of the measured best
+  (Ernst et al. reach 96 % for the 3D25pt stencil on an A100);
+- per volume (``l1_load``, ``l2_load``, ``l2_store``, ``dram_load``, ``dram_store``) where measured: the
+  median and 90th percentile of |predicted - measured| / measured.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .device import Device
+from .device import device as get_device
+from .errors import InputError
+from .estimate import estimate, resolve_kernel
+from .launch import LaunchError
+from .measurements import VOLUME_COLUMNS, Measurement, triple_text
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One measured configuration and its estimate (the estimate's JSON dict)."""
+
+    measured: Measurement
+    predicted: dict
+
+    @property
+    def label(self) -> str:
+        return f"{triple_text(self.measured.block)} f{triple_text(self.measured.folding)}"
+
+
+@dataclass(frozen=True)
+class VolumeError:
+    n: int
+    median: float  # of |relative error|
+    p90: float
+
+    def to_dict(self) -> dict:
+        return {"n": self.n, "median_abs_rel_error": self.median, "p90_abs_rel_error": self.p90}
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    kernel: str
+    device: str
+    pairs: tuple[Pair, ...]
+    spearman: float | None  # None with fewer than 2 configurations or constant values
+    top1_percent: float
+    volume_errors: dict[str, VolumeError]
+
+    @property
+    def predicted_best(self) -> Pair:
+        return max(self.pairs, key=lambda p: p.predicted["performance_GLup_s"])
+
+    @property
+    def measured_best(self) -> Pair:
+        return max(self.pairs, key=lambda p: p.measured.GLup_s)
+
+    def to_dict(self) -> dict:
+        return {"kernel": self.kernel, "device": self.device, "configurations": len(self.pairs),
+                "spearman": self.spearman, "top1_percent": self.top1_percent,
+                "predicted_best": self.predicted_best.label, "measured_best": self.measured_best.label,
+                "volumes": {k: v.to_dict() for k, v in self.volume_errors.items()}}
+
+
+def ranks(values: Sequence[float]) -> np.ndarray:
+    """1-based ranks, ties sharing their average rank."""
+    v = np.asarray(values, dtype=float)
+    order = np.argsort(v, kind="stable")
+    r = np.empty(len(v))
+    i = 0
+    while i < len(v):
+        j = i
+        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        r[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return r
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (Pearson correlation of the average ranks)."""
+    if len(x) != len(y):
+        raise ValueError("spearman needs two sequences of the same length")
+    if len(x) < 2:
+        return None
+    rx, ry = ranks(x), ranks(y)
+    sx, sy = rx.std(), ry.std()
+    if sx == 0 or sy == 0:
+        return None
+    return float(((rx - rx.mean()) * (ry - ry.mean())).mean() / (sx * sy))
+
+
+def _volume_errors(pairs: Sequence[Pair]) -> dict[str, VolumeError]:
+    out = {}
+    for key in VOLUME_COLUMNS:
+        errs = [abs(p.predicted["volumes_B_per_lup"][key] - m) / m for p in pairs
+                if (m := p.measured.volume(key)) is not None and m > 0]
+        if errs:
+            out[key] = VolumeError(len(errs), float(np.median(errs)), float(np.percentile(errs, 90)))
+    return out
+
+
+def estimate_measurements(measurements: Sequence[Measurement],
+                          devices: dict[str, Device] | None = None) -> list[Pair]:
+    """The estimate of every measured configuration (kernel and device resolved once per name)."""
+    kernels: dict = {}
+    devs = dict(devices or {})
+    pairs = []
+    for m in measurements:
+        key = (m.kernel, m.domain)
+        if key not in kernels:
+            kernels[key] = resolve_kernel(m.kernel, m.domain)
+        if m.device not in devs:
+            devs[m.device] = get_device(m.device)
+        try:
+            e = estimate(kernels[key], devs[m.device], m.block, m.folding, registers=m.registers)
+        except LaunchError as err:
+            raise InputError(f"measured configuration {triple_text(m.block)} of {m.kernel} cannot launch on "
+                             f"{m.device} in the model: {err}") from None
+        pairs.append(Pair(m, e.to_dict()))
+    return pairs
+
+
+def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None) -> list[GroupReport]:
+    """One report per (kernel, device) group, in the order the groups first appear."""
+    groups: dict[tuple[str, str], list[Pair]] = {}
+    for p in estimate_measurements(measurements, devices):
+        groups.setdefault((p.measured.kernel, p.measured.device), []).append(p)
+    reports = []
+    for (kernel, dev), pairs in groups.items():
+        pred = [p.predicted["performance_GLup_s"] for p in pairs]
+        meas = [p.measured.GLup_s for p in pairs]
+        best_pred = pairs[int(np.argmax(pred))]
+        top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
+        reports.append(GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs)))
+    return reports
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def report_text(reports: Sequence[GroupReport]) -> str:
+    """Per group: the figures and a volume error table; the last line is the one-line summary."""
+    lines = []
+    for r in reports:
+        rho = "n/a" if r.spearman is None else f"{r.spearman:.3f}"
+        lines.append(f"{r.kernel} on {r.device}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
+                     f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
+                     f"{r.measured_best.label}")
+        if r.volume_errors:
+            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14}{'p90 |err|':>11}")
+            for k, v in r.volume_errors.items():
+                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14}{_pct(v.p90):>11}")
+    lines.append(summary_line(reports))
+    return "\n".join(lines)
+
+
+def summary_line(reports: Sequence[GroupReport]) -> str:
+    """One line: configurations, groups, median Spearman, worst top-1, pooled DRAM and L2 load errors."""
+    n = sum(len(r.pairs) for r in reports)
+    rhos = [r.spearman for r in reports if r.spearman is not None]
+    parts = [f"summary: {n} configurations in {len(reports)} kernel/device group{'s' if len(reports) != 1 else ''}",
+             "Spearman " + (f"{float(np.median(rhos)):.3f}" if rhos else "n/a")
+             + (" (median)" if len(rhos) > 1 else ""),
+             f"top-1 {min(r.top1_percent for r in reports):.1f} %" + (" (worst)" if len(reports) > 1 else "")]
+    pooled = _volume_errors([p for r in reports for p in r.pairs])
+    for key in ("dram_load", "l2_load"):
+        if key in pooled:
+            parts.append(f"{key} error median {_pct(pooled[key].median)}, p90 {_pct(pooled[key].p90)}")
+    return "; ".join(parts)
+
+
+def validation_plot(reports: Sequence[GroupReport]):
+    """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line."""
+    from .plots import _figure
+
+    keys = ["GLup_s"] + [k for k in VOLUME_COLUMNS if any(k in r.volume_errors for r in reports)]
+    cols = min(3, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig = _figure(4.0 * cols, 3.6 * rows)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, key in zip(axes, keys, strict=False):
+        lo, hi = math.inf, 0.0
+        for r in reports:
+            pts = [(p.measured.GLup_s, p.predicted["performance_GLup_s"]) if key == "GLup_s" else
+                   (p.measured.volume(key), p.predicted["volumes_B_per_lup"][key]) for p in r.pairs]
+            pts = [(m, e) for m, e in pts if m is not None and m > 0 and e > 0]
+            if not pts:
+                continue
+            m, e = zip(*pts, strict=True)
+            ax.scatter(m, e, s=14, alpha=0.8, label=f"{r.kernel} / {r.device}")
+            lo, hi = min(lo, *m, *e), max(hi, *m, *e)
+        if hi > 0:
+            ax.plot([lo * 0.8, hi * 1.25], [lo * 0.8, hi * 1.25], color="0.4", lw=1, ls="--")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        unit = "GLup/s" if key == "GLup_s" else "B/lup"
+        title = "performance" if key == "GLup_s" else key
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel(f"measured ({unit})")
+        ax.set_ylabel(f"predicted ({unit})")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7)
+    return fig
