@@ -20,6 +20,7 @@ from pathlib import Path
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
+from .measured import bandwidths_GB_s
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "whatif_plot", "projection_plot",
            "save", "FORMATS"]
@@ -89,8 +90,7 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
     dev = get_device(device if device is not None else data["device"])
     work = flops_per_lup if flops_per_lup > 0 else 1.0
     unit = "FLOP" if flops_per_lup > 0 else "lup"
-    bw = {"L1": dev.sm_count * dev.clock_GHz * dev.l1_bytes_per_cycle, "L2": dev.l2_bw_GB_s,
-          "DRAM": dev.dram_bw_GB_s}
+    bw = bandwidths_GB_s(dev)
     per_lup = level_bytes_per_lup(data, dev)
     perf = data["performance_GLup_s"] * work
     oi = {lvl: work / b for lvl, b in per_lup.items() if b > 0}
