@@ -422,7 +422,7 @@ def _measure(a) -> str:
     configs = configurations(blocks, space["folding"])
     info = gpu_info()
     timings = time_configurations(kernel, configs, repeats=a.repeats, warmup=a.warmup)
-    counters = profile_configurations(a.kernel, kernel.domain, configs) if a.ncu else None
+    counters = profile_configurations(kernel, a.kernel, configs) if a.ncu else None
     rows = measurement_rows(kernel, a.kernel, a.device, configs, timings, info, counters)
     write_measurements(a.output, rows, append=True)
     best = max(rows, key=lambda r: r["GLup_s"])

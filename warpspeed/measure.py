@@ -180,9 +180,10 @@ def gpu_info() -> dict:
     return info
 
 
-def profile_configurations(kernel_ref: str, domain: Sequence[int], configs: Sequence[Configuration],
+def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
                            ncu: str = "ncu", timeout_s: int = 3600) -> dict[Configuration, list[dict]]:
-    """Run every configuration once under ``ncu`` (in a child process) and return its ncu rows."""
+    """Run every configuration under ``ncu`` (in a child process that rebuilds the kernel from
+    ``kernel_ref``) and return the ncu rows of each."""
     from .ncu import read_ncu_csv
 
     exe = shutil.which(ncu)
@@ -190,7 +191,7 @@ def profile_configurations(kernel_ref: str, domain: Sequence[int], configs: Sequ
         raise InputError(f"--ncu: the Nsight Compute CLI {ncu!r} is not on PATH.")
     with tempfile.TemporaryDirectory() as tmp:
         job = Path(tmp) / "job.json"
-        job.write_text(json.dumps({"kernel": kernel_ref, "domain": list(domain),
+        job.write_text(json.dumps({"kernel": kernel_ref, "domain": list(kernel.domain),
                                    "configs": [[list(c.block), list(c.folding)] for c in configs]}))
         out = Path(tmp) / "ncu.csv"
         cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--metrics", ",".join(METRICS.values()),
@@ -201,13 +202,7 @@ def profile_configurations(kernel_ref: str, domain: Sequence[int], configs: Sequ
         if r.returncode != 0:
             raise InputError(f"ncu failed (exit {r.returncode}): {r.stderr.strip()[-500:]}")
         rows = read_ncu_csv(out)
-    return {c: [r for r in rows if r.get("Kernel Name", "").startswith(kernel_name_from(kernel_ref, c))]
-            for c in configs}
-
-
-def kernel_name_from(kernel_ref: str, c: Configuration) -> str:
-    from .estimate import resolve_kernel
-    return kernel_name(resolve_kernel(kernel_ref), c)
+    return {c: [r for r in rows if r.get("Kernel Name", "").startswith(kernel_name(kernel, c))] for c in configs}
 
 
 def counters_per_lup(rows: list[dict], lups: int) -> dict:
