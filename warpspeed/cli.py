@@ -47,7 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     ms = sub.add_parser("measure", help="time configurations on this machine's NVIDIA GPU (cupy; optional ncu)")
     ms.add_argument("kernel", help="kernel TOML file or catalog name")
     ms.add_argument("--device", required=True, help="the warpspeed device id the GPU is compared with")
-    _space_options(ms)
+    ms.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
+    ms.add_argument("--folding", action="append", metavar="X,Y,Z", help="thread folding (repeatable)")
+    ms.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
     ms.add_argument("--block", action="append", metavar="X,Y,Z", help="explicit blocks (repeatable) instead of "
                                                                       "--threads")
     ms.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
@@ -169,9 +171,13 @@ def _threads_and_jobs(a) -> list[int]:
     """The validated --threads list (and a check of --jobs), shared by every verb that ranks."""
     if a.jobs is not None and a.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    threads = [int(t) for t in a.threads.split(",") if t.strip().isdigit()]
-    if not threads or len(threads) != len(a.threads.split(",")):
-        raise InputError(f"--threads '{a.threads}' is malformed: give positive integers such as 256,512,1024.")
+    return _threads(a.threads)
+
+
+def _threads(text: str) -> list[int]:
+    threads = [int(t) for t in text.split(",") if t.strip().isdigit()]
+    if not threads or len(threads) != len(text.split(",")):
+        raise InputError(f"--threads '{text}' is malformed: give positive integers such as 256,512,1024.")
     return threads
 
 
@@ -414,12 +420,12 @@ def _measure(a) -> str:
 
     if a.repeats < 1 or a.warmup < 0:
         raise InputError("--repeats must be at least 1 and --warmup at least 0.")
-    space = _space_args(a)
-    kernel = resolve_kernel(a.kernel, space["domain"])
+    threads = _threads(a.threads)
+    kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)
-    blocks = (block_shapes(space["threads"], max_dims=dev.max_block_dims) if a.block is None
+    blocks = (block_shapes(threads, max_dims=dev.max_block_dims) if a.block is None
               else [_ints(b, "--block") for b in a.block])
-    configs = configurations(blocks, space["folding"])
+    configs = configurations(blocks, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])])
     info = gpu_info()
     timings = time_configurations(kernel, configs, repeats=a.repeats, warmup=a.warmup)
     counters = profile_configurations(kernel, a.kernel, configs) if a.ncu else None

@@ -22,6 +22,10 @@ from .device import Device
 from .errors import InputError
 
 LEVELS = ("L1", "L2", "DRAM")
+# level -> the two ncu quantities (warpspeed.ncu.METRICS keys) whose sum is its traffic, and bytes per count
+_LEVEL_METRICS = {"L1": ("l1_load_sectors", "l1_store_sectors", 32.0),
+                  "L2": ("l2_load_sectors", "l2_store_sectors", 32.0),
+                  "DRAM": ("dram_read_bytes", "dram_write_bytes", 1.0)}
 
 
 @dataclass(frozen=True)
@@ -199,21 +203,18 @@ def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic |
     def ncu(name: str) -> float | None:
         return None if not ncu_rows else metric(ncu_rows, name)
 
-    def sectors(a: str, b: str) -> float | None:
-        x, y = ncu(METRICS[a]), ncu(METRICS[b])
-        return None if x is None or y is None else 32.0 * (x + y)
-
     if time_s is None:
         time_s = ncu(METRICS["time"])
     if traffic is None:
-        parts = {"L1": sectors("l1_load_sectors", "l1_store_sectors"),
-                 "L2": sectors("l2_load_sectors", "l2_store_sectors")}
-        r, w = ncu(METRICS["dram_read_bytes"]), ncu(METRICS["dram_write_bytes"])
-        parts["DRAM"] = None if r is None or w is None else r + w
+        parts = {}
+        for level, (a, b, unit_bytes) in _LEVEL_METRICS.items():
+            x, y = ncu(METRICS[a]), ncu(METRICS[b])
+            parts[level] = None if x is None or y is None else unit_bytes * (x + y)
         missing = [k for k, v in parts.items() if v is None]
         if missing:
+            names = [METRICS[k] for lvl in missing for k in _LEVEL_METRICS[lvl][:2]]
             raise InputError(f"the measured bytes at {', '.join(missing)} are missing: give --measured-bytes "
-                             f"L1,L2,DRAM or an ncu CSV with the metrics {', '.join(_level_metrics(missing))}.")
+                             f"L1,L2,DRAM or an ncu CSV with the metrics {', '.join(names)}.")
         traffic = Traffic(parts["L1"], parts["L2"], parts["DRAM"])
     if time_s is None:
         raise InputError(f"the measured time is missing: give --measured-time or an ncu CSV with {METRICS['time']}.")
@@ -227,13 +228,6 @@ def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic |
     flops = 2 * fma + add + mul
     work, is_flops = (flops, True) if flops > 0 else (float(lups), False)
     return MeasuredRun(time_s, traffic, work, fma, add, mul, warp_usage, is_flops, float(lups))
-
-
-def _level_metrics(levels: list[str]) -> list[str]:
-    from .ncu import METRICS
-    keys = {"L1": ("l1_load_sectors", "l1_store_sectors"), "L2": ("l2_load_sectors", "l2_store_sectors"),
-            "DRAM": ("dram_read_bytes", "dram_write_bytes")}
-    return [METRICS[k] for lvl in levels for k in keys[lvl]]
 
 
 def estimated_traffic(estimate_dict: dict, lups: float) -> Traffic:
