@@ -12,13 +12,14 @@ import subprocess
 
 import numpy as np
 import pytest
+from cuda_on_cpu import run_on_cpu
 
 import warpspeed
 from warpspeed.cli import main
 from warpspeed.errors import InputError
 from warpspeed.expressions import evaluate
 from warpspeed.footprint import folded_instructions
-from warpspeed.measure import cuda_source, grid_of, measurement_rows
+from warpspeed.measure import cuda_source, generated_program, grid_of, measurement_rows
 from warpspeed.measurements import COLUMNS, read_measurements, triple_text, write_measurements
 from warpspeed.ncu import METRICS
 from warpspeed.space import Configuration
@@ -168,52 +169,14 @@ def test_calibrate_errors(tmp_path):
 
 # ------------------------------------------------------------------------------------------ measure (no GPU)
 
-HARNESS = r"""
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-struct ws_dim3 { long long x, y, z; };
-static ws_dim3 blockIdx, threadIdx, blockDim;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __restrict__
-"""
-
-
-def _run_on_cpu(kernel, config, tmp_path):
-    """Compile the generated CUDA as C++ with a sequential grid loop; return the fields after one launch."""
-    src = cuda_source(kernel, config.folding, "ws_k")
-    ctypes = ["double" if f.element_bytes == 8 else "float" for f in kernel.fields]
-    sizes = [math.prod(f.shape) for f in kernel.fields]
-    gx, gy, gz = grid_of(kernel, config)
-    bx, by, bz = config.block
-    main_c = ["int main() {"]
-    for i, (t, n) in enumerate(zip(ctypes, sizes, strict=True)):
-        main_c.append(f"  std::vector<{t}> a{i}({n});")
-        main_c.append(f"  for (long long j = 0; j < {n}; ++j) a{i}[j] = ({t})((j * 7 + {i}) % 1000);")
-    args = ", ".join(f"a{i}.data()" for i in range(len(sizes)))
-    main_c += [f"  blockDim = {{{bx}, {by}, {bz}}};",
-               f"  for (long long z = 0; z < {gz}; ++z) for (long long y = 0; y < {gy}; ++y) "
-               f"for (long long x = 0; x < {gx}; ++x)",
-               f"  for (long long tz = 0; tz < {bz}; ++tz) for (long long ty = 0; ty < {by}; ++ty) "
-               f"for (long long tx = 0; tx < {bx}; ++tx) {{",
-               "    blockIdx = {x, y, z}; threadIdx = {tx, ty, tz};", f"    ws_k({args});", "  }"]
-    for i in range(len(sizes)):
-        main_c.append(f"  for (long long j = 0; j < {sizes[i]}; ++j) printf(\"%.1f\\n\", (double)a{i}[j]);")
-    main_c += ["  return 0;", "}"]
-    cpp = tmp_path / "k.cpp"
-    cpp.write_text(HARNESS + src.replace('extern "C" ', "") + "\n".join(main_c) + "\n")
-    exe = tmp_path / "k"
-    subprocess.run(["g++", "-O1", "-o", str(exe), str(cpp)], check=True, capture_output=True)
-    values = np.array(subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout.split(),
-                      dtype=float)
-    return np.split(values, np.cumsum(sizes)[:-1])
+def _inputs(kernel):
+    return [((np.arange(math.prod(f.shape) + f.offset) * 7 + i) % 1000).astype(float)
+            for i, f in enumerate(kernel.fields)]
 
 
 def _reference(kernel, config):
     """The same launch in numpy, from the model's folded instructions and validity semantics."""
-    arrays = [((np.arange(math.prod(f.shape)) * 7 + i) % 1000).astype(float) for i, f in enumerate(kernel.fields)]
+    arrays = [x[f.offset:] for x, f in zip(_inputs(kernel), kernel.fields, strict=True)]
     grid = grid_of(kernel, config)
     t = np.indices(tuple(g * b for g, b in zip(grid, config.block, strict=True))[::-1]).reshape(3, -1)[::-1]
     env = {"tidx": t[0], "tidy": t[1], "tidz": t[2]}
@@ -248,9 +211,10 @@ def _reference(kernel, config):
 ])
 def test_generated_cuda_runs_the_model_access_pattern(kernel, domain, config, tmp_path):
     k = warpspeed.find_kernel(kernel, domain=domain)
-    got = _run_on_cpu(k, config, tmp_path)
-    for g, ref in zip(got, _reference(k, config), strict=True):
-        np.testing.assert_array_equal(g, ref)
+    program = generated_program(k, config.folding)
+    (got,) = run_on_cpu(program, grid_of(k, config), config.block, _inputs(k), tmp_path)
+    for g, ref, f in zip(got, _reference(k, config), k.fields, strict=True):
+        np.testing.assert_array_equal(g[f.offset:], ref)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

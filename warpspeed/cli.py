@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     ms.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
     ms.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
     ms.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters (slower)")
+    ms.add_argument("--code", choices=("auto", "pystencils", "warpspeed"), default="auto",
+                    help="CUDA source: the kernel's own pystencils code (plugin kernels, folding 1,1,1), warpspeed's "
+                         "code generated from the model's accesses (any folding), or auto (pystencils where it can)")
     ms.add_argument("--output", "-o", required=True, metavar="FILE.csv", help="measurement CSV (appended to)")
     va = sub.add_parser("validate", help="compare measured runs (a measurement CSV) with the estimates")
     va.add_argument("file", metavar="FILE.csv")
@@ -414,7 +417,7 @@ def _plot(a) -> str:
 def _measure(a) -> str:
     from .device import device
     from .estimate import resolve_kernel
-    from .measure import gpu_info, measurement_rows, profile_configurations, time_configurations
+    from .measure import gpu_info, measurement_rows, profile_configurations, programs_for, time_configurations
     from .measurements import write_measurements
     from .space import block_shapes, configurations
 
@@ -426,9 +429,10 @@ def _measure(a) -> str:
     blocks = (block_shapes(threads, max_dims=dev.max_block_dims) if a.block is None
               else [_ints(b, "--block") for b in a.block])
     configs = configurations(blocks, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])])
+    programs = programs_for(kernel, a.kernel, configs, a.code)
     info = gpu_info()
-    timings = time_configurations(kernel, configs, repeats=a.repeats, warmup=a.warmup)
-    counters = profile_configurations(kernel, a.kernel, configs) if a.ncu else None
+    timings = time_configurations(kernel, configs, programs, repeats=a.repeats, warmup=a.warmup)
+    counters = profile_configurations(kernel, a.kernel, configs, a.code) if a.ncu else None
     rows = measurement_rows(kernel, a.kernel, a.device, configs, timings, info, counters)
     write_measurements(a.output, rows, append=True)
     best = max(rows, key=lambda r: r["GLup_s"])

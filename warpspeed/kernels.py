@@ -24,12 +24,17 @@ VARS = ("tidx", "tidy", "tidz")
 
 @dataclass(frozen=True)
 class CatalogEntry:
-    """A named kernel, its parameters with their defaults, and how to build it."""
+    """A named kernel, its parameters with their defaults, and how to build it.
+
+    ``program`` (optional) builds the kernel's own CUDA source for ``warpspeed measure``: called with the same
+    parameters and ``domain=``, it returns a :class:`warpspeed.measure.CudaProgram`.
+    """
 
     name: str
     description: str
     build: Callable[..., Kernel]
     params: Mapping[str, Any] = field(default_factory=dict)
+    program: Callable[..., Any] | None = None
 
 
 def _catalog_dir() -> Path:
@@ -162,6 +167,18 @@ def parse_kernel_name(text: str) -> tuple[str, dict[str, Any]]:
         v = value.strip()
         params[key.strip()] = int(v) if re.fullmatch(r"-?\d+", v) else v
     return m.group(1), params
+
+
+def find_program(name_or_path: str, *, domain: Sequence[int]) -> Any:
+    """The native CUDA program of a catalog kernel (see ``CatalogEntry.program``), or None (files, generators)."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists():
+        return None
+    name, params = parse_kernel_name(name_or_path)
+    e = entries().get(name)
+    if e is None or e.program is None:
+        return None
+    return e.program(domain=tuple(domain), **params)
 
 
 def find_kernel(name_or_path: str, *, domain: Sequence[int] | None = None) -> Kernel:

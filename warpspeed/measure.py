@@ -1,16 +1,23 @@
-"""Measure kernels on a real NVIDIA GPU: generated CUDA, cupy timings, optional Nsight Compute counters.
+"""Measure kernels on a real NVIDIA GPU: CUDA programs, cupy timings, optional Nsight Compute counters.
 
-The CUDA kernel is generated from the warpspeed :class:`~warpspeed.kernel.Kernel` itself, so the GPU runs
-exactly the address stream the model analyses (for pystencils / lbmpy kernels: the accesses that
-``warpspeed_pystencils.describe`` extracted). Thread ``(tidx, tidy, tidz)`` handles the cells of its
-folding; every distinct folded load is issued once when one of its cells is valid, the loaded values are
-summed, and every store writes that sum. The arithmetic is therefore not the original kernel's (FP-bound
-kernels time differently), but the memory traffic is; the binary's register count is recorded and the
-estimates in ``validate`` use it.
+Two code generators, chosen per configuration by ``code``:
+
+* ``pystencils``: for kernels that come from pystencils / lbmpy (the plugin's catalog entries), the CUDA
+  source pystencils itself generates, with its arithmetic, launched on arrays of the shape and layout the
+  model was given. pystencils has no thread folding, so only folding (1, 1, 1) runs this way.
+* ``warpspeed``: a CUDA kernel generated from the warpspeed :class:`~warpspeed.kernel.Kernel`, so that the
+  GPU runs exactly the address stream the model analyses, for any folding. Thread ``(tidx, tidy, tidz)``
+  handles the cells of its folding; every distinct folded load is issued once when one of its cells is
+  valid, the loaded values are summed, and every store writes that sum. The arithmetic is therefore not
+  the original kernel's (FP-bound kernels time differently), but the memory traffic is.
+
+``auto`` (the default) takes pystencils' code where the kernel offers it and the folding is (1, 1, 1).
+Either way the binary's register count is recorded and the estimates in ``validate`` use it.
 
 Timing: ``warmup`` launches, then ``repeats`` launches each between two CUDA events; the median is
-reported. With ``ncu=True`` the same launches run once more under ``ncu --csv --page raw`` with the
-metrics of :mod:`warpspeed.ncu`, and the counters are written per lattice update.
+reported. With ``ncu=True`` every configuration runs once more, in a child process under
+``ncu --csv --page raw`` with the metrics of :mod:`warpspeed.ncu`, and the counters are written per lattice
+update.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -38,6 +46,10 @@ from .ncu import METRICS, metric
 from .space import Configuration
 
 _C_TYPES = {4: "float", 8: "double"}
+#: Placeholder for the kernel function's name in a :class:`CudaProgram` source (see ``CudaProgram.named``).
+NAME_TOKEN = "WS_KERNEL_NAME"
+CODES = ("auto", "pystencils", "warpspeed")
+_ARG_TYPES = ("array", "int64", "float64", "float32")
 _HELPERS = """
 __device__ __forceinline__ long long ws_floordiv(long long a, long long d) {
     long long q = a / d; return (a % d != 0 && a < 0) ? q - 1 : q;
@@ -72,7 +84,45 @@ def kernel_name(kernel: Kernel, c: Configuration) -> str:
     return f"ws_{safe}_{triple_text(c.block)}_{triple_text(c.folding)}"
 
 
-def cuda_source(kernel: Kernel, folding: Sequence[int], name: str) -> str:
+@dataclass(frozen=True)
+class ArraySpec:
+    """One device allocation: the kernel gets a pointer ``offset`` elements past its start."""
+
+    name: str
+    element_bytes: int
+    elements: int
+    offset: int = 0
+    fill: float = 0.0  # initial value of every element (e.g. a finite LBM state)
+
+
+@dataclass(frozen=True)
+class CudaProgram:
+    """A CUDA translation unit and how its kernel is called.
+
+    ``source`` names the kernel function :data:`NAME_TOKEN` (``named`` puts in the real name); ``args`` is the
+    kernel's argument list: ``("array", i)`` passes ``arrays[i]``, ``("int64", v)`` / ``("float64", v)`` /
+    ``("float32", v)`` a scalar. ``code`` says who generated the source (``warpspeed`` or ``pystencils``).
+    """
+
+    code: str
+    source: str
+    arrays: tuple[ArraySpec, ...]
+    args: tuple[tuple[str, int | float], ...]
+    options: tuple[str, ...] = ()  # NVRTC options, e.g. include paths
+
+    def __post_init__(self):
+        if NAME_TOKEN not in self.source:
+            raise InputError(f"CUDA program ({self.code}): the source must name its kernel {NAME_TOKEN}.")
+        for kind, v in self.args:
+            if kind not in _ARG_TYPES or (kind == "array" and not 0 <= int(v) < len(self.arrays)):
+                raise InputError(f"CUDA program ({self.code}): argument ({kind!r}, {v!r}) is not one of "
+                                 f"{_ARG_TYPES} (arrays by index 0..{len(self.arrays) - 1}).")
+
+    def named(self, name: str) -> str:
+        return self.source.replace(NAME_TOKEN, name)
+
+
+def cuda_source(kernel: Kernel, folding: Sequence[int], name: str = NAME_TOKEN) -> str:
     """A CUDA kernel with the kernel's folded access pattern (see the module docstring)."""
     fold = tuple(int(f) for f in folding)
     for f in kernel.fields:
@@ -106,6 +156,48 @@ def cuda_source(kernel: Kernel, folding: Sequence[int], name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def generated_program(kernel: Kernel, folding: Sequence[int]) -> CudaProgram:
+    """The ``warpspeed`` code of a kernel and folding: one array per field at the model's alignment offset."""
+    arrays = tuple(ArraySpec(f.name, f.element_bytes, math.prod(f.shape), f.offset) for f in kernel.fields)
+    return CudaProgram("warpspeed", cuda_source(kernel, folding), arrays,
+                       tuple(("array", i) for i in range(len(arrays))))
+
+
+def check_program(kernel: Kernel, program: CudaProgram) -> None:
+    """Refuse a program whose arrays are not the model's fields (then the measurement would not compare)."""
+    fields = {f.name: f for f in kernel.fields}
+    for a in program.arrays:
+        f = fields.get(a.name)
+        if f is None or f.element_bytes != a.element_bytes or math.prod(f.shape) != a.elements:
+            model = "absent" if f is None else f"{math.prod(f.shape)} x {f.element_bytes} B"
+            raise InputError(f"{program.code} program of kernel '{kernel.name}': array {a.name!r} "
+                             f"({a.elements} x {a.element_bytes} B) does not match the model's field ({model}).")
+
+
+def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
+                 code: str = "auto") -> dict[tuple[int, int, int], CudaProgram]:
+    """The program per folding of ``configs`` for ``code`` (``auto``, ``pystencils`` or ``warpspeed``)."""
+    from .kernels import find_program
+
+    if code not in CODES:
+        raise InputError(f"--code {code!r}: choose one of {', '.join(CODES)}.")
+    foldings = sorted({tuple(c.folding) for c in configs})
+    native = None
+    if code != "warpspeed":
+        native = find_program(kernel_ref, domain=kernel.domain)
+        if native is None and code == "pystencils":
+            raise InputError(f"--code pystencils: kernel '{kernel_ref}' has no pystencils source (the pystencils "
+                             "plugin's catalog kernels have one); use --code warpspeed or auto.")
+        if code == "pystencils" and foldings != [(1, 1, 1)]:
+            raise InputError(f"--code pystencils: pystencils has no thread folding, but folding(s) "
+                             f"{', '.join(triple_text(f) for f in foldings if f != (1, 1, 1))} were asked for; "
+                             "use --code auto (warpspeed's code for folded configurations).")
+        if native is not None:
+            check_program(kernel, native)
+    return {f: native if native is not None and f == (1, 1, 1) else generated_program(kernel, f)
+            for f in foldings}
+
+
 def grid_of(kernel: Kernel, c: Configuration) -> tuple[int, int, int]:
     return tuple(-(-n // (b * f)) for n, b, f in zip(kernel.domain, c.block, c.folding, strict=True))
 
@@ -126,38 +218,59 @@ def _cupy():
     return cupy
 
 
-def _arrays(cupy, kernel: Kernel):
-    """One zeroed allocation per field; the pointer passed is ``offset`` elements in (the model's alignment)."""
+_NUMPY_SCALARS = {"int64": "int64", "float64": "float64", "float32": "float32"}
+
+
+def _allocate(cupy, program: CudaProgram) -> list:
+    """The program's arrays, filled; each view starts ``offset`` elements into its allocation."""
     out = []
-    for f in kernel.fields:
-        dtype = cupy.float64 if f.element_bytes == 8 else cupy.float32
-        base = cupy.zeros(math.prod(f.shape) + f.offset, dtype=dtype)
-        out.append(base[f.offset:])
+    for a in program.arrays:
+        dtype = cupy.float64 if a.element_bytes == 8 else cupy.float32
+        base = cupy.full(a.elements + a.offset, a.fill, dtype=dtype)
+        out.append(base[a.offset:])
     return out
 
 
-def time_configurations(kernel: Kernel, configs: Sequence[Configuration], *, repeats: int = 20,
+def _arguments(program: CudaProgram, arrays: list) -> tuple:
+    import numpy as np
+
+    return tuple(arrays[int(v)] if kind == "array" else getattr(np, _NUMPY_SCALARS[kind])(v)
+                 for kind, v in program.args)
+
+
+def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
+                        programs: Mapping[tuple[int, int, int], CudaProgram] | None = None, *, repeats: int = 20,
                         warmup: int = 3) -> list[dict]:
-    """Time every configuration on GPU 0: registers, median and minimum seconds per launch."""
+    """Time every configuration on GPU 0: code, registers, median and minimum seconds per launch.
+
+    ``programs`` maps each folding to its program (default: warpspeed's generated code for every folding).
+    Programs with the same arrays share one allocation.
+    """
     cupy = _cupy()
-    arrays = _arrays(cupy, kernel)
+    if programs is None:
+        programs = {tuple(c.folding): generated_program(kernel, c.folding) for c in configs}
+    allocations: dict[tuple[ArraySpec, ...], list] = {}
     out = []
     for c in configs:
+        program = programs[tuple(c.folding)]
+        if program.arrays not in allocations:
+            allocations[program.arrays] = _allocate(cupy, program)
+        args = _arguments(program, allocations[program.arrays])
         name = kernel_name(kernel, c)
-        fn = cupy.RawKernel(cuda_source(kernel, c.folding, name), name, options=("-O3",))
+        fn = cupy.RawKernel(program.named(name), name, options=program.options)
         grid = grid_of(kernel, c)
         for _ in range(warmup):
-            fn(grid, c.block, tuple(arrays))
+            fn(grid, c.block, args)
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
         times = []
         for _ in range(repeats):
             start.record()
-            fn(grid, c.block, tuple(arrays))
+            fn(grid, c.block, args)
             stop.record()
             stop.synchronize()
             times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-        out.append({"registers": fn.num_regs, "time_s": statistics.median(times), "time_min_s": min(times),
-                    "repeats": repeats})
+        out.append({"code": program.code, "registers": fn.num_regs, "time_s": statistics.median(times),
+                    "time_min_s": min(times), "repeats": repeats})
     return out
 
 
@@ -180,10 +293,14 @@ def gpu_info() -> dict:
     return info
 
 
-def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
+def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration], code: str = "auto",
                            ncu: str = "ncu", timeout_s: int = 3600) -> dict[Configuration, list[dict]]:
-    """Run every configuration under ``ncu`` (in a child process that rebuilds the kernel from
-    ``kernel_ref``) and return the ncu rows of each."""
+    """Run every configuration once under ``ncu`` (in a child process that rebuilds the kernel and its
+    programs from ``kernel_ref`` and ``code``) and return the ncu rows of each.
+
+    ``--clock-control none`` keeps the GPU's own clocks, those of the timed runs; ncu still flushes the
+    caches before every profiled launch.
+    """
     from .ncu import read_ncu_csv
 
     exe = shutil.which(ncu)
@@ -191,18 +308,25 @@ def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Co
         raise InputError(f"--ncu: the Nsight Compute CLI {ncu!r} is not on PATH.")
     with tempfile.TemporaryDirectory() as tmp:
         job = Path(tmp) / "job.json"
-        job.write_text(json.dumps({"kernel": kernel_ref, "domain": list(kernel.domain),
+        job.write_text(json.dumps({"kernel": kernel_ref, "domain": list(kernel.domain), "code": code,
                                    "configs": [[list(c.block), list(c.folding)] for c in configs]}))
         out = Path(tmp) / "ncu.csv"
-        cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--metrics", ",".join(METRICS.values()),
-               "--kernel-name", "regex:^ws_", sys.executable, "-m", "warpspeed.measure", str(job)]
+        cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--metrics",
+               ",".join(METRICS.values()), "--kernel-name", "regex:^ws_", sys.executable, "-m", "warpspeed.measure",
+               str(job)]
         with out.open("w") as fh:
             r = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout_s,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
         if r.returncode != 0:
             raise InputError(f"ncu failed (exit {r.returncode}): {r.stderr.strip()[-500:]}")
         rows = read_ncu_csv(out)
-    return {c: [r for r in rows if r.get("Kernel Name", "").startswith(kernel_name(kernel, c))] for c in configs}
+    return {c: [r for r in rows if _launch_name(r.get("Kernel Name", "")) == kernel_name(kernel, c)]
+            for c in configs}
+
+
+def _launch_name(text: str) -> str:
+    """The function name of an ncu 'Kernel Name' cell (which may carry a parameter list)."""
+    return text.split("(", 1)[0].strip()
 
 
 def counters_per_lup(rows: list[dict], lups: int) -> dict:
@@ -235,13 +359,14 @@ def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, conf
 
 
 def _worker(job_file: str) -> None:
-    """Child process under ncu: launch every configuration once (after one warm-up launch)."""
+    """Child process under ncu: launch every configuration once (no warm-up: ncu flushes caches anyway)."""
     from .estimate import resolve_kernel
 
     job = json.loads(Path(job_file).read_text())
     kernel = resolve_kernel(job["kernel"], job["domain"])
     configs = [Configuration(tuple(b), tuple(f)) for b, f in job["configs"]]
-    time_configurations(kernel, configs, repeats=1, warmup=1)
+    programs = programs_for(kernel, job["kernel"], configs, job.get("code", "auto"))
+    time_configurations(kernel, configs, programs, repeats=1, warmup=0)
 
 
 if __name__ == "__main__":

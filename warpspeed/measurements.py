@@ -10,6 +10,8 @@ gpu_name, driver           what the GPU and driver reported (``nvidia-smi`` / cu
 sm_clock_MHz, mem_clock_MHz  clocks during the run (empty if unknown)
 kernel                     catalog name (``star3d-r4``, ``star:r=2``) or kernel TOML path
 block, folding, domain     ``XxYxZ``
+code                       CUDA source that ran: ``pystencils`` (the kernel's own code) or ``warpspeed``
+                           (generated from the model's accesses, loads summed; see ``warpspeed.measure``)
 registers                  registers per thread of the binary that ran (estimates use them)
 repeats                    timed launches after warm-up
 time_s                     median kernel time of the timed launches (CUDA events)
@@ -39,8 +41,8 @@ from pathlib import Path
 from .errors import InputError
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
-           "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load", "l2_load",
-           "l2_store", "dram_load", "dram_store", "cycles", "date", "warpspeed_version")
+           "code", "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load",
+           "l2_load", "l2_store", "dram_load", "dram_store", "cycles", "date", "warpspeed_version")
 VOLUME_COLUMNS = ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")
 _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
 _NUMERIC = ("sm_clock_MHz", "mem_clock_MHz", "registers", "repeats", "time_s", "time_min_s", "GLup_s",
@@ -123,6 +125,12 @@ def write_measurements(path: str | Path, rows: Iterable[dict], append: bool = Fa
     """Write rows (dicts keyed by :data:`COLUMNS`; missing keys stay empty) with a header."""
     p = Path(path)
     exists = append and p.exists() and p.stat().st_size > 0
+    if exists:
+        with p.open() as fh:
+            header = next(csv.reader(fh), [])
+        if tuple(header) != COLUMNS:
+            raise InputError(f"{p}: cannot append, its columns differ from this version's "
+                             f"({', '.join(COLUMNS)}); write to a new file.")
     with p.open("a" if exists else "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="raise", lineterminator="\n")
         if not exists:

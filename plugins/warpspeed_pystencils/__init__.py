@@ -24,7 +24,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "describe", "lbm_d3q19_srt",
+__all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "cuda_program", "describe",
+           "lbm_d3q19_srt",
            "lbm_update_rule", "rank_block_sizes", "star_stencil"]
 
 DEFAULT_ARCH = "sm_80"
@@ -252,6 +253,19 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     return kernel
 
 
+def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+                 index_layout: str | None = None, name: str | None = None, config: Any = None,
+                 scalars: Any = None, fill: float | None = None) -> Any:
+    """pystencils' own CUDA code of a kernel as a ``warpspeed.measure.CudaProgram`` (what ``warpspeed measure``
+    launches for pystencils kernels); arguments as in ``describe``, ``scalars`` = values of scalar parameters
+    such as ``omega`` (default 1.0), ``fill`` = initial value of every array (default 0.1)."""
+    from ._program import DEFAULT_FILL
+    from ._program import cuda_program as f
+
+    return f(kernel_or_assignments, shape, layout=layout, index_layout=index_layout, name=name, config=config,
+             scalars=scalars, fill=DEFAULT_FILL if fill is None else fill)
+
+
 def star_stencil(range_: int = 4, dims: int = 3, dtype: str = "float64", **kw: Any) -> list:
     from .catalog import star_stencil as f
 
@@ -287,5 +301,6 @@ PLUGIN = {
     "describe": describe,
     "rank_block_sizes": rank_block_sizes,
     "create_kernel": create_kernel,
+    "cuda_program": cuda_program,
     "catalog_entries": catalog_entries,
 }

@@ -130,40 +130,75 @@ def allen_cahn_d3q15(layout: str = "fzyx", *, mobility: float = 0.02, interface_
 # --------------------------------------------------------------------------- catalog entries
 def _domain(domain: Sequence[int] | None, dims: int = 3) -> tuple[int, ...]:
     d = tuple(domain) if domain is not None else LBM_DOMAIN[:dims]
+    while len(d) > dims and d[-1] == 1:  # warpspeed's 3D form of a 2D domain: (nx, ny, 1)
+        d = d[:-1]
     if len(d) != dims or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in d):
         raise _input_error(f"this LBM catalog kernel is {dims}D: domain must be {dims} positive integers, "
                            f"got {domain!r}.")
     return d
 
 
+@functools.lru_cache(maxsize=8)
+def _rule(name: str, key: tuple) -> Any:
+    if name == "d3q15-allen-cahn":
+        return allen_cahn_d3q15(**dict(key))
+    return lbm_update_rule(**dict(key))
+
+
 @functools.lru_cache(maxsize=16)
 def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     from . import _describe
 
-    if name == "d3q15-allen-cahn":
-        rule = allen_cahn_d3q15(**dict(key))
-    else:
-        rule = lbm_update_rule(**dict(key))
     shape = tuple(n + 2 for n in domain)  # one ghost layer
-    return _describe(rule, shape, layout=dict(key).get("layout", "fzyx"), name=name,
+    return _describe(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
                      fallback_registers=MEASURED_REGISTERS_SM80.get(name))
 
 
+def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
+    """pystencils' CUDA code of a catalog kernel (``warpspeed measure``), on the arrays ``_built`` models."""
+    from ._program import cuda_program
+
+    domain = _domain(domain, len(domain))
+    return cuda_program(_rule(name, key), tuple(n + 2 for n in domain), layout=dict(key).get("layout", "fzyx"),
+                        name=name)
+
+
+def _d3q19_key(layout: str, streaming: str) -> tuple:
+    return (("stencil", "D3Q19"), ("method", "srt"), ("layout", layout), ("streaming", streaming))
+
+
+def _lbm_key(stencil: str, method: str, layout: str, streaming: str) -> tuple[str, tuple, int]:
+    st = _stencil_name(stencil)
+    key = (("stencil", st), ("method", str(method).lower()), ("layout", layout), ("streaming", streaming))
+    return f"{st.lower()}-{str(method).lower()}", key, int(st[1])
+
+
 def build_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", domain: Sequence[int] | None = None) -> Any:
-    key = (("stencil", "D3Q19"), ("method", "srt"), ("layout", layout), ("streaming", streaming))
-    return _built("d3q19-srt", key, _domain(domain))
+    return _built("d3q19-srt", _d3q19_key(layout, streaming), _domain(domain))
+
+
+def program_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", domain: Sequence[int] | None = None) -> Any:
+    return _program("d3q19-srt", _d3q19_key(layout, streaming), _domain(domain))
 
 
 def build_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx", streaming: str = "pull",
               domain: Sequence[int] | None = None) -> Any:
-    key = (("stencil", _stencil_name(stencil)), ("method", str(method).lower()), ("layout", layout),
-           ("streaming", streaming))
-    st = _stencil_name(stencil)
-    return _built(f"{st.lower()}-{str(method).lower()}", key, _domain(domain, int(st[1])))
+    name, key, dims = _lbm_key(stencil, method, layout, streaming)
+    return _built(name, key, _domain(domain, dims))
+
+
+def program_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx", streaming: str = "pull",
+                domain: Sequence[int] | None = None) -> Any:
+    name, key, dims = _lbm_key(stencil, method, layout, streaming)
+    return _program(name, key, _domain(domain, dims))
 
 
 def build_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None) -> Any:
     return _built("d3q15-allen-cahn", (("layout", layout),), _domain(domain))
+
+
+def program_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None) -> Any:
+    return _program("d3q15-allen-cahn", (("layout", layout),), _domain(domain))
 
 
 def catalog_entries() -> list:
@@ -173,10 +208,11 @@ def catalog_entries() -> list:
     return [
         CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide two-grid (pystencils plugin; "
                      "streaming pull|push, layout fzyx|zyxf)", build_d3q19_srt,
-                     {"layout": "fzyx", "streaming": "pull"}),
+                     {"layout": "fzyx", "streaming": "pull"}, program_d3q19_srt),
         CatalogEntry("d3q15-allen-cahn", "lbmpy conservative Allen-Cahn interface tracking, MRT D3Q15 "
-                     "(the paper's phase-field kernel; pystencils plugin)", build_allen_cahn, {"layout": "fzyx"}),
+                     "(the paper's phase-field kernel; pystencils plugin)", build_allen_cahn, {"layout": "fzyx"},
+                     program_allen_cahn),
         CatalogEntry("lbm", "lbmpy LBM update rule (pystencils plugin): stencil D2Q9|D3Q15|D3Q19|D3Q27, "
                      "method srt|trt|mrt|cumulant, streaming pull|push, layout fzyx|zyxf", build_lbm,
-                     {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull"}),
+                     {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull"}, program_lbm),
     ]

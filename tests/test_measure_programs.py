@@ -1,0 +1,153 @@
+"""The CUDA programs `warpspeed measure` launches, run on the CPU (no GPU here).
+
+pystencils' own CUDA code of the plugin's catalog kernels is compiled as C++ with a sequential grid loop,
+given the arrays and the argument list of its CudaProgram, and must produce exactly what pystencils' CPU
+kernel of the same update rule produces on the same data. That checks the argument binding (pointers,
+sizes, strides, scalars), the launch grid and the memory layout the model is given.
+"""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(tempfile.gettempdir()) / "warpspeed-tests-pystencils-cache"))
+ps = pytest.importorskip("pystencils")
+pytest.importorskip("lbmpy")
+
+from cuda_on_cpu import run_on_cpu  # noqa: E402
+
+import warpspeed  # noqa: E402
+from warpspeed.cli import main  # noqa: E402
+from warpspeed.errors import InputError  # noqa: E402
+from warpspeed.measure import NAME_TOKEN, ArraySpec, CudaProgram, check_program, grid_of, programs_for  # noqa: E402
+from warpspeed.space import Configuration  # noqa: E402
+
+
+def cpu_reference(rule, gpu_program, shape, inputs, scalars):
+    """pystencils' CPU kernel of ``rule`` on views of copies of ``inputs`` laid out like the CUDA run."""
+    from warpspeed_pystencils import _as_kernel
+    from warpspeed_pystencils._extract import Extractor
+
+    gpu_kernel, _ = _as_kernel(rule, None)
+    ex = Extractor(gpu_kernel, shape, "fzyx", "fzyx", "ref")
+    flat = [x.copy() for x in inputs]
+    views = {}
+    for a, x in zip(gpu_program.arrays, flat, strict=True):
+        info = ex.fields[a.name]
+        views[a.name] = np.lib.stride_tricks.as_strided(x[a.offset:], shape=info.shape,
+                                                        strides=[s * x.itemsize for s in info.strides])
+    kernel = ps.create_kernel(rule, ps.CreateKernelConfig(target=ps.Target.CPU)).compile()
+    kernel(**views, **scalars)
+    return flat
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+@pytest.mark.parametrize(("name", "domain", "block"), [
+    ("d3q19-srt", (9, 6, 5), (4, 2, 2)),
+    ("lbm:stencil=D2Q9,method=trt", (11, 7, 1), (8, 4, 1)),
+    ("d3q15-allen-cahn", (7, 5, 4), (8, 2, 2)),
+])
+def test_pystencils_program_on_the_cpu_matches_pystencils_cpu_kernel(name, domain, block, tmp_path):
+    from warpspeed_pystencils.catalog import _rule
+    from warpspeed_pystencils.catalog import catalog_entries as entries
+
+    kernel = warpspeed.find_kernel(name, domain=domain)
+    c = Configuration(block)
+    (program,) = programs_for(kernel, name, [c]).values()
+    assert program.code == "pystencils" and "pystencils_runtime" in program.source
+    check_program(kernel, program)
+    base, _, params = name.partition(":")
+    entry = {e.name: e for e in entries()}[base]
+    key = {"d3q19-srt": (("stencil", "D3Q19"), ("method", "srt"), ("layout", "fzyx"), ("streaming", "pull")),
+           "lbm": (("stencil", "D2Q9"), ("method", "trt"), ("layout", "fzyx"), ("streaming", "pull")),
+           "d3q15-allen-cahn": (("layout", "fzyx"),)}[base]
+    rule = _rule("d3q15-allen-cahn" if base == "d3q15-allen-cahn" else base, key)
+    assert entry.program is not None
+    rng = np.random.default_rng(7)
+    inputs = [rng.uniform(0.05, 0.15, a.elements + a.offset) for a in program.arrays]
+    shape = tuple(n + 2 for n in domain if n > 1)
+    scalars = {p.name: 1.0 for p in ps.create_kernel(rule, ps.CreateKernelConfig(target=ps.Target.CPU)).parameters
+               if not p.properties}
+    want = cpu_reference(rule, program, shape, inputs, scalars)
+    grid = grid_of(kernel, c)
+    short = (grid[0], grid[1], grid[2] - 1) if grid[2] > 1 else (grid[0], grid[1] - 1, grid[2])
+    got, got_short = run_on_cpu(program, grid, block, inputs, tmp_path, grids=[short])
+    stores = [i for i, a in enumerate(program.arrays) if a.name in {f.name for f in kernel.fields if f.stores}]
+    assert stores
+    for i in range(len(inputs)):
+        np.testing.assert_allclose(got[i], want[i], rtol=1e-12, atol=1e-14)
+    for i in stores:
+        assert not np.allclose(want[i], inputs[i])  # the kernel wrote something...
+        assert not np.allclose(got_short[i], want[i])  # ...and a grid one block short misses cells
+
+
+def test_programs_for_chooses_the_code_per_folding():
+    k = warpspeed.find_kernel("d3q19-srt", domain=(16, 8, 8))
+    cs = [Configuration((32, 4, 4)), Configuration((32, 2, 4), (1, 2, 1))]
+    auto = programs_for(k, "d3q19-srt", cs)
+    assert auto[(1, 1, 1)].code == "pystencils" and auto[(1, 2, 1)].code == "warpspeed"
+    assert {p.code for p in programs_for(k, "d3q19-srt", cs, "warpspeed").values()} == {"warpspeed"}
+    assert programs_for(k, "d3q19-srt", cs[:1], "pystencils")[(1, 1, 1)].args[-1] == ("float64", 1.0)  # omega
+    with pytest.raises(InputError, match="no thread folding"):
+        programs_for(k, "d3q19-srt", cs, "pystencils")
+    star = warpspeed.find_kernel("star3d-r4", domain=(64, 32, 16))
+    assert programs_for(star, "star3d-r4", cs[:1])[(1, 1, 1)].code == "warpspeed"
+    with pytest.raises(InputError, match="has no pystencils source"):
+        programs_for(star, "star3d-r4", cs[:1], "pystencils")
+    with pytest.raises(InputError, match="choose one of"):
+        programs_for(star, "star3d-r4", cs[:1], "nvcc")
+
+
+def test_a_program_that_does_not_match_the_model_is_refused():
+    k = warpspeed.find_kernel("d3q19-srt", domain=(16, 8, 8))
+    (p,) = programs_for(k, "d3q19-srt", [Configuration((32, 4, 4))]).values()
+    small = CudaProgram(p.code, p.source, (ArraySpec("dst", 8, 19), *p.arrays[1:]), p.args, p.options)
+    with pytest.raises(InputError, match="array 'dst' .* does not match the model's field"):
+        check_program(k, small)
+    with pytest.raises(InputError, match="must name its kernel"):
+        CudaProgram("x", "void k() {}", (), ())
+    with pytest.raises(InputError, match="argument"):
+        CudaProgram("x", f"void {NAME_TOKEN}() {{}}", (), (("array", 0),))
+
+
+def test_cuda_program_scalars_and_errors():
+    import warpspeed_pystencils as wp
+
+    rule = wp.lbm_d3q19_srt()
+    p = wp.cuda_program(rule, (10, 10, 10), scalars={"omega": 1.7}, fill=0.5)
+    assert p.args[-1] == ("float64", 1.7) and {a.fill for a in p.arrays} == {0.5}
+    assert [a.elements for a in p.arrays] == [19000, 19000]
+    # every size/stride argument is the one the model's fields have (x fastest, fzyx: populations slowest)
+    ints = [v for kind, v in p.args if kind == "int64"]
+    assert ints == [10, 10, 10, 1, 10, 100, 1000]
+    with pytest.raises(InputError, match="unknown scalar parameter"):
+        wp.cuda_program(rule, (10, 10, 10), scalars={"tau": 1.0})
+    src, dst = ps.fields("src, dst: double[2D]", layout="fzyx")
+    n = ps.TypedSymbol("n", "int64")
+    with pytest.raises(InputError, match="integer parameter 'n'"):
+        wp.cuda_program([ps.Assignment(dst.center, src.center * ps.tcast(n, "float64"))], (8, 8))
+
+
+def test_measure_cli_refuses_folded_pystencils_code(tmp_path, capsys):
+    assert main(["measure", "d3q19-srt", "--device", "H100-SXM5-80GB", "--domain", "16,8,8", "--threads", "128",
+                 "--folding", "1,2,1", "--code", "pystencils", "-o", str(tmp_path / "m.csv")]) == 2
+    assert "no thread folding" in capsys.readouterr().err
+    assert not (tmp_path / "m.csv").exists()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_pystencils_program_compiles_with_nvcc(tmp_path):
+    k = warpspeed.find_kernel("d3q15-allen-cahn", domain=(32, 16, 16))
+    (p,) = programs_for(k, "d3q15-allen-cahn", [Configuration((64, 4, 2))]).values()
+    cu = tmp_path / "k.cu"
+    cu.write_text(p.named("ws_ac"))
+    includes = [o for o in p.options if o.startswith("-I")]
+    r = subprocess.run(["nvcc", "-arch=sm_90", "-std=c++17", *includes, "--resource-usage", "-cubin", "-o",
+                        str(tmp_path / "k.cubin"), str(cu)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "ws_ac" in r.stdout + r.stderr and "registers" in r.stdout + r.stderr
