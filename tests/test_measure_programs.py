@@ -151,3 +151,89 @@ def test_pystencils_program_compiles_with_nvcc(tmp_path):
                         str(tmp_path / "k.cubin"), str(cu)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "ws_ac" in r.stdout + r.stderr and "registers" in r.stdout + r.stderr
+
+
+class FakeCupy:
+    """Just enough of cupy for `warpspeed measure` without a GPU: numpy arrays, kernels that record their
+    launches and refuse blocks with more than 64 K registers, 2 ms per launch."""
+
+    float64, float32 = np.float64, np.float32
+    REGISTERS = 90
+
+    def __init__(self):
+        self.launches = []
+        fake = self
+
+        class RawKernel:
+            def __init__(self, source, name, options=()):
+                assert f" {name}(" in source or f" {name} (" in source
+                self.name, self.num_regs, self.options = name, fake.REGISTERS, options
+
+            def __call__(self, grid, block, args):
+                if np.prod(block) * self.num_regs > 65536:
+                    raise RuntimeError("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested")
+                fake.launches.append((self.name, grid, block, args))
+
+        class Event:
+            def record(self):
+                pass
+
+            def synchronize(self):
+                pass
+
+        class Runtime:
+            @staticmethod
+            def getDeviceCount():
+                return 1
+
+            @staticmethod
+            def getDeviceProperties(i):
+                return {"name": b"Fake GPU"}
+
+            @staticmethod
+            def driverGetVersion():
+                return 13000
+
+        class Cuda:
+            runtime = Runtime
+
+            @staticmethod
+            def get_elapsed_time(a, b):
+                return 2.0
+
+        Cuda.Event = Event
+        self.RawKernel, self.cuda = RawKernel, Cuda
+
+    @staticmethod
+    def full(n, value, dtype):
+        return np.full(n, value, dtype=dtype)
+
+
+def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, monkeypatch):
+    import sys
+
+    from warpspeed.measurements import read_measurements
+
+    fake = FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr("shutil.which", lambda name: None)  # no nvidia-smi
+    out = tmp_path / "m.csv"
+    assert main(["measure", "d3q19-srt", "--device", "H100-SXM5-80GB", "--domain", "16,8,8", "--block", "32,4,2",
+                 "--block", "1024,1,1", "--folding", "1,1,1", "--folding", "1,2,1", "--repeats", "3", "--warmup", "1",
+                 "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "block 1024x1x1 folding 1x1x1 did not run: RuntimeError: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in captured.err
+    assert "measured 2 configurations" in captured.out and "(2 did not run)" in captured.out
+    rows = read_measurements(out)
+    assert [(m.block, m.folding, m.values["code"]) for m in rows] == [((32, 4, 2), (1, 1, 1), "pystencils"),
+                                                                        ((32, 4, 2), (1, 2, 1), "warpspeed")]
+    k = warpspeed.find_kernel("d3q19-srt", domain=(16, 8, 8))
+    assert rows[0].GLup_s == pytest.approx(k.valid_lups / 2e-3 / 1e9) and rows[0].registers == 90
+    assert rows[0].values["gpu_name"] == "Fake GPU" and rows[0].values["repeats"] == 3.0
+    # 1 warm-up + 3 timed launches per configuration that ran, on the grids of the model
+    ran = [x for x in fake.launches if x[2] == (32, 4, 2)]
+    assert len(ran) == 8 and {x[1] for x in ran} == {(1, 2, 4), (1, 1, 4)}
+    pystencils_args = ran[0][3]
+    assert len(pystencils_args) == 10 and pystencils_args[0].size == 18 * 10 * 10 * 19  # dst, then src, sizes...
+    assert pystencils_args[-1] == 1.0 and pystencils_args[0].dtype == np.float64  # omega
+    assert all(isinstance(a, np.ndarray) for a in ran[-1][3])  # warpspeed code: one pointer per field

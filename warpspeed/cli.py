@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     ms.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
     ms.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
     ms.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters (slower)")
+    ms.add_argument("--ncu-every", type=int, default=1, metavar="K",
+                    help="with --ncu: profile every K-th configuration of the sweep only (default 1: all)")
     ms.add_argument("--code", choices=("auto", "pystencils", "warpspeed"), default="auto",
                     help="CUDA source: the kernel's own pystencils code (plugin kernels, folding 1,1,1), warpspeed's "
                          "code generated from the model's accesses (any folding), or auto (pystencils where it can)")
@@ -418,11 +420,11 @@ def _measure(a) -> str:
     from .device import device
     from .estimate import resolve_kernel
     from .measure import gpu_info, measurement_rows, profile_configurations, programs_for, time_configurations
-    from .measurements import write_measurements
+    from .measurements import triple_text, write_measurements
     from .space import block_shapes, configurations
 
-    if a.repeats < 1 or a.warmup < 0:
-        raise InputError("--repeats must be at least 1 and --warmup at least 0.")
+    if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
+        raise InputError("--repeats and --ncu-every must be at least 1 and --warmup at least 0.")
     threads = _threads(a.threads)
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)
@@ -432,12 +434,21 @@ def _measure(a) -> str:
     programs = programs_for(kernel, a.kernel, configs, a.code)
     info = gpu_info()
     timings = time_configurations(kernel, configs, programs, repeats=a.repeats, warmup=a.warmup)
-    counters = profile_configurations(kernel, a.kernel, configs, a.code) if a.ncu else None
+    ran = [c for c, t in zip(configs, timings, strict=True) if "error" not in t]
+    counters = profile_configurations(kernel, a.kernel, ran[::a.ncu_every], a.code) if a.ncu and ran else None
     rows = measurement_rows(kernel, a.kernel, a.device, configs, timings, info, counters)
+    failed = [(c, t["error"]) for c, t in zip(configs, timings, strict=True) if "error" in t]
+    for c, err in failed:
+        print(f"warpspeed measure: block {triple_text(c.block)} folding {triple_text(c.folding)} did not run: {err}",
+              file=sys.stderr)
+    if not rows:
+        raise InputError(f"no configuration of {kernel.name} ran on {info['gpu_name']} (see above); nothing written.")
     write_measurements(a.output, rows, append=True)
     best = max(rows, key=lambda r: r["GLup_s"])
-    return (f"measured {len(rows)} configurations of {kernel.name} on {info['gpu_name']}: best {best['block']} "
-            f"folding {best['folding']} at {best['GLup_s']:.3g} GLup/s; appended to {a.output}")
+    return (f"measured {len(rows)} configurations of {kernel.name} on {info['gpu_name']}"
+            + (f" ({len(failed)} did not run)" if failed else "")
+            + f": best {best['block']} folding {best['folding']} at {best['GLup_s']:.3g} GLup/s; "
+            f"appended to {a.output}")
 
 
 def _validate(a) -> str:

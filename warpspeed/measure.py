@@ -244,7 +244,8 @@ def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
     """Time every configuration on GPU 0: code, registers, median and minimum seconds per launch.
 
     ``programs`` maps each folding to its program (default: warpspeed's generated code for every folding).
-    Programs with the same arrays share one allocation.
+    Programs with the same arrays share one allocation. A configuration that does not compile or launch
+    gets ``{"error": reason}`` and the sweep goes on.
     """
     cupy = _cupy()
     if programs is None:
@@ -255,23 +256,31 @@ def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
         program = programs[tuple(c.folding)]
         if program.arrays not in allocations:
             allocations[program.arrays] = _allocate(cupy, program)
-        args = _arguments(program, allocations[program.arrays])
-        name = kernel_name(kernel, c)
-        fn = cupy.RawKernel(program.named(name), name, options=program.options)
-        grid = grid_of(kernel, c)
-        for _ in range(warmup):
-            fn(grid, c.block, args)
-        start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        times = []
-        for _ in range(repeats):
-            start.record()
-            fn(grid, c.block, args)
-            stop.record()
-            stop.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
-        out.append({"code": program.code, "registers": fn.num_regs, "time_s": statistics.median(times),
-                    "time_min_s": min(times), "repeats": repeats})
+        try:
+            out.append(_time_one(cupy, kernel, c, program, allocations[program.arrays], repeats, warmup))
+        except Exception as e:  # cupy's compile and launch errors (e.g. too many registers for the block)
+            out.append({"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"})
     return out
+
+
+def _time_one(cupy, kernel: Kernel, c: Configuration, program: CudaProgram, arrays: list, repeats: int,
+              warmup: int) -> dict:
+    args = _arguments(program, arrays)
+    name = kernel_name(kernel, c)
+    fn = cupy.RawKernel(program.named(name), name, options=program.options)
+    grid = grid_of(kernel, c)
+    for _ in range(warmup):
+        fn(grid, c.block, args)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        start.record()
+        fn(grid, c.block, args)
+        stop.record()
+        stop.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    return {"code": program.code, "registers": fn.num_regs, "time_s": statistics.median(times),
+            "time_min_s": min(times), "repeats": repeats}
 
 
 def gpu_info() -> dict:
@@ -343,12 +352,15 @@ def counters_per_lup(rows: list[dict], lups: int) -> dict:
 
 def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, configs: Sequence[Configuration],
                      timings: Sequence[dict], info: dict, counters: dict | None = None) -> list[dict]:
-    """Rows of the measurement CSV (:mod:`warpspeed.measurements`) from timings and optional ncu rows."""
+    """Rows of the measurement CSV (:mod:`warpspeed.measurements`) from timings and optional ncu rows;
+    configurations whose timing is an error get no row."""
     dev_id = device if isinstance(device, str) else (device.file or device.id)
     day = datetime.date.today().isoformat()
     lups = kernel.valid_lups
     out = []
     for c, t in zip(configs, timings, strict=True):
+        if "error" in t:
+            continue
         row = {"device": dev_id, **info, "kernel": kernel_ref, "block": triple_text(c.block),
                "folding": triple_text(c.folding), "domain": triple_text(kernel.domain), **t,
                "GLup_s": lups / t["time_s"] / 1e9, "date": day, "warpspeed_version": __version__}
