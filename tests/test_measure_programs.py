@@ -153,70 +153,28 @@ def test_pystencils_program_compiles_with_nvcc(tmp_path):
     assert "ws_ac" in r.stdout + r.stderr and "registers" in r.stdout + r.stderr
 
 
-class FakeCupy:
-    """Just enough of cupy for `warpspeed measure` without a GPU: numpy arrays, kernels that record their
-    launches and refuse blocks with more than 64 K registers, 2 ms per launch."""
-
-    float64, float32 = np.float64, np.float32
-    REGISTERS = 90
-
-    def __init__(self):
-        self.launches = []
-        fake = self
-
-        class RawKernel:
-            def __init__(self, source, name, options=()):
-                assert f" {name}(" in source or f" {name} (" in source
-                self.name, self.num_regs, self.options = name, fake.REGISTERS, options
-
-            def __call__(self, grid, block, args):
-                if np.prod(block) * self.num_regs > 65536:
-                    raise RuntimeError("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested")
-                fake.launches.append((self.name, grid, block, args))
-
-        class Event:
-            def record(self):
-                pass
-
-            def synchronize(self):
-                pass
-
-        class Runtime:
-            @staticmethod
-            def getDeviceCount():
-                return 1
-
-            @staticmethod
-            def getDeviceProperties(i):
-                return {"name": b"Fake GPU"}
-
-            @staticmethod
-            def driverGetVersion():
-                return 13000
-
-        class Cuda:
-            runtime = Runtime
-
-            @staticmethod
-            def get_elapsed_time(a, b):
-                return 2.0
-
-        Cuda.Event = Event
-        self.RawKernel, self.cuda = RawKernel, Cuda
-
-    @staticmethod
-    def full(n, value, dtype):
-        return np.full(n, value, dtype=dtype)
+FAKE_GPU = Path(__file__).parent / "fake_gpu"  # stand-ins for cupy and ncu
 
 
-def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """The stand-in cupy importable (and ncu on PATH) for this test only."""
     import sys
 
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    monkeypatch.syspath_prepend(str(FAKE_GPU))
+    monkeypatch.setenv("PATH", f"{FAKE_GPU}{os.pathsep}{os.environ['PATH']}")
+    import cupy
+
+    assert cupy.__file__.startswith(str(FAKE_GPU))
+    yield cupy
+    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+
+
+def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, fake_gpu):
     from warpspeed.measurements import read_measurements
 
-    fake = FakeCupy()
-    monkeypatch.setitem(sys.modules, "cupy", fake)
-    monkeypatch.setattr("shutil.which", lambda name: None)  # no nvidia-smi
+    fake = fake_gpu
     out = tmp_path / "m.csv"
     assert main(["measure", "d3q19-srt", "--device", "H100-SXM5-80GB", "--domain", "16,8,8", "--block", "32,4,2",
                  "--block", "1024,1,1", "--folding", "1,1,1", "--folding", "1,2,1", "--repeats", "3", "--warmup", "1",
@@ -237,3 +195,32 @@ def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(t
     assert len(pystencils_args) == 10 and pystencils_args[0].size == 18 * 10 * 10 * 19  # dst, then src, sizes...
     assert pystencils_args[-1] == 1.0 and pystencils_args[0].dtype == np.float64  # omega
     assert all(isinstance(a, np.ndarray) for a in ran[-1][3])  # warpspeed code: one pointer per field
+
+
+def test_measure_with_ncu_profiles_each_configuration_in_a_child_process(tmp_path, capsys, fake_gpu, monkeypatch):
+    """The fake ncu runs the child (python -m warpspeed.measure job.json) with the fake cupy and reports one row
+    per launch; every configuration must get the counters of its own launch, also when one kernel name is a
+    prefix of another (folding 1x1x1 and 1x1x16)."""
+    from warpspeed.measurements import read_measurements
+
+    domain = (64, 32, 32)
+    lups = warpspeed.find_kernel("star3d-r4", domain=domain).valid_lups
+    monkeypatch.setenv("FAKE_NCU_LUPS", str(lups))
+    out = tmp_path / "m.csv"
+    assert main(["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
+                 "--block", "64,2,2", "--folding", "1,1,1", "--folding", "1,1,16", "--ncu", "--ncu-every", "1",
+                 "-o", str(out)]) == 0, capsys.readouterr().err
+    rows = read_measurements(out)
+    assert [(m.block, m.folding) for m in rows] == [((32, 4, 2), (1, 1, 1)), ((64, 2, 2), (1, 1, 1)),
+                                                  ((32, 4, 2), (1, 1, 16)), ((64, 2, 2), (1, 1, 16))]
+    # launch i (one per configuration in the child, no warm-up) has counters 1000 * (i + 1)
+    assert [m.values["cycles"] for m in rows] == [1000.0, 2000.0, 3000.0, 4000.0]
+    assert [m.volume("l2_load") for m in rows] == pytest.approx([32 * 1000.0 * (i + 1) / lups for i in range(4)])
+    assert all(m.volume("dram_load") == pytest.approx(8.0) for m in rows)
+    # --ncu-every 2: the 2nd and 4th configurations have no counters, but they are timed
+    out2 = tmp_path / "m2.csv"
+    assert main(["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
+                 "--block", "64,2,2", "--folding", "1,1,1", "--folding", "1,1,16", "--ncu", "--ncu-every", "2",
+                 "-o", str(out2)]) == 0
+    rows2 = read_measurements(out2)
+    assert [m.values["cycles"] for m in rows2] == [1000.0, "", 2000.0, ""] and len(rows2) == 4

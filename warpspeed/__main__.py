@@ -1,0 +1,5 @@
+"""``python -m warpspeed``: the command-line interface (where the ``warpspeed`` script is not on PATH)."""
+
+from .cli import main
+
+raise SystemExit(main())
