@@ -20,13 +20,7 @@ if [ ! -d /tmp/site/islpy ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     || { echo "wheels missing: run gpu/fetch-wheels.sh here and carry .whl"; exit 1; }
 fi
-# this checkout is copied in as setuptools would install it (no build backend needed offline)
-rm -rf /tmp/site/warpspeed /tmp/site/warpspeed_pystencils /tmp/site/warpspeed-checkout.dist-info
-mkdir -p /tmp/site/warpspeed-checkout.dist-info
-cp -r warpspeed /tmp/site/warpspeed && cp -r kernels /tmp/site/warpspeed/_catalog \
-  && cp -r plugins/warpspeed_pystencils /tmp/site/warpspeed_pystencils || exit 1
-printf 'Metadata-Version: 2.1\nName: warpspeed-checkout\nVersion: 0\n' > /tmp/site/warpspeed-checkout.dist-info/METADATA
-printf '[warpspeed.plugins]\npystencils = warpspeed_pystencils\n' > /tmp/site/warpspeed-checkout.dist-info/entry_points.txt
+bash gpu/install-checkout.sh /tmp/site || exit 1
 export PYTHONPATH=/tmp/site
 ws() { local t0=$SECONDS; echo "+ warpspeed $*"; python3 -m warpspeed "$@"; echo "  ($((SECONDS - t0)) s)"; }
 
