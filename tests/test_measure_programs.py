@@ -161,14 +161,18 @@ def fake_gpu(monkeypatch):
     """The stand-in cupy importable (and ncu on PATH) for this test only."""
     import sys
 
-    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    saved = sys.modules.pop("cupy", None)
     monkeypatch.syspath_prepend(str(FAKE_GPU))
     monkeypatch.setenv("PATH", f"{FAKE_GPU}{os.pathsep}{os.environ['PATH']}")
     import cupy
 
     assert cupy.__file__.startswith(str(FAKE_GPU))
-    yield cupy
-    monkeypatch.delitem(sys.modules, "cupy", raising=False)
+    try:
+        yield cupy
+    finally:
+        sys.modules.pop("cupy", None)
+        if saved is not None:
+            sys.modules["cupy"] = saved
 
 
 def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, fake_gpu):

@@ -21,7 +21,7 @@ from .capacity import CacheReuse, reuse
 from .device import Device
 from .device import device as get_device
 from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
-from .isl_volumes import Footprints, cell_set, count
+from .isl_volumes import Footprints, cell_set
 from .kernel import Kernel, load_kernel
 from .l1 import wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
@@ -202,7 +202,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
         fp = sec.footprint(cells)
         overlap = fp.intersect(f_wave).subtract(exclude)
         by_field = sec.count_by_field(overlap)
-        alloc = count(lin.footprint(cell_set(launch, first, e), stores=True)) * dev.l2_line_bytes
+        alloc = lin.footprint_size(cell_set(launch, first, e), stores=True) * dev.l2_line_bytes
         return fp, by_field, reuse(sum(by_field) * S2 * per_lup, alloc, cap, curve)
 
     ya, yb = max(0, s - gx), min(s, e - gx) if gy > 1 else 0
@@ -214,7 +214,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
     za, zb = max(0, s - gx * gy), min(s, e - gx * gy) if gz > 1 else 0
     _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, dev.hit_rates.l2_z)
 
-    wave_alloc = count(lin.footprint(wave, stores=True)) * dev.l2_line_bytes
+    wave_alloc = lin.footprint_size(wave, stores=True) * dev.l2_line_bytes
     redundant_stores = max(0, bc.warp_store_sectors - sum(stores)) * S2 * per_lup
     ps = reuse(redundant_stores, wave_alloc, cap, dev.hit_rates.l2_store)
     dram_comp = sum(comp) * S2 * per_lup

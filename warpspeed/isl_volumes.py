@@ -194,13 +194,28 @@ class Footprints:
             self._maps[stores] = m
         self._fields = [isl.Set(f"{{ [f, u, a1, a2, a3] : f = {i} }}") for i in range(self.nfields)]
 
-    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> isl.Set:
+    @cached_property
+    def _coalesce_before_count(self) -> bool:
+        """Whether coalescing a footprint pays off before counting it. Measured (profiled): for fields with an
+        index dimension (LBM populations) whose rows start at varying offsets inside a granule, the pieces
+        of different populations do not merge, and counting the raw union is about a third faster
+        (D3Q19, Allen-Cahn); for 3-D stencil fields coalescing first is about 15 % faster."""
+        return not any(e.per_dim is not None and len(e.field.shape) == 4
+                       and any((s * e.field.element_bytes) % self.granularity for s in e.field.strides[1:])
+                       for e in self.encodings)
+
+    def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
+        """Number of distinct encoded addresses, ``count(footprint(...))``, computed the cheaper way."""
+        return count(self.footprint(cells, loads=loads, stores=stores, coalesce=self._coalesce_before_count))
+
+    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
+                  coalesce: bool = True) -> isl.Set:
         """Distinct encoded addresses the valid cells touch through the loads (and/or stores)."""
         out = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
         for kind, wanted in ((False, loads), (True, stores)):
             if wanted and self._maps[kind] is not None:
                 out = out.union(cells.apply(self._maps[kind]))
-        return out.coalesce()
+        return out.coalesce() if coalesce else out
 
     def count_by_field(self, s: isl.Set) -> tuple[int, ...]:
         """Elements of an encoded set per field."""
