@@ -15,13 +15,15 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYSTENCILS_CACHE_DIR=/tmp/ws-pystencils-cache WARPSPEED_CACHE_DIR=/tmp/ws-cache
 exec > >(tee -a "$OUT/$stage.log") 2>&1
 
-# offline install: the carried wheels (once per machine), then this checkout (every call: it may have changed)
-if [ ! -d /tmp/site/islpy ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+# offline install into $SITE: the carried wheels (unless islpy, pystencils and lbmpy import already), then
+# this checkout (every call: it may have changed)
+SITE=${SITE:-/tmp/site}
+export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+if ! python3 -c "import islpy, pystencils, lbmpy" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" .whl/*.whl \
     || { echo "wheels missing: run gpu/fetch-wheels.sh here and carry .whl"; exit 1; }
 fi
-bash gpu/install-checkout.sh /tmp/site || exit 1
-export PYTHONPATH=/tmp/site
+bash gpu/install-checkout.sh "$SITE" || exit 1
 ws() { local t0=$SECONDS; echo "+ warpspeed $*"; python3 -m warpspeed "$@"; echo "  ($((SECONDS - t0)) s)"; }
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)

@@ -159,9 +159,9 @@ def report_text(reports: Sequence[GroupReport]) -> str:
                      f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
                      f"{r.measured_best.label}")
         if r.volume_errors:
-            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14}{'p90 |err|':>11}")
+            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11}")
             for k, v in r.volume_errors.items():
-                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14}{_pct(v.p90):>11}")
+                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14} {_pct(v.p90):>11}")
     lines.append(summary_line(reports))
     return "\n".join(lines)
 

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 
+__version__ = "0+fake"
 float64, float32 = np.float64, np.float32
 REGISTERS = 90
 launches = []
