@@ -49,7 +49,7 @@ _C_TYPES = {4: "float", 8: "double"}
 #: Placeholder for the kernel function's name in a :class:`CudaProgram` source (see ``CudaProgram.named``).
 NAME_TOKEN = "WS_KERNEL_NAME"
 CODES = ("auto", "pystencils", "warpspeed")
-_ARG_TYPES = ("array", "int64", "float64", "float32")
+ARG_TYPES = ("array", "int32", "int64", "uint32", "uint64", "float32", "float64")  # numpy type names
 _HELPERS = """
 __device__ __forceinline__ long long ws_floordiv(long long a, long long d) {
     long long q = a / d; return (a % d != 0 && a < 0) ? q - 1 : q;
@@ -100,8 +100,8 @@ class CudaProgram:
     """A CUDA translation unit and how its kernel is called.
 
     ``source`` names the kernel function :data:`NAME_TOKEN` (``named`` puts in the real name); ``args`` is the
-    kernel's argument list: ``("array", i)`` passes ``arrays[i]``, ``("int64", v)`` / ``("float64", v)`` /
-    ``("float32", v)`` a scalar. ``code`` says who generated the source (``warpspeed`` or ``pystencils``).
+    kernel's argument list: ``("array", i)`` passes ``arrays[i]``, ``("int64", v)``, ``("float64", v)`` etc.
+    a scalar of that numpy type. ``code`` says who generated the source (``warpspeed`` or ``pystencils``).
     """
 
     code: str
@@ -114,9 +114,9 @@ class CudaProgram:
         if NAME_TOKEN not in self.source:
             raise InputError(f"CUDA program ({self.code}): the source must name its kernel {NAME_TOKEN}.")
         for kind, v in self.args:
-            if kind not in _ARG_TYPES or (kind == "array" and not 0 <= int(v) < len(self.arrays)):
+            if kind not in ARG_TYPES or (kind == "array" and not 0 <= int(v) < len(self.arrays)):
                 raise InputError(f"CUDA program ({self.code}): argument ({kind!r}, {v!r}) is not one of "
-                                 f"{_ARG_TYPES} (arrays by index 0..{len(self.arrays) - 1}).")
+                                 f"{ARG_TYPES} (arrays by index 0..{len(self.arrays) - 1}).")
 
     def named(self, name: str) -> str:
         return self.source.replace(NAME_TOKEN, name)
@@ -168,10 +168,12 @@ def check_program(kernel: Kernel, program: CudaProgram) -> None:
     fields = {f.name: f for f in kernel.fields}
     for a in program.arrays:
         f = fields.get(a.name)
-        if f is None or f.element_bytes != a.element_bytes or math.prod(f.shape) != a.elements:
-            model = "absent" if f is None else f"{math.prod(f.shape)} x {f.element_bytes} B"
+        if (f is None or f.element_bytes != a.element_bytes or math.prod(f.shape) != a.elements
+                or f.offset != a.offset):
+            model = "absent" if f is None else f"{math.prod(f.shape)} x {f.element_bytes} B at offset {f.offset}"
             raise InputError(f"{program.code} program of kernel '{kernel.name}': array {a.name!r} "
-                             f"({a.elements} x {a.element_bytes} B) does not match the model's field ({model}).")
+                             f"({a.elements} x {a.element_bytes} B at offset {a.offset}) does not match the model's "
+                             f"field ({model}).")
 
 
 def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
@@ -218,9 +220,6 @@ def _cupy():
     return cupy
 
 
-_NUMPY_SCALARS = {"int64": "int64", "float64": "float64", "float32": "float32"}
-
-
 def _allocate(cupy, program: CudaProgram) -> list:
     """The program's arrays, filled; each view starts ``offset`` elements into its allocation."""
     out = []
@@ -234,7 +233,7 @@ def _allocate(cupy, program: CudaProgram) -> list:
 def _arguments(program: CudaProgram, arrays: list) -> tuple:
     import numpy as np
 
-    return tuple(arrays[int(v)] if kind == "array" else getattr(np, _NUMPY_SCALARS[kind])(v)
+    return tuple(arrays[int(v)] if kind == "array" else getattr(np, kind)(v)
                  for kind, v in program.args)
 
 

@@ -16,13 +16,13 @@ from typing import Any
 from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
 
 from warpspeed import InputError
-from warpspeed.measure import NAME_TOKEN, ArraySpec, CudaProgram
+from warpspeed.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 
 #: Every array starts at this value: a finite, non-zero state (an LBM cell of density 0.1 * Q at rest).
 DEFAULT_FILL = 0.1
 #: Value of a floating-point scalar parameter that is not given (a valid LBM relaxation rate).
 DEFAULT_SCALAR = 1.0
-_NUMPY_KINDS = {"int32", "int64", "uint32", "uint64", "float32", "float64"}
+_NUMPY_KINDS = set(ARG_TYPES) - {"array"}
 
 
 def _renamed(code: str, name: str) -> str:
