@@ -135,8 +135,8 @@ def entries() -> dict[str, CatalogEntry]:
     return out
 
 
-def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Kernel:
-    """The catalog kernel ``name`` built with ``params`` (see ``entries()[name].params``)."""
+def _entry(name: str, params: Mapping[str, Any]) -> CatalogEntry:
+    """The catalog entry ``name``, after checking that it takes ``params``."""
     known = entries()
     if name not in known:
         raise InputError(f"unknown kernel '{name}': not a file and not a catalog name; catalog: "
@@ -146,6 +146,12 @@ def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Ker
     if bad:
         valid = ", ".join(e.params) or "none (only --domain)"
         raise InputError(f"catalog kernel '{name}': unknown parameter(s) {sorted(bad)}; valid: {valid}.")
+    return e
+
+
+def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Kernel:
+    """The catalog kernel ``name`` built with ``params`` (see ``entries()[name].params``)."""
+    e = _entry(name, params)
     k = e.build(**params) if params else e.build()
     return k.with_domain(domain)
 
@@ -169,22 +175,24 @@ def parse_kernel_name(text: str) -> tuple[str, dict[str, Any]]:
     return m.group(1), params
 
 
+def _is_file(name_or_path: str) -> bool:
+    p = Path(name_or_path)
+    return p.suffix == ".toml" or p.exists()
+
+
 def find_program(name_or_path: str, *, domain: Sequence[int]) -> Any:
     """The native CUDA program of a catalog kernel (see ``CatalogEntry.program``), or None (files, generators)."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
+    if _is_file(name_or_path):
         return None
     name, params = parse_kernel_name(name_or_path)
-    e = entries().get(name)
-    if e is None or e.program is None:
-        return None
-    return e.program(domain=tuple(domain), **params)
+    e = _entry(name, params)
+    return None if e.program is None else e.program(domain=tuple(domain), **params)
 
 
 def find_kernel(name_or_path: str, *, domain: Sequence[int] | None = None) -> Kernel:
     """A kernel TOML path, or a catalog name (optionally with parameters) such as ``star3d-r4``."""
     p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists():
+    if _is_file(name_or_path):
         if not p.exists():
             raise InputError(f"kernel file '{p}' does not exist.")
         return load_kernel(p, domain=domain)

@@ -158,7 +158,6 @@ def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     """pystencils' CUDA code of a catalog kernel (``warpspeed measure``), on the arrays ``_built`` models."""
     from ._program import cuda_program
 
-    domain = _domain(domain, len(domain))
     return cuda_program(_rule(name, key), tuple(n + 2 for n in domain), layout=dict(key).get("layout", "fzyx"),
                         name=name)
 
