@@ -64,4 +64,4 @@ def test_session_check_stage_runs_end_to_end_with_stand_in_gpu_tools(tmp_path):
     assert [(m.kernel, m.values["code"]) for m in rows] == [("star3d-r4", "warpspeed")] * 4 + [
         ("d3q19-srt", "pystencils")] * 2
     assert all(isinstance(m.values["cycles"], float) for m in rows)  # every configuration profiled
-    assert log.strip().splitlines()[-2].startswith("summary: 6 configurations in 2 kernel/device groups")
+    assert log.strip().splitlines()[-2].startswith("summary: 6 configurations in 2 groups")

@@ -109,12 +109,41 @@ def test_validate_figures_on_known_deviations():
     assert rep2.spearman < 1
 
 
+def test_validate_groups_sweeps_by_domain_and_splits_codes_only_when_a_configuration_repeats(tmp_path):
+    def rows(code, blocks, domain=(256, 128, 32), slower=1.0):
+        return [dict(r, code=code, GLup_s=r["GLup_s"] / slower)
+                for r in synthetic_rows(A100, blocks=blocks, domain=domain)]
+
+    f = tmp_path / "m.csv"
+    # one --code auto sweep mixes codes over distinct configurations: one group, code as measured
+    write_measurements(f, rows("pystencils", BLOCKS[:2]) + rows("warpspeed", BLOCKS[2:4]))
+    (rep,) = validate(read_measurements(f))
+    assert len(rep.pairs) == 4 and rep.code == "" and rep.domain == (256, 128, 32)
+    assert rep.to_dict()["domain"] == "256x128x32" and rep.to_dict()["code"] is None
+    # the replica's code over the same configurations, 2x slower: split by code, each group ranks its own rows
+    write_measurements(f, rows("warpspeed", BLOCKS[:2], slower=2.0), append=True)
+    reps = validate(read_measurements(f))
+    assert [(r.code, len(r.pairs)) for r in reps] == [("pystencils", 2), ("warpspeed", 4)]
+    assert all(r.spearman is not None for r in reps)
+    assert "(256x128x32, warpspeed code)" in reps[1].title
+    # another domain is another sweep, whatever its kernel and device
+    write_measurements(f, rows("warpspeed", BLOCKS[:3], domain=(128, 128, 64)), append=True)
+    reps = validate(read_measurements(f))
+    assert [(r.domain, r.code, len(r.pairs)) for r in reps] == [
+        ((256, 128, 32), "pystencils", 2), ((256, 128, 32), "warpspeed", 4), ((128, 128, 64), "", 3)]
+    # the same configuration twice with the same code: two runs in one file, named by their lines
+    write_measurements(f, rows("warpspeed", BLOCKS[:1], domain=(128, 128, 64)), append=True)
+    with pytest.raises(InputError, match=r"block 32x4x8 folding 1x1x1 is measured twice with warpspeed code "
+                                         r"\(lines 8 and 11\)"):
+        validate(read_measurements(f))
+
+
 def test_validate_cli_summary_last_line_and_plot(tmp_path, capsys):
     f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:4]))
     png = tmp_path / "v.png"
     assert main(["validate", str(f), "--plot", str(png)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert out[-1].startswith("summary: 4 configurations in 1 kernel/device group; Spearman 1.000; top-1 100.0 %")
+    assert out[-1].startswith("summary: 4 configurations in 1 group; Spearman 1.000; top-1 100.0 %")
     assert "dram_load error median 0.0 %" in out[-1]
     assert png.read_bytes()[:4] == b"\x89PNG"
     assert main(["validate", str(tmp_path / "missing.csv")]) == 2

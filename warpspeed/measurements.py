@@ -61,6 +61,13 @@ class Measurement:
     GLup_s: float
     registers: int | None = None
     values: dict = field(default_factory=dict, compare=False)  # every other column (floats or text)
+    line: int = field(default=0, compare=False)  # line in the CSV it was read from (0: not from a file)
+
+    @property
+    def code(self) -> str:
+        """Which CUDA source ran (``pystencils`` or ``warpspeed``; empty if not recorded)."""
+        v = self.values.get("code", "")
+        return v if isinstance(v, str) else ""
 
     def volume(self, key: str) -> float | None:
         v = self.values.get(key)
@@ -115,7 +122,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
         out.append(Measurement(values["device"], values["kernel"], _triple(values["block"], "block", line, str(p)),
                                _triple(values["folding"], "folding", line, str(p)),
                                _triple(values["domain"], "domain", line, str(p)), values["GLup_s"],
-                               int(regs) if isinstance(regs, float) else None, values))
+                               int(regs) if isinstance(regs, float) else None, values, line))
     if not out:
         raise InputError(f"{p}: no measurement rows.")
     return out

@@ -1,7 +1,11 @@
 """Predicted vs measured: rank correlation, the measured quality of the predicted best, volume errors.
 
-For every (kernel, device) group of a measurement file (:mod:`warpspeed.measurements`) each measured
-configuration is estimated (with the registers of the binary that ran) and compared:
+For every group of a measurement file (:mod:`warpspeed.measurements`) each measured configuration is
+estimated (with the registers of the binary that ran) and compared. A group is one sweep: the rows of one
+kernel, device and domain. A sweep may mix the codes that ran (``measure --code auto`` times pystencils'
+code for folding 1x1x1 and warpspeed's for folded configurations); when it measured a configuration with
+both codes it is split into one group per code, so that every group has each configuration once. A
+configuration measured twice with the same code is an error (the file holds two runs of one sweep).
 
 - Spearman rank correlation of predicted and measured GLup/s (ties get their average rank);
 - top-1: the measured GLup/s of the configuration warpspeed ranks first, in % of the measured best
@@ -56,6 +60,13 @@ class GroupReport:
     spearman: float | None  # None with fewer than 2 configurations or constant values
     top1_percent: float
     volume_errors: dict[str, VolumeError]
+    domain: tuple[int, int, int] = (0, 0, 0)
+    code: str = ""  # the code of every row when the sweep was split by code; empty: as measured (maybe mixed)
+
+    @property
+    def title(self) -> str:
+        code = f", {self.code} code" if self.code else ""
+        return f"{self.kernel} on {self.device} ({triple_text(self.domain)}{code})"
 
     @property
     def predicted_best(self) -> Pair:
@@ -66,7 +77,8 @@ class GroupReport:
         return max(self.pairs, key=lambda p: p.measured.GLup_s)
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "device": self.device, "configurations": len(self.pairs),
+        return {"kernel": self.kernel, "device": self.device, "domain": triple_text(self.domain),
+                "code": self.code or None, "configurations": len(self.pairs),
                 "spearman": self.spearman, "top1_percent": self.top1_percent,
                 "predicted_best": self.predicted_best.label, "measured_best": self.measured_best.label,
                 "volumes": {k: v.to_dict() for k, v in self.volume_errors.items()}}
@@ -131,18 +143,48 @@ def estimate_measurements(measurements: Sequence[Measurement],
     return pairs
 
 
+def _config(m: Measurement) -> tuple:
+    return m.block, m.folding
+
+
+def sweeps(measurements: Sequence[Measurement]) -> dict[tuple, list[Measurement]]:
+    """The groups of the module docstring, keyed (kernel, device, domain, code), in order of appearance.
+
+    ``code`` is empty for a sweep that measured each configuration once (whatever codes it mixed).
+    """
+    runs: dict[tuple, list[Measurement]] = {}
+    for m in measurements:
+        runs.setdefault((m.kernel, m.device, m.domain), []).append(m)
+    groups: dict[tuple, list[Measurement]] = {}
+    for key, rows in runs.items():
+        split = len({_config(m) for m in rows}) < len(rows)
+        for m in rows:
+            groups.setdefault((*key, m.code if split else ""), []).append(m)
+    for (kernel, dev, domain, _code), rows in groups.items():
+        seen: dict[tuple, Measurement] = {}
+        for m in rows:
+            if (first := seen.setdefault(_config(m), m)) is not m:
+                raise InputError(
+                    f"{kernel} on {dev} ({triple_text(domain)}): configuration block {triple_text(m.block)} folding "
+                    f"{triple_text(m.folding)} is measured twice with {m.code or 'the same'} code (lines "
+                    f"{first.line} and {m.line}); keep one row per configuration, or put the second run in its own "
+                    f"file.")
+    return groups
+
+
 def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None) -> list[GroupReport]:
-    """One report per (kernel, device) group, in the order the groups first appear."""
-    groups: dict[tuple[str, str], list[Pair]] = {}
-    for p in estimate_measurements(measurements, devices):
-        groups.setdefault((p.measured.kernel, p.measured.device), []).append(p)
+    """One report per sweep (see the module docstring), in the order the sweeps first appear."""
+    groups = sweeps(measurements)
+    estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices))
     reports = []
-    for (kernel, dev), pairs in groups.items():
+    for (kernel, dev, domain, code), rows in groups.items():
+        pairs = [next(estimated) for _ in rows]
         pred = [p.predicted["performance_GLup_s"] for p in pairs]
         meas = [p.measured.GLup_s for p in pairs]
         best_pred = pairs[int(np.argmax(pred))]
         top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
-        reports.append(GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs)))
+        reports.append(GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs),
+                                   domain, code))
     return reports
 
 
@@ -155,7 +197,7 @@ def report_text(reports: Sequence[GroupReport]) -> str:
     lines = []
     for r in reports:
         rho = "n/a" if r.spearman is None else f"{r.spearman:.3f}"
-        lines.append(f"{r.kernel} on {r.device}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
+        lines.append(f"{r.title}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
                      f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
                      f"{r.measured_best.label}")
         if r.volume_errors:
@@ -170,7 +212,7 @@ def summary_line(reports: Sequence[GroupReport]) -> str:
     """One line: configurations, groups, median Spearman, worst top-1, pooled DRAM and L2 load errors."""
     n = sum(len(r.pairs) for r in reports)
     rhos = [r.spearman for r in reports if r.spearman is not None]
-    parts = [f"summary: {n} configurations in {len(reports)} kernel/device group{'s' if len(reports) != 1 else ''}",
+    parts = [f"summary: {n} configurations in {len(reports)} group{'s' if len(reports) != 1 else ''}",
              "Spearman " + (f"{float(np.median(rhos)):.3f}" if rhos else "n/a")
              + (" (median)" if len(rhos) > 1 else ""),
              f"top-1 {min(r.top1_percent for r in reports):.1f} %" + (" (worst)" if len(reports) > 1 else "")]
@@ -199,7 +241,7 @@ def validation_plot(reports: Sequence[GroupReport]):
             if not pts:
                 continue
             m, e = zip(*pts, strict=True)
-            ax.scatter(m, e, s=14, alpha=0.8, label=f"{r.kernel} / {r.device}")
+            ax.scatter(m, e, s=14, alpha=0.8, label=r.title)
             lo, hi = min(lo, *m, *e), max(hi, *m, *e)
         if hi > 0:
             ax.plot([lo * 0.8, hi * 1.25], [lo * 0.8, hi * 1.25], color="0.4", lw=1, ls="--")
