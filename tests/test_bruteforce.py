@@ -52,6 +52,24 @@ def box(r, dims):
     return [shifted(o, r, dims) for o in itertools.product(range(-r, r + 1), repeat=dims)]
 
 
+# D3Q7 and two corners: population 1 reads the last row of its q-plane, population 2 the first row of its own
+VELOCITIES = [(0, 0, 0), (-1, -1, -1), (1, 1, 1), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1),
+              (0, 0, -1)]
+
+
+def populations(domain, pad_z=0, eb=8, offset=0, registers=None):
+    """LBM-like pull streaming: population q of src read from the neighbour -c_q, written to dst at the
+    cell (fields of shape (x, y, z, q) with a ghost layer, q slowest). Every population touches its own
+    rows; whether the q-planes share granules depends on the plane's size (``pad_z``)."""
+    shape = [n + 2 for n in domain] + [len(VELOCITIES)]
+    shape[2] += pad_z
+    loads = [(f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q))
+             for q, (cx, cy, cz) in enumerate(VELOCITIES)]
+    stores = [("tidx+1", "tidy+1", "tidz+1", str(q)) for q in range(len(VELOCITIES))]
+    return kern(domain, fld("src", shape, loads=loads, eb=eb, offset=offset),
+                fld("dst", shape, stores=stores, eb=eb, offset=offset), name="populations", registers=registers)
+
+
 def stencil(domain, r, dims, loads, *, eb=8, offset=0, pad=(0, 0, 0), dst_offset=0, name="stencil",
             registers=None):
     """src (padded by r, plus extra padding ``pad``) read through ``loads``, dst written at the centre."""
@@ -146,6 +164,14 @@ CASES = [
     ("ly-crosses-plane-aligned", lambda: stencil((14, 6, 6), 1, 3, star(1, 3), registers=255), (4, 2, 2),
      (1, 1, 1), 1),  # rows of 16 x 8 B: allocation lines are exact here
     ("ly-empty", lambda: stencil((64, 32, 16), 1, 3, star(1, 3), pad=(3, 0, 0)), (32, 2, 2), (1, 2, 1), 2),
+    # population fields: rows of 11 x 8 B (unaligned). q-planes of 11x7x8 cells are sector aligned (every
+    # population is an access group of its own); of 11x7x7 cells plane 1 shares a sector with plane 2, and
+    # populations 1 and 2 touch it (one group); fp32 with an offset shifts every row
+    ("populations-separate", lambda: populations((9, 5, 6), pad_z=0, registers=128), (8, 2, 2), (1, 1, 1), 2),
+    ("populations-shared-planes", lambda: populations((9, 5, 5), pad_z=0, registers=128), (4, 2, 2),
+     (1, 1, 1), 3),
+    ("populations-fp32-fold", lambda: populations((9, 5, 6), eb=4, offset=3, registers=128), (4, 2, 2),
+     (1, 2, 1), 2),
 ]
 
 
@@ -183,6 +209,23 @@ def test_table_covers_layers_and_edges(results):
     assert bf["ly-crosses-plane"]["layer_y_first"] != bf["ly-crosses-plane"]["layer_y_range_start"]
     assert bf["ly-crosses-plane-aligned"]["layer_y_first"] != bf["ly-crosses-plane-aligned"]["layer_y_range_start"]
     assert bf["ly-empty"]["layer_y_blocks"] == 0 and bf["ly-empty"]["layer_y_range_start"] is not None
+
+
+def test_access_groups_split_only_provably_disjoint_accesses():
+    """Footprints count per access group; a group is a set of accesses whose addresses may meet. Every
+    population is its own group, unless the q-planes share a granule that two populations touch."""
+    from warpspeed.isl_volumes import Footprints, connected_groups
+
+    assert connected_groups([0, 1, 3, 4, 6, 2], lambda a, b: abs(a - b) == 1) == [[0, 1, 2, 3, 5], [4]]
+    q = len(VELOCITIES)
+    assert len(Footprints(populations((9, 5, 6)), 32).groups) == 2 * q  # planes of 11x7x8 x 8 B: aligned
+    shared = Footprints(populations((9, 5, 5)), 32)  # planes of 11x7x7 x 8 B: plane 2 starts at 16 B
+    assert len(shared.groups) == 2 * q - 1 and shared.groups[1].field == 0 and shared.groups[1].loads is not None
+    # rows of 88 B are shorter than a 128 B line: linear addresses, and the same merge through shared lines
+    assert len(Footprints(populations((9, 5, 5)), 128, exact=False).groups) == 2 * q - 1
+    # a stencil's accesses all overlap: one group per field
+    k = stencil((24, 16, 12), 2, 3, star(2, 3), offset=5)
+    assert [g.field for g in Footprints(k, 32).groups] == [0, 1]
 
 
 # ---- exact allocation volumes: the spec counts distinct 128 B lines ------------------------------

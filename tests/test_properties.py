@@ -124,3 +124,33 @@ def test_line_aligned_fields_match_brute_force_exactly(spec, config):
     """Rows that start on 128 B lines: allocation volumes are exact too (no known-deviation bound)."""
     bf = _compare(spec, *config)
     assert not known_deviations(bf)
+
+
+@st.composite
+def population_kernels(draw):
+    """LBM-like kernels: 4-D fields (x, y, z, q) with a ghost layer, population q read at cell - c_q and
+    written at the cell (or in place). Random velocity subsets and plane paddings make neighbouring
+    q-planes share granules or not, so the access groups of isl_volumes split and merge."""
+    domain = (draw(st.integers(2, 24)), draw(st.integers(1, 8)), draw(st.integers(1, 6)))
+    vel = st.tuples(st.integers(-1, 1), st.integers(-1, 1), st.integers(-1, 1))
+    velocities = draw(st.lists(vel, min_size=1, max_size=6, unique=True))
+    eb = draw(st.sampled_from([4, 8]))
+    shape = [domain[0] + 2 + draw(st.integers(0, 3)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),
+             len(velocities)]
+    loads = [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
+             for q, (cx, cy, cz) in enumerate(velocities)]
+    stores = [["tidx+1", "tidy+1", "tidz+1", str(q)] for q in range(len(velocities))]
+    offset = draw(st.integers(0, 7))
+    src = {"name": "src", "element_bytes": eb, "shape": shape, "offset": offset, "loads": loads, "stores": []}
+    dst = {"name": "dst", "element_bytes": eb, "shape": shape, "offset": draw(st.integers(0, 7)), "loads": [],
+           "stores": stores}
+    fields = [dict(src, stores=stores)] if draw(st.booleans()) else [src, dst]  # in place or two arrays
+    return {"name": "populations", "precision": "fp64" if eb == 8 else "fp32", "flops_per_lup": 10,
+            "domain": list(domain), "field": fields, "registers": draw(st.sampled_from([32, 64]))}
+
+
+@PROFILE
+@given(spec=population_kernels(), config=configurations())
+def test_population_fields_match_brute_force(spec, config):
+    """4-D fields whose accesses split into several disjoint access groups (counted group by group)."""
+    _compare(spec, *config)

@@ -21,7 +21,7 @@ from .capacity import CacheReuse, reuse
 from .device import Device
 from .device import device as get_device
 from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
-from .isl_volumes import Footprints, cell_set
+from .isl_volumes import Footprint, Footprints, cell_set
 from .kernel import Kernel, load_kernel
 from .l1 import wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
@@ -194,9 +194,9 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
     comp = sec.count_by_field(f_wave)
     stores = sec.count_by_field(sec.footprint(wave, loads=False, stores=True))
     cap = dev.l2_effective_size_bytes
-    empty = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
+    empty = sec.empty()
 
-    def layer(first: int, stop: int, cells: isl.Set, exclude: isl.Set, curve):
+    def layer(first: int, stop: int, cells: isl.Set, exclude: Footprint, curve):
         if stop <= first:
             return empty, (0,) * len(k.fields), reuse(0.0, 0.0, cap, curve)
         fp = sec.footprint(cells)

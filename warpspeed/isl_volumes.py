@@ -168,6 +168,99 @@ def cell_set(launch: Launch, start: int, stop: int) -> isl.Set:
     return isl.Set("{ [x, y, z] : " + " or ".join(parts) + " }")
 
 
+@dataclass(frozen=True)
+class Footprint:
+    """Encoded addresses of a cell set, one ISL set per access group of its :class:`Footprints`.
+
+    The groups' address ranges are disjoint, so sizes add up and set operations work group by group.
+    """
+
+    parts: tuple[isl.Set, ...]
+    fields: tuple[int, ...]  # field index of each part's group
+
+    def intersect(self, other: Footprint) -> Footprint:
+        return Footprint(tuple(a.intersect(b) for a, b in zip(self.parts, other.parts, strict=True)), self.fields)
+
+    def subtract(self, other: Footprint) -> Footprint:
+        return Footprint(tuple(a.subtract(b) for a, b in zip(self.parts, other.parts, strict=True)), self.fields)
+
+    def size(self) -> int:
+        """Number of distinct encoded addresses."""
+        return sum(count(p) for p in self.parts)
+
+    def size_by_field(self, nfields: int) -> tuple[int, ...]:
+        out = [0] * nfields
+        for f, part in zip(self.fields, self.parts, strict=True):
+            out[f] += count(part)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class AccessGroup:
+    """Accesses of one field whose addresses may coincide; other groups' addresses never meet them."""
+
+    field: int
+    loads: isl.Map | None  # cells -> encoded addresses, union over the group's loads (None: no loads)
+    stores: isl.Map | None
+
+
+def _union(maps: Sequence[isl.Map]) -> isl.Map | None:
+    out = None
+    for m in maps:
+        out = m if out is None else out.union(m)
+    return None if out is None else out.coalesce()
+
+
+def connected_groups(items: Sequence, linked) -> list[list[int]]:
+    """Indices of ``items`` in the connected components of the symmetric relation ``linked(a, b)``, each in
+    increasing order, ordered by their smallest member; ``linked`` is not asked about pairs already joined."""
+    n = len(items)
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if root(i) != root(j) and linked(items[i], items[j]):
+                parent[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for i in range(n):
+        members.setdefault(root(i), []).append(i)
+    return list(members.values())
+
+
+def _overlap(a: isl.Set, b: isl.Set) -> bool:
+    return not a.intersect(b).is_empty()
+
+
+def access_groups(encodings: Sequence[FieldEncoding], domain: tuple[int, int, int],
+                  canonical: bool) -> tuple[AccessGroup, ...]:
+    """Split every field's accesses into groups whose address ranges over the whole domain are disjoint.
+
+    Two accesses are in one group when their images of the domain's cells intersect (transitively). Any
+    cell set lies in the domain, so the footprint of a group never meets another group's: the footprint
+    of the kernel is the disjoint union of the groups' footprints. Counting and intersecting small groups
+    is much cheaper than the whole union for kernels whose accesses touch separate rows (the populations
+    of an LBM field); a stencil whose accesses all overlap is one group per field, as before.
+    """
+    cells = isl.Set("{ [x, y, z] : " + " and ".join(f"0 <= {v} < {n}" for v, n in zip("xyz", domain, strict=True))
+                    + " }")
+    out = []
+    for e in encodings:
+        maps = [(False, m) for m in e.access_maps(stores=False)] + [(True, m) for m in e.access_maps(stores=True)]
+        if canonical and e.canonical is not None:
+            maps = [(st, m.apply_range(e.canonical)) for st, m in maps]
+        images = [cells.apply(m) for _, m in maps]
+        for idx in connected_groups(images, _overlap):
+            out.append(AccessGroup(e.index, _union([maps[i][1] for i in idx if not maps[i][0]]),
+                                   _union([maps[i][1] for i in idx if maps[i][0]])))
+    return tuple(out)
+
+
 class Footprints:
     """Encoded-address footprints of cell sets for one kernel at one granularity (maps built once)."""
 
@@ -178,21 +271,8 @@ class Footprints:
         self.granularity = granularity
         self.encodings = field_encodings(kernel, granularity)
         self.nfields = len(kernel.fields)
-        canonical = None
-        for e in self.encodings if exact else ():
-            c = e.canonical if e.canonical is not None else isl.Map(
-                f"{{ [f, u, a1, a2, a3] -> [f, u, a1, a2, a3] : f = {e.index} }}")
-            canonical = c if canonical is None else canonical.union(c)
-        self._maps = {}
-        for stores in (False, True):
-            m = None
-            for e in self.encodings:
-                for a in e.access_maps(stores=stores):
-                    m = a if m is None else m.union(a)
-            if m is not None:
-                m = m.coalesce() if canonical is None else m.coalesce().apply_range(canonical).coalesce()
-            self._maps[stores] = m
-        self._fields = [isl.Set(f"{{ [f, u, a1, a2, a3] : f = {i} }}") for i in range(self.nfields)]
+        self.groups = access_groups(self.encodings, kernel.domain, canonical=exact)
+        self._fields = tuple(g.field for g in self.groups)
 
     @cached_property
     def _coalesce_before_count(self) -> bool:
@@ -204,22 +284,28 @@ class Footprints:
                        and any((s * e.field.element_bytes) % self.granularity for s in e.field.strides[1:])
                        for e in self.encodings)
 
+    def empty(self) -> Footprint:
+        return Footprint(tuple(isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }") for _ in self.groups), self._fields)
+
     def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
-        """Number of distinct encoded addresses, ``count(footprint(...))``, computed the cheaper way."""
-        return count(self.footprint(cells, loads=loads, stores=stores, coalesce=self._coalesce_before_count))
+        """Number of distinct encoded addresses, ``footprint(...).size()``, computed the cheaper way."""
+        return self.footprint(cells, loads=loads, stores=stores, coalesce=self._coalesce_before_count).size()
 
     def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
-                  coalesce: bool = True) -> isl.Set:
+                  coalesce: bool = True) -> Footprint:
         """Distinct encoded addresses the valid cells touch through the loads (and/or stores)."""
-        out = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
-        for kind, wanted in ((False, loads), (True, stores)):
-            if wanted and self._maps[kind] is not None:
-                out = out.union(cells.apply(self._maps[kind]))
-        return out.coalesce() if coalesce else out
+        parts = []
+        for g in self.groups:
+            out = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
+            for m, wanted in ((g.loads, loads), (g.stores, stores)):
+                if wanted and m is not None:
+                    out = out.union(cells.apply(m))
+            parts.append(out.coalesce() if coalesce else out)
+        return Footprint(tuple(parts), self._fields)
 
-    def count_by_field(self, s: isl.Set) -> tuple[int, ...]:
-        """Elements of an encoded set per field."""
-        return tuple(count(s.intersect(f)) for f in self._fields)
+    def count_by_field(self, fp: Footprint) -> tuple[int, ...]:
+        """Elements of a footprint per field."""
+        return fp.size_by_field(self.nfields)
 
 
 def count(s: isl.Set) -> int:
