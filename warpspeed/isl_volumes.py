@@ -7,6 +7,8 @@ its allocated shape, counted from the row's first element with the row's true al
 straddles two rows is canonicalized to the next row's first sector, so the encoding is a bijection onto
 the linear sectors and counts, intersections and differences are exact. Only when an access cannot be
 written per dimension is the field's linear index used (``[f, sector]``, exact but slower to count).
+The accesses are split into groups whose address ranges over the whole domain are disjoint (checked with
+ISL once per kernel); footprints are kept, intersected and counted group by group (:class:`Footprint`).
 
 Nothing here enumerates threads or blocks: the cost is independent of the domain size.
 """
