@@ -204,6 +204,7 @@ class AccessGroup:
     field: int
     loads: isl.Map | None  # cells -> encoded addresses, union over the group's loads (None: no loads)
     stores: isl.Map | None
+    accesses: tuple[int, int] = (1, 1)  # number of loads and of stores in the group
 
 
 def _union(maps: Sequence[isl.Map]) -> isl.Map | None:
@@ -258,8 +259,10 @@ def access_groups(encodings: Sequence[FieldEncoding], domain: tuple[int, int, in
             maps = [(st, m.apply_range(e.canonical)) for st, m in maps]
         images = [cells.apply(m) for _, m in maps]
         for idx in connected_groups(images, _overlap):
+            stored = [maps[i][0] for i in idx]
             out.append(AccessGroup(e.index, _union([maps[i][1] for i in idx if not maps[i][0]]),
-                                   _union([maps[i][1] for i in idx if maps[i][0]])))
+                                   _union([maps[i][1] for i in idx if maps[i][0]]),
+                                   (stored.count(False), stored.count(True))))
     return tuple(out)
 
 
@@ -299,10 +302,12 @@ class Footprints:
         parts = []
         for g in self.groups:
             out = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
-            for m, wanted in ((g.loads, loads), (g.stores, stores)):
+            n = 0
+            for m, wanted, k in ((g.loads, loads, g.accesses[0]), (g.stores, stores, g.accesses[1])):
                 if wanted and m is not None:
                     out = out.union(cells.apply(m))
-            parts.append(out.coalesce() if coalesce else out)
+                    n += k
+            parts.append(out.coalesce() if coalesce and n > 1 else out)
         return Footprint(tuple(parts), self._fields)
 
     def count_by_field(self, fp: Footprint) -> tuple[int, ...]:
