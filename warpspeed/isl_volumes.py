@@ -204,7 +204,11 @@ class AccessGroup:
     field: int
     loads: isl.Map | None  # cells -> encoded addresses, union over the group's loads (None: no loads)
     stores: isl.Map | None
-    accesses: tuple[int, int] = (1, 1)  # number of loads and of stores in the group
+    accesses: tuple[int, int]  # number of loads and of stores in the group
+
+
+def _no_addresses() -> isl.Set:
+    return isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
 
 
 def _union(maps: Sequence[isl.Map]) -> isl.Map | None:
@@ -290,7 +294,7 @@ class Footprints:
                        for e in self.encodings)
 
     def empty(self) -> Footprint:
-        return Footprint(tuple(isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }") for _ in self.groups), self._fields)
+        return Footprint(tuple(_no_addresses() for _ in self.groups), self._fields)
 
     def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         """Number of distinct encoded addresses, ``footprint(...).size()``, computed the cheaper way."""
@@ -301,7 +305,7 @@ class Footprints:
         """Distinct encoded addresses the valid cells touch through the loads (and/or stores)."""
         parts = []
         for g in self.groups:
-            out = isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
+            out = _no_addresses()
             n = 0
             for m, wanted, k in ((g.loads, loads, g.accesses[0]), (g.stores, stores, g.accesses[1])):
                 if wanted and m is not None:
