@@ -197,7 +197,16 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     gx, gy, gz = grid
     B = gx * gy * gz
     W = bps * d.sm_count
-    s = max(0, (B - W) // 2)
+    # the wave: the middle W blocks of the middle row when W fit in a row, of the middle plane when they fit
+    # in a plane, else of the grid (a wave of the grid's middle would straddle a plane boundary)
+    if W >= B:
+        s = 0
+    elif W <= gx:
+        s = (gz // 2 * gy + gy // 2) * gx + (gx - W) // 2
+    elif W <= gx * gy:
+        s = gz // 2 * gx * gy + (gx * gy - W) // 2
+    else:
+        s = (B - W) // 2
     n = min(W, B)
     e = s + n
     wave_ids = list(range(s, e))
@@ -323,7 +332,8 @@ def from_estimate(est):
         "l2_store": v["l2_store"],
         "l2_load_compulsory": v["l2_load_compulsory"],
         "dram_load_compulsory": v["dram_load_compulsory"],
-        "dram_store": v["dram_store"],
+        # the unique stored sectors (the estimate adds the partial-store misses, tested analytically)
+        "dram_store": v["dram_store"] - est.partial_stores.miss_B_per_lup,
         "layer_y_potential": est.layer_y.potential_B_per_lup,
         "layer_y_alloc_bytes": est.layer_y.allocated_bytes,
         "layer_z_potential": est.layer_z.potential_B_per_lup,

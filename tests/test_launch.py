@@ -1,9 +1,11 @@
 """Occupancy, grid and wave selection."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.launch import LaunchError, id_range_boxes, make_launch, occupancy
+from warpspeed.launch import LaunchError, id_range_boxes, make_launch, occupancy, wave_start
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 
@@ -50,9 +52,40 @@ def test_grid_and_middle_wave():
     launch = make_launch(k, A100, (32, 4, 8), (1, 1, 2))
     assert launch.grid == (20, 128, 32)
     assert launch.occupancy.blocks_per_sm == 1 and launch.wave_blocks == 108
-    assert launch.wave_start == (20 * 128 * 32 - 108) // 2
+    # 108 blocks fit in one plane of 20 x 128: the wave is centred in the middle plane (z = 16)
+    assert launch.wave_start == 16 * 20 * 128 + (20 * 128 - 108) // 2
     small = make_launch(k.with_domain((64, 8, 8)), A100, (32, 4, 8))
     assert small.grid == (2, 2, 1) and small.wave_start == 0 and small.wave_blocks == 4
+
+
+@pytest.mark.parametrize("grid, wave, start", [
+    ((40, 8, 6), 10, (3 * 8 + 4) * 40 + 15),   # fits in a row: middle row of the middle plane
+    ((40, 8, 6), 40, (3 * 8 + 4) * 40),        # exactly one row
+    ((40, 8, 6), 100, 3 * 320 + 110),          # fits in a plane: middle of the middle plane
+    ((40, 8, 6), 700, (1920 - 700) // 2),      # more than a plane: middle of the grid
+    ((1, 1, 9), 3, 3),                         # one block per plane: the middle blocks
+])
+def test_wave_start_places_the_wave_inside_one_row_or_plane(grid, wave, start):
+    assert wave_start(grid, wave) == start
+    gx, gy, gz = grid
+    first, last = start, start + wave - 1
+    if wave <= gx:  # never straddles a row (hence never a plane) boundary
+        assert first // gx == last // gx
+    elif wave <= gx * gy:
+        assert first // (gx * gy) == last // (gx * gy)
+    assert 0 <= first and last < gx * gy * gz
+
+
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(1, 30), st.data())
+def test_wave_start_is_a_valid_range_and_never_crosses_a_plane_it_fits_in(gx, gy, gz, data):
+    total = gx * gy * gz
+    wave = data.draw(st.integers(1, total))
+    s = wave_start((gx, gy, gz), wave)
+    assert 0 <= s and s + wave <= total
+    if wave <= gx * gy:
+        assert s // (gx * gy) == (s + wave - 1) // (gx * gy)
+    if wave <= gx:
+        assert s // gx == (s + wave - 1) // gx
 
 
 @pytest.mark.parametrize("start, stop", [(0, 1), (5, 77), (3, 240), (0, 240), (17, 18), (40, 200), (119, 121)])

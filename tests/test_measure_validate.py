@@ -9,6 +9,7 @@ import csv
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,6 +108,36 @@ def test_validate_figures_on_known_deviations():
     (rep2,) = validate(ms2)
     assert rep2.top1_percent == pytest.approx(100 * ms[best].GLup_s / (2 * max(pred)))
     assert rep2.spearman < 1
+    # within 10 %: every dram_load is 25 % off, every l2_load exact; the rows ran at 0.9 x the prediction
+    assert rep.volume_errors["dram_load"].within == 0.0 and rep.volume_errors["l2_load"].within == 1.0
+    assert rep.ratio.median == pytest.approx(1 / 0.9) and rep.ratio.p90_abs_deviation == pytest.approx(1 / 0.9 - 1)
+    d = rep.to_dict()
+    assert d["volumes"]["dram_load"]["within_10_percent"] == 0.0
+    assert d["performance_ratio"]["median"] == rep.ratio.median
+
+
+def test_volume_error_within_counts_the_share_inside_ten_percent():
+    from warpspeed.validation import VolumeError
+    e = VolumeError.of([0.0, -0.05, 0.1, 0.1000001, -0.3])
+    assert e.n == 5 and e.within == pytest.approx(3 / 5) and e.median == pytest.approx(0.1)
+
+
+def test_validate_on_another_device_than_the_rows_name(tmp_path, capsys):
+    """validate --device: a calibrated (or any) device file estimates every row of the file."""
+    f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:3]))
+    slow = tmp_path / "slow.toml"
+    slow.write_text('schema_version = 1\nbase = "A100-SXM4-40GB"\nid = "A100-slow"\nname = "slow A100"\n'
+                    'dram_bw.value = "700GB/s"\ndram_bw.source = "assumed: a test"\n')
+    (same,) = validate(read_measurements(f))
+    (other,) = validate(read_measurements(f), device=warpspeed.device(str(slow)))
+    assert other.estimated_on == "A100-slow" and same.estimated_on == ""
+    assert other.ratio.median < same.ratio.median  # half the bandwidth: lower predictions
+    assert main(["validate", str(f), "--device", str(slow)]) == 0
+    assert "star3d-r4 on A100-SXM4-40GB (256x128x32, estimated as A100-slow)" in capsys.readouterr().out
+    two = write_measurements(tmp_path / "two.csv", synthetic_rows(A100, blocks=BLOCKS[:2])
+                             + synthetic_rows(A100, blocks=BLOCKS[2:4], report_as="H100-SXM5-80GB"))
+    assert main(["validate", str(two), "--device", "A100-SXM4-40GB"]) == 2
+    assert "measured on 2 devices" in capsys.readouterr().err
 
 
 def test_validate_groups_sweeps_by_domain_and_splits_codes_only_when_a_configuration_repeats(tmp_path):
@@ -195,6 +226,70 @@ def test_calibrate_errors(tmp_path):
     cal = calibrate(read_measurements(f), A100, f)
     assert all(fit.fitted is None for fit in cal.fits)  # two rows determine nothing: curves kept
 
+
+
+def test_calibrated_file_names_a_shipped_base_by_id_and_carries_the_streaming_bandwidth(tmp_path):
+    """The file works on every machine (base = the device id); copy rows over a domain far larger than the
+    L2 give dram_bw, the best row's measured (read + write) bytes per second; small domains are ignored."""
+    from warpspeed.calibration import calibrate, stream_bandwidth
+    from warpspeed.validation import estimate_measurements
+    big, small = (1 << 28, 1, 1), (1 << 20, 1, 1)
+    gl = {(128, 1, 1): 100.0, (256, 1, 1): 110.0, (512, 1, 1): 105.0}
+    rows = [*synthetic_rows(A100, "copy", big, list(gl), perf=lambda e, i: list(gl.values())[i]),
+            *synthetic_rows(A100, "copy", small, list(gl), perf=lambda e, i: 500.0)]  # L2-resident: not DRAM
+    f = write_measurements(tmp_path / "copy.csv", rows)
+    bw = stream_bandwidth(estimate_measurements(read_measurements(f)), A100, "test")
+    assert bw.rows == 3 and bw.configuration == "block 256x1x1 f1x1x1"
+    assert bw.GB_s == pytest.approx(110.0 * 16.0, rel=1e-3)  # copy moves 8 B in and 8 B out per cell
+    cal = calibrate(read_measurements(f), A100, f, date="2026-11-23")
+    text = cal.device_toml()
+    assert 'base = "A100-SXM4-40GB"' in text and str(Path(warpspeed.__file__).parent) not in text
+    dev = warpspeed.device(str(_write(tmp_path / "cal.toml", text)))
+    assert dev.dram_bw_GB_s == pytest.approx(1760.0, abs=0.5) and dev.sources["dram_bw"].startswith("measured: copy")
+    # a device from a user's file stays based on that file
+    mine = _write(tmp_path / "mine.toml", 'schema_version = 1\nbase = "A100-SXM4-40GB"\nid = "mine"\nname = "m"\n')
+    g = write_measurements(tmp_path / "mine.csv", synthetic_rows(A100, "copy", big, list(gl), report_as="mine"))
+    own = calibrate(read_measurements(g), warpspeed.device(str(mine)), g).device_toml()
+    assert f'base = "{mine}"' in own
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+def test_level_curve_for_points_that_do_not_reach_the_drop():
+    from warpspeed.calibration import level_curve
+    pts = [(0.2, 0.96), (0.5, 0.98), (0.8, 0.97), (1.0, 0.97)]
+    curve, rms = level_curve(pts, A100.hit_rates.l2_store, "test")
+    assert curve.a == pytest.approx(0.97) and curve.c == A100.hit_rates.l2_store.c
+    assert curve(1.0) == pytest.approx(0.95 * 0.97)  # still on the plateau at the largest observed O
+    assert curve(0.0) > curve(1.0) > curve(3.0) and rms < 0.05
+
+
+def test_calibrate_pools_the_rows_of_several_devices_into_one_curve(tmp_path, capsys):
+    """Two GPUs with the same (unknown) z-layer curve but different L2 sizes: the pooled fit recovers it,
+    every device gets its own file."""
+    pytest.importorskip("scipy")
+    from warpspeed.calibration import calibrate
+    a80 = warpspeed.device("A100-SXM4-80GB")
+    rows = _z_rows()
+    for n in (256, 512, 768):
+        rows += synthetic_rows(a80.with_overrides(**TRUE_Z), domain=(n, n, 48), blocks=BLOCKS[:3], report_as=a80.id)
+    f = write_measurements(tmp_path / "two.csv", rows)
+    cal = calibrate(read_measurements(f), [A100, a80], f, date="2026-11-23")
+    z = {fit.curve: fit for fit in cal.fits}["l2_z"]
+    assert (z.fitted.a, z.fitted.b, z.fitted.c) == pytest.approx((1.0, 0.02, 2.2), rel=1e-3)
+    assert len(z.points) > len({fit.curve: fit for fit in calibrate(read_measurements(f), A100, f).fits}["l2_z"].points)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["calibrate", str(f), "--device", A100.id, "--device", a80.id, "-o", str(out)]) == 0
+    assert "curves fitted to the pooled rows" in capsys.readouterr().out
+    for d in (A100, a80):
+        dev = warpspeed.device(str(out / f"{d.id}-calibrated.toml"))
+        assert dev.l2_size_bytes == d.l2_size_bytes and dev.hit_rates.l2_z.c == pytest.approx(2.2, rel=1e-3)
+    assert main(["calibrate", str(f), "--device", A100.id, "--device", a80.id, "-o", str(out / "x.toml")]) == 2
+    assert "names an existing folder" in capsys.readouterr().err
 
 # ------------------------------------------------------------------------------------------ measure (no GPU)
 

@@ -1,29 +1,40 @@
-"""Fit the hit-rate curves of the capacity model to measured volumes (Ernst et al., sec. 5.6).
+"""Fit the capacity model's hit-rate curves and the DRAM bandwidth to measured runs (Ernst et al., sec. 5.6).
 
 A measured volume minus what the model counts as certain gives the misses of one cause; divided by the
 volume that cause could reuse it is that cause's miss rate, at the oversubscription O the model computes
-for that configuration. Per curve:
+for that configuration. The curves are fitted in two stages, each from the observable that isolates it:
 
-- ``l1``: measured L2 load = compulsory L2 load + (1 - hit) x the L1's redundant requests;
-- ``l2_y`` / ``l2_z``: measured DRAM load = wave footprint - hit_y x y-overlap - hit_z x z-overlap
-  + partial-store misses; the other causes are taken at their current curves, and a row only serves
-  the curve whose overlap is at least 10 % of the footprint;
-- ``l2_store``: the same with the redundant (partial) stores as the unknown.
+1. ``l1``: measured L2 load = compulsory L2 load + (1 - hit) x the L1's redundant requests;
+   ``l2_store``: measured DRAM store = unique stored sectors + partial-store misses (a partially written
+   sector that leaves the L2 early is written once more), so the stores alone give its miss rate;
+2. ``l2_y`` / ``l2_z``: measured DRAM load = wave footprint - hit_y x y-overlap - hit_z x z-overlap
+   + partial-store misses, with the partial-store misses of the stage-1 curve and the other layer at its
+   current curve; a row serves a curve only when that overlap is at least 10 % of the footprint.
+
+A curve whose points do not span its drop (all hits high, e.g. every partial store of a sweep stayed in
+the cache) gets only its level fitted (:func:`level_curve`); one with fewer than :data:`MIN_POINTS`
+points is kept.
 
 Hit rates are clipped to [0, 1] and fitted with ``a exp(-b exp(c O))`` by ``scipy.optimize.curve_fit``
-(optional extra ``warpspeed[calibrate]``).
+(optional extra ``warpspeed[calibrate]``). Rows of the streaming kernel ``copy`` whose domain is large
+enough to stream from DRAM (moving at least :data:`MIN_STREAM_L2` times the L2 capacity) give the DRAM
+bandwidth: the best configuration's measured (read + write) bytes per second.
+
+Several devices of one architecture (an H100 and an H200) can be calibrated together: their rows are pooled
+into one fit per curve (O already scales with each device's caches), the bandwidth stays per device.
 """
 
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .device import HIT_RATE_CURVES, Device, HitRateCurve
+from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError
 from .measurements import Measurement
 from .validation import Pair, estimate_measurements
@@ -50,8 +61,21 @@ def _hit(measured_excess: float, potential: float) -> float:
     return min(1.0, max(0.0, 1.0 - measured_excess / potential))
 
 
-def observed_hit_rates(pairs: Sequence[Pair]) -> dict[str, list[tuple[float, float]]]:
-    """(O, hit) per curve from the measured volumes of each row (rows without the volume are skipped)."""
+def _miss(cause: dict, curve: HitRateCurve | None) -> float:
+    """The cause's misses in B/lup under ``curve`` (None: as estimated)."""
+    if curve is None:
+        return cause["miss_B_per_lup"]
+    pot = cause["potential_B_per_lup"]
+    return pot * (1.0 - curve(cause["oversubscription"])) if pot > 0 else 0.0
+
+
+def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
+                       ) -> dict[str, list[tuple[float, float]]]:
+    """(O, hit) per curve from the measured volumes of each row (rows without the volume are skipped).
+
+    ``curves`` replaces the estimate's curves where the misses of the other causes are subtracted.
+    """
+    curves = curves or {}
     out: dict[str, list[tuple[float, float]]] = {c: [] for c in HIT_RATE_CURVES}
     for p in pairs:
         v, c, m = p.predicted["volumes_B_per_lup"], p.predicted["causes"], p.measured
@@ -60,14 +84,20 @@ def observed_hit_rates(pairs: Sequence[Pair]) -> dict[str, list[tuple[float, flo
         if l2_load is not None and l1["potential_B_per_lup"] > MIN_SHARE * v["l2_load_compulsory"]:
             out["l1"].append((l1["oversubscription"],
                               _hit(l2_load - v["l2_load_compulsory"], l1["potential_B_per_lup"])))
+        ps = c["partial_stores"]
+        unique_stores = v["dram_store"] - ps["miss_B_per_lup"]
+        dram_store = m.volume("dram_store")
+        if dram_store is not None and ps["potential_B_per_lup"] > MIN_SHARE * unique_stores:
+            out["l2_store"].append((ps["oversubscription"],
+                                    _hit(dram_store - unique_stores, ps["potential_B_per_lup"])))
         dram = m.volume("dram_load")
         if dram is None:
             continue
         base = v["dram_load_compulsory"]
-        y, z, ps = c["layer_y"], c["layer_z"], c["partial_stores"]
+        y, z = c["layer_y"], c["layer_z"]
         certain = base - y["potential_B_per_lup"] - z["potential_B_per_lup"]  # every overlap hits, no misses
-        miss = {"l2_y": y["miss_B_per_lup"], "l2_z": z["miss_B_per_lup"], "l2_store": ps["miss_B_per_lup"]}
-        for curve, cause in (("l2_y", y), ("l2_z", z), ("l2_store", ps)):
+        miss = {k: _miss(cause, curves.get(k)) for k, cause in (("l2_y", y), ("l2_z", z), ("l2_store", ps))}
+        for curve, cause in (("l2_y", y), ("l2_z", z)):
             if cause["potential_B_per_lup"] <= MIN_SHARE * base:
                 continue
             others = sum(x for k, x in miss.items() if k != curve)
@@ -98,20 +128,56 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
 
 
 @dataclass(frozen=True)
+class Bandwidth:
+    """The DRAM bandwidth a streaming kernel reached: the best measured configuration."""
+
+    GB_s: float
+    kernel: str
+    configuration: str
+    rows: int
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"dram_bw_GB_s": self.GB_s, "kernel": self.kernel, "configuration": self.configuration,
+                "rows": self.rows, "source": self.source}
+
+
+@dataclass(frozen=True)
 class Calibration:
-    device: Device
+    """Fitted curves (shared by every calibrated device) and, per device, the measured DRAM bandwidth."""
+
+    devices: tuple[Device, ...]
     fits: tuple[CurveFit, ...]
     data_file: str
     gpu_name: str
     driver: str
     date: str
+    bandwidths: tuple[Bandwidth | None, ...] = ()  # per device, from its streaming rows (None: none measured)
 
-    def device_toml(self, new_id: str | None = None) -> str:
-        """A device file (``base`` = the calibrated device) with the fitted curves and their provenance."""
-        dev_id = new_id or f"{self.device.id}-calibrated"
-        lines = ["# written by `warpspeed calibrate`: the base device with hit-rate curves fitted to measurements",
-                 "schema_version = 1", f'base = "{self.device.file or self.device.id}"', f'id = "{dev_id}"',
-                 f'name = "{self.device.name} (calibrated {self.date})"', ""]
+    @property
+    def device(self) -> Device:
+        return self.devices[0]
+
+    @property
+    def bandwidth(self) -> Bandwidth | None:
+        return self.bandwidths[0] if self.bandwidths else None
+
+    def device_toml(self, new_id: str | None = None, device: Device | None = None) -> str:
+        """A device file (``base`` = the calibrated ``device``, default the first) with the fitted values and
+        their provenance.
+
+        ``base`` is the device id for a shipped device (a file that works on every machine), else the
+        path of the device file that was calibrated.
+        """
+        dev = device or self.device
+        bw = self.bandwidths[self.devices.index(dev)] if self.bandwidths else None
+        dev_id = new_id or f"{dev.id}-calibrated"
+        base = dev.id if dev.id in device_ids() else (dev.file or dev.id)
+        lines = ["# written by `warpspeed calibrate`: the base device with values fitted to measurements",
+                 "schema_version = 1", f'base = "{_toml_text(base)}"', f'id = "{dev_id}"',
+                 f'name = "{_toml_text(dev.name)} (calibrated {self.date})"', ""]
+        if bw is not None:
+            lines += [f'dram_bw.value = "{bw.GB_s:.0f}GB/s"', f'dram_bw.source = "{_toml_text(bw.source)}"', ""]
         for fit in self.fits:
             if fit.fitted is None:
                 continue
@@ -121,53 +187,145 @@ class Calibration:
         return "\n".join(lines)
 
     def to_dict(self) -> dict:
-        return {"device": self.device.id, "data_file": self.data_file, "gpu_name": self.gpu_name,
-                "driver": self.driver, "date": self.date, "curves": [f.to_dict() for f in self.fits]}
+        return {"device": self.device.id, "devices": [d.id for d in self.devices], "data_file": self.data_file,
+                "gpu_name": self.gpu_name, "driver": self.driver, "date": self.date,
+                "curves": [f.to_dict() for f in self.fits],
+                "bandwidth": None if self.bandwidth is None else self.bandwidth.to_dict(),
+                "bandwidths": {d.id: None if b is None else b.to_dict()
+                               for d, b in zip(self.devices, self.bandwidths, strict=True)}}
 
 
 def _toml_text(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def calibrate(measurements: Sequence[Measurement], device: Device, data_file: str | Path = "<measurements>",
-              date: str | None = None) -> Calibration:
-    """Fit every curve that has at least :data:`MIN_POINTS` observations on ``device``'s measurements."""
-    rows = [m for m in measurements if m.device in (device.id, device.file)]
-    if not rows:
-        found = sorted({m.device for m in measurements})
-        raise InputError(f"no measurement of device {device.id} in {data_file}; it holds {', '.join(found)}.")
-    pairs = estimate_measurements(rows, {m.device: device for m in rows})
-    observed = observed_hit_rates(pairs)
-    gpu = next((str(m.values.get("gpu_name")) for m in rows if m.values.get("gpu_name")), device.name)
-    driver = next((str(m.values.get("driver")) for m in rows if m.values.get("driver")), "unknown")
-    day = date or datetime.date.today().isoformat()
-    fits = []
-    for curve in HIT_RATE_CURVES:
-        pts = tuple(observed[curve])
-        old = getattr(device.hit_rates, curve)
-        spread = len({round(o, 2) for o, _ in pts})
-        hits = [h for _, h in pts]
-        if len(pts) < MIN_POINTS or spread < 3 or max(hits) - min(hits) < MIN_HIT_RANGE:
-            fits.append(CurveFit(curve, pts, None, old, None))
+STREAM_KERNELS = ("copy",)  # catalog kernels that only stream: one load and one store per cell
+MIN_STREAM_L2 = 8  # a streaming row counts when it moves at least this many times the L2 capacity
+
+
+def stream_bandwidth(pairs: Sequence[Pair], device: Device, provenance: str) -> Bandwidth | None:
+    """DRAM bandwidth from the streaming rows (``copy`` over a domain far larger than the L2): the best
+    measured configuration's DRAM bytes (read + write; ncu's where measured, else the model's) per second."""
+    best: tuple[float, Pair] | None = None
+    n = 0
+    for p in pairs:
+        m = p.measured
+        if m.kernel not in STREAM_KERNELS:
             continue
-        source = (f"measured: warpspeed calibrate {day}, {gpu}, driver {driver}, data {Path(str(data_file)).name} "
-                  f"({len(pts)} points)")
-        fitted, rms = fit_curve(pts, old, source)
-        fits.append(CurveFit(curve, pts, fitted, old, rms))
-    return Calibration(device, tuple(fits), str(data_file), gpu, driver, day)
+        v = p.predicted["volumes_B_per_lup"]
+        per_lup = sum(m.volume(k) if m.volume(k) is not None else v[k] for k in ("dram_load", "dram_store"))
+        lups = math.prod(m.domain)
+        if per_lup * lups < MIN_STREAM_L2 * device.l2_size_bytes:
+            continue
+        n += 1
+        gb_s = per_lup * m.GLup_s
+        if best is None or gb_s > best[0]:
+            best = (gb_s, p)
+    if best is None:
+        return None
+    gb_s, p = best
+    label = f"block {p.label}"
+    source = (f"measured: {p.measured.kernel} (DRAM read + write, ncu bytes) reached {gb_s:.0f} GB/s, the best of "
+              f"{n} streaming rows ({label}, {'x'.join(map(str, p.measured.domain))} cells); {provenance}")
+    return Bandwidth(gb_s, p.measured.kernel, label, n, source)
+
+
+def level_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str
+                ) -> tuple[HitRateCurve, float]:
+    """The curve for points that do not span a drop: their mean hit rate is the level ``a``, and the drop
+    (``start``'s steepness ``c``) lies beyond the largest observed O, where the curve is still 0.95 a."""
+    o = np.array([p[0] for p in points], dtype=float)
+    h = np.array([p[1] for p in points], dtype=float)
+    a = float(min(1.0, max(1e-6, h.mean())))
+    c = max(start.c, 1e-3)
+    b = float(min(start.b, -math.log(0.95) * math.exp(-min(c * o.max(), 700.0))))
+    curve = HitRateCurve(a, b, c, source)
+    rms = float(np.sqrt(np.mean((curve(o) - h) ** 2)))
+    return curve, rms
+
+
+def _spans_drop(pts: Sequence[tuple[float, float]]) -> bool:
+    hits = [h for _, h in pts]
+    return (len(pts) >= MIN_POINTS and len({round(o, 2) for o, _ in pts}) >= 3
+            and max(hits) - min(hits) >= MIN_HIT_RANGE)
+
+
+def _fit_or_keep(curve: str, pts: Sequence[tuple[float, float]], old: HitRateCurve, source: str) -> CurveFit:
+    """Fit the points; a level curve (:func:`level_curve`) when they do not span a drop; the old curve when
+    there are fewer than :data:`MIN_POINTS`."""
+    if len(pts) < MIN_POINTS:
+        return CurveFit(curve, tuple(pts), None, old, None)
+    if not _spans_drop(pts):
+        fitted, rms = level_curve(pts, old, f"{source} ({len(pts)} points up to O = {max(o for o, _ in pts):.2f}, "
+                                            f"none past the drop: level fitted, steepness kept)")
+    else:
+        fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points)")
+    return CurveFit(curve, tuple(pts), fitted, old, rms)
+
+
+def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Device],
+              data_file: str | Path = "<measurements>", date: str | None = None) -> Calibration:
+    """Fit every curve that the rows of ``device`` determine (module docstring), and its DRAM bandwidth.
+
+    With several devices (GPUs of one architecture, e.g. an H100 and an H200), their rows are pooled into
+    one fit per curve: the oversubscription already scales with each device's cache sizes, so one curve
+    serves them all; the DRAM bandwidth stays per device.
+    """
+    devices = (device,) if isinstance(device, Device) else tuple(device)
+    if not devices:
+        raise InputError("calibrate needs at least one device.")
+    by_device = {m: [r for r in measurements if r.device in (m.id, m.file)] for m in devices}
+    missing = [d.id for d, rows in by_device.items() if not rows]
+    if missing:
+        found = sorted({m.device for m in measurements})
+        raise InputError(f"no measurement of device {', '.join(missing)} in {data_file}; it holds "
+                         f"{', '.join(found) or 'no rows'}.")
+    rows = [r for d in devices for r in by_device[d]]
+    pairs = estimate_measurements(rows, {r.device: d for d in devices for r in by_device[d]})
+    gpus = list(dict.fromkeys(str(m.values.get("gpu_name")) for m in rows if m.values.get("gpu_name")))
+    drivers = list(dict.fromkeys(str(m.values.get("driver")) for m in rows if m.values.get("driver")))
+    gpu = ", ".join(gpus) or ", ".join(d.name for d in devices)
+    driver = ", ".join(drivers) or "unknown"
+    day = date or datetime.date.today().isoformat()
+    provenance = f"warpspeed calibrate {day}, {gpu}, driver {driver}, data {Path(str(data_file)).name}"
+    source = f"measured: {provenance}"
+    olds = {c: getattr(devices[0].hit_rates, c) for c in HIT_RATE_CURVES}
+    # stage 1: the curves whose observable isolates them
+    first = observed_hit_rates(pairs)
+    fits = {c: _fit_or_keep(c, first[c], olds[c], source) for c in ("l1", "l2_store")}
+    # stage 2: the layers, with the stage-1 partial-store curve
+    store = fits["l2_store"].fitted or olds["l2_store"]
+    second = observed_hit_rates(pairs, {"l2_store": store})
+    for c in ("l2_y", "l2_z"):
+        fits[c] = _fit_or_keep(c, second[c], olds[c], source)
+    bandwidths = []
+    for d in devices:
+        own = [p for p in pairs if p.measured.device in (d.id, d.file)]
+        gpu_d = next((str(m.values.get("gpu_name")) for m in by_device[d] if m.values.get("gpu_name")), d.name)
+        bandwidths.append(stream_bandwidth(own, d, f"warpspeed calibrate {day}, {gpu_d}, data "
+                                                   f"{Path(str(data_file)).name}"))
+    return Calibration(devices, tuple(fits[c] for c in HIT_RATE_CURVES), str(data_file), gpu, driver, day,
+                       tuple(bandwidths))
 
 
 def calibration_text(cal: Calibration) -> str:
-    lines = [f"calibrating {cal.device.id} from {cal.data_file} ({cal.gpu_name}, driver {cal.driver})"]
+    ids = ", ".join(d.id for d in cal.devices)
+    pooled = " (curves fitted to the pooled rows)" if len(cal.devices) > 1 else ""
+    lines = [f"calibrating {ids} from {cal.data_file} ({cal.gpu_name}, driver {cal.driver}){pooled}"]
+    for d, b in zip(cal.devices, cal.bandwidths, strict=True):
+        if b is not None:
+            who = f" of {d.id}" if len(cal.devices) > 1 else ""
+            lines.append(f"  dram_bw   {b.GB_s:.0f} GB/s{who} from {b.rows} streaming {b.kernel} rows (best: "
+                         f"{b.configuration}; was {d.dram_bw_GB_s:.0f} GB/s)")
     for f in cal.fits:
         if f.fitted is None:
-            lines.append(f"  {f.curve:<9} {len(f.points)} points: not enough to fit (need {MIN_POINTS} at 3 or "
-                         f"more oversubscriptions, with hit rates spanning {MIN_HIT_RANGE}); kept a={f.old.a:.4g} "
-                         f"b={f.old.b:.4g} c={f.old.c:.4g}")
+            lines.append(f"  {f.curve:<9} {len(f.points)} points: not enough to fit (need {MIN_POINTS}); kept "
+                         f"a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}")
         else:
             c = f.fitted
+            how = "" if _spans_drop(f.points) else " (level only: no point past the drop)"
             lines.append(f"  {f.curve:<9} {len(f.points)} points: a={c.a:.4g} b={c.b:.4g} c={c.c:.4g} "
-                         f"(was a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}), rms {f.rms:.3f}")
+                         f"(was a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}), rms {f.rms:.3f}{how}")
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import textwrap
 
@@ -65,11 +66,19 @@ def _parser() -> argparse.ArgumentParser:
     va.add_argument("file", metavar="FILE.csv")
     va.add_argument("--plot", metavar="FILE", help="predicted-vs-measured plot per level (.png, .svg, .pdf)")
     va.add_argument("--format", choices=("text", "json"), default="text")
-    ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes")
-    ca.add_argument("file", metavar="FILE.csv")
-    ca.add_argument("--device", required=True, help="the device whose rows are fitted (id or device TOML)")
+    va.add_argument("--device", metavar="FILE|ID", help="estimate every row on this device (id or device TOML, "
+                                                         "e.g. a calibrated file) instead of the device each row "
+                                                         "names; the rows must come from one device")
+    ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes, and its "
+                                          "DRAM bandwidth to measured streaming (copy) rows")
+    ca.add_argument("file", metavar="FILE.csv", nargs="+", help="one or more measurement CSVs (their rows are "
+                                                                 "pooled)")
+    ca.add_argument("--device", required=True, action="append", help="the device whose rows are fitted (id or "
+                    "device TOML); repeat it to fit one set of curves to the pooled rows of GPUs of one "
+                    "architecture (each device gets its own file and DRAM bandwidth)")
     ca.add_argument("--output", "-o", metavar="FILE.toml", help="device file to write (default: "
-                                                               "<device>-calibrated.toml)")
+                                                               "<device>-calibrated.toml); with several devices, "
+                                                               "the folder to write their files in")
     ca.add_argument("--plot", metavar="FILE", help="observed hit rates and the curves (.png, .svg, .pdf)")
     ca.add_argument("--format", choices=("text", "json"), default="text")
     d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
@@ -458,7 +467,11 @@ def _validate(a) -> str:
     if a.plot:
         from .plots import output_format
         output_format(a.plot)
-    reports = validate(read_measurements(a.file))
+    dev = None
+    if a.device:
+        from .device import device
+        dev = device(a.device)
+    reports = validate(read_measurements(a.file), device=dev)
     if a.plot:
         from .plots import save
         save(validation_plot(reports), a.plot)
@@ -477,19 +490,29 @@ def _calibrate(a) -> str:
     if a.plot:
         from .plots import output_format
         output_format(a.plot)
-    dev = device(a.device)
-    cal = calibrate(read_measurements(a.file), dev, a.file)
-    out = Path(a.output or f"{dev.id}-calibrated.toml")
-    try:
-        out.write_text(cal.device_toml(out.stem if a.output else None))
-    except OSError as e:
-        raise InputError(f"cannot write {str(out)!r}: {e.strerror or e}.") from None
+    devs = [device(d) for d in a.device]
+    rows = [m for f in a.file for m in read_measurements(f)]
+    cal = calibrate(rows, devs, ", ".join(Path(f).name for f in a.file))
+    if len(devs) == 1:
+        outs = [(devs[0], Path(a.output or f"{devs[0].id}-calibrated.toml"), Path(a.output).stem if a.output else None)]
+    else:
+        folder = Path(a.output or ".")
+        if not folder.is_dir():
+            raise InputError(f"--output {str(folder)!r}: with several devices it names an existing folder, where "
+                             "one <device>-calibrated.toml per device is written.")
+        outs = [(d, folder / f"{d.id}-calibrated.toml", None) for d in devs]
+    for d, out, new_id in outs:
+        try:
+            out.write_text(cal.device_toml(new_id, d))
+        except OSError as e:
+            raise InputError(f"cannot write {str(out)!r}: {e.strerror or e}.") from None
     if a.plot:
         from .plots import save
         save(calibration_plot(cal), a.plot)
     if a.format == "json":
-        return json.dumps({**cal.to_dict(), "device_file": str(out)}, indent=2)
-    return calibration_text(cal) + f"\nwrote {out} (use it as --device {out})"
+        return json.dumps({**cal.to_dict(), "device_file": str(outs[0][1]),
+                           "device_files": [str(o) for _, o, _ in outs]}, indent=2)
+    return calibration_text(cal) + "".join(f"\nwrote {o} (use it as --device {o})" for _, o, _ in outs)
 
 
 def _devices(a) -> str:
@@ -555,7 +578,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"internal error ({type(ex).__name__}): {ex}. Please report it with the command line.",
               file=sys.stderr)
         return 1
-    print(out)
+    try:
+        print(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

@@ -40,7 +40,7 @@ class FieldVolumes:
     dram_load_compulsory: float
     dram_layer_y_hit: float
     dram_layer_z_hit: float
-    dram_store: float
+    dram_store: float  # the field's unique stored sectors; the partial-store misses are in the total only
 
     def to_dict(self) -> dict:
         return {"l2_load_compulsory": self.l2_load_compulsory,
@@ -219,7 +219,9 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
     ps = reuse(redundant_stores, wave_alloc, cap, dev.hit_rates.l2_store)
     dram_comp = sum(comp) * S2 * per_lup
     dram_load = dram_comp - ly.hit_B_per_lup - lz.hit_B_per_lup + ps.miss_B_per_lup
-    dram_store = sum(stores) * S2 * per_lup
+    # a partially written sector that leaves the L2 before it is complete is read from DRAM (to merge) and
+    # written back; the completed sector is written again later: each such miss costs one read and one write
+    dram_store = sum(stores) * S2 * per_lup + ps.miss_B_per_lup
 
     fields = tuple(FieldVolumes(
         f.name, bc.block_load_sectors[i] * S * per_lup, comp[i] * S2 * per_lup,

@@ -10,8 +10,11 @@ configuration measured twice with the same code is an error (the file holds two 
 - Spearman rank correlation of predicted and measured GLup/s (ties get their average rank);
 - top-1: the measured GLup/s of the configuration warpspeed ranks first, in % of the measured best
   (Ernst et al. reach 96 % for the 3D25pt stencil on an A100);
-- per volume (``l1_load``, ``l2_load``, ``l2_store``, ``dram_load``, ``dram_store``) where measured: the
-  median and 90th percentile of |predicted - measured| / measured.
+- per volume (``l1_load``, ``l2_load``, ``l2_store``, ``dram_load``, ``dram_store``) and for the L1 cycles per
+  warp-lup (``l1_cycles``, against ncu's ``l1tex__data_pipe_lsu_wavefronts``) where measured: the median and
+  90th percentile of |predicted - measured| / measured and the share of configurations within 10 %;
+- the ratio predicted / measured GLup/s: median and 90th percentile of |ratio - 1| (how far the absolute
+  numbers are off, which the rank figures do not show).
 """
 
 from __future__ import annotations
@@ -42,14 +45,36 @@ class Pair:
         return f"{triple_text(self.measured.block)} f{triple_text(self.measured.folding)}"
 
 
+WITHIN = 0.10  # the tolerance of VolumeError.within: |relative error| <= 10 %
+L1_CYCLES = "l1_cycles"  # the key of the L1 cycles per warp-lup among the compared quantities
+
+
 @dataclass(frozen=True)
 class VolumeError:
     n: int
     median: float  # of |relative error|
     p90: float
+    within: float = 0.0  # share of configurations with |relative error| <= WITHIN (0..1)
+
+    @classmethod
+    def of(cls, errors: Sequence[float]) -> VolumeError:
+        e = np.abs(np.asarray(errors, dtype=float))
+        return cls(len(e), float(np.median(e)), float(np.percentile(e, 90)), float(np.mean(e <= WITHIN + 1e-12)))
 
     def to_dict(self) -> dict:
-        return {"n": self.n, "median_abs_rel_error": self.median, "p90_abs_rel_error": self.p90}
+        return {"n": self.n, "median_abs_rel_error": self.median, "p90_abs_rel_error": self.p90,
+                "within_10_percent": self.within}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """Predicted / measured GLup/s over a sweep: the median ratio and the 90th percentile of |ratio - 1|."""
+
+    median: float
+    p90_abs_deviation: float
+
+    def to_dict(self) -> dict:
+        return {"median": self.median, "p90_abs_deviation": self.p90_abs_deviation}
 
 
 @dataclass(frozen=True)
@@ -62,11 +87,14 @@ class GroupReport:
     volume_errors: dict[str, VolumeError]
     domain: tuple[int, int, int] = (0, 0, 0)
     code: str = ""  # the code of every row when the sweep was split by code; empty: as measured (maybe mixed)
+    ratio: Ratio | None = None  # predicted / measured GLup/s
+    estimated_on: str = ""  # the device the model used, where it is not the measured one (validate --device)
 
     @property
     def title(self) -> str:
         code = f", {self.code} code" if self.code else ""
-        return f"{self.kernel} on {self.device} ({triple_text(self.domain)}{code})"
+        model = f", estimated as {self.estimated_on}" if self.estimated_on else ""
+        return f"{self.kernel} on {self.device} ({triple_text(self.domain)}{code}{model})"
 
     @property
     def predicted_best(self) -> Pair:
@@ -77,10 +105,12 @@ class GroupReport:
         return max(self.pairs, key=lambda p: p.measured.GLup_s)
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "device": self.device, "domain": triple_text(self.domain),
+        return {"kernel": self.kernel, "device": self.device, "estimated_on": self.estimated_on or self.device,
+                "domain": triple_text(self.domain),
                 "code": self.code or None, "configurations": len(self.pairs),
                 "spearman": self.spearman, "top1_percent": self.top1_percent,
                 "predicted_best": self.predicted_best.label, "measured_best": self.measured_best.label,
+                "performance_ratio": None if self.ratio is None else self.ratio.to_dict(),
                 "volumes": {k: v.to_dict() for k, v in self.volume_errors.items()}}
 
 
@@ -112,14 +142,35 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return float(((rx - rx.mean()) * (ry - ry.mean())).mean() / (sx * sy))
 
 
+def predicted_value(p: Pair, key: str) -> float:
+    """The estimate's value of a compared quantity: a volume key or :data:`L1_CYCLES`."""
+    if key == L1_CYCLES:
+        return p.predicted["l1_cycles_per_warp_lup"]
+    return p.predicted["volumes_B_per_lup"][key]
+
+
+def measured_value(p: Pair, key: str) -> float | None:
+    """The measured value of a compared quantity (None where not measured)."""
+    return p.measured.volume("l1_cycles_per_warp_lup" if key == L1_CYCLES else key)
+
+
 def _volume_errors(pairs: Sequence[Pair]) -> dict[str, VolumeError]:
     out = {}
-    for key in VOLUME_COLUMNS:
-        errs = [abs(p.predicted["volumes_B_per_lup"][key] - m) / m for p in pairs
-                if (m := p.measured.volume(key)) is not None and m > 0]
+    for key in (*VOLUME_COLUMNS, L1_CYCLES):
+        errs = [abs(predicted_value(p, key) - m) / m for p in pairs
+                if (m := measured_value(p, key)) is not None and m > 0]
         if errs:
-            out[key] = VolumeError(len(errs), float(np.median(errs)), float(np.percentile(errs, 90)))
+            out[key] = VolumeError.of(errs)
     return out
+
+
+def performance_ratio(pairs: Sequence[Pair]) -> Ratio | None:
+    """Predicted / measured GLup/s of the configurations that the model can run (None if none)."""
+    r = np.array([p.predicted["performance_GLup_s"] / p.measured.GLup_s for p in pairs
+                  if p.predicted["performance_GLup_s"] > 0 and math.isfinite(p.predicted["performance_GLup_s"])])
+    if not len(r):
+        return None
+    return Ratio(float(np.median(r)), float(np.percentile(np.abs(r - 1), 90)))
 
 
 def estimate_measurements(measurements: Sequence[Measurement],
@@ -172,8 +223,19 @@ def sweeps(measurements: Sequence[Measurement]) -> dict[tuple, list[Measurement]
     return groups
 
 
-def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None) -> list[GroupReport]:
-    """One report per sweep (see the module docstring), in the order the sweeps first appear."""
+def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None,
+             device: Device | None = None) -> list[GroupReport]:
+    """One report per sweep (see the module docstring), in the order the sweeps first appear.
+
+    ``devices`` maps a row's device name to the device to estimate it on (default: the named device);
+    ``device`` estimates every row on one device (e.g. a calibrated file of the GPU that was measured).
+    """
+    if device is not None:
+        measured = sorted({m.device for m in measurements})
+        if len(measured) > 1:
+            raise InputError(f"the rows were measured on {len(measured)} devices ({', '.join(measured)}); a device "
+                             f"given for all rows ({device.id}) fits one of them: validate one file per device.")
+        devices = {m.device: device for m in measurements}
     groups = sweeps(measurements)
     estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices))
     reports = []
@@ -183,8 +245,9 @@ def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | N
         meas = [p.measured.GLup_s for p in pairs]
         best_pred = pairs[int(np.argmax(pred))]
         top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
+        on = "" if device is None or device.id == dev else device.id
         reports.append(GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs),
-                                   domain, code))
+                                   domain, code, performance_ratio(pairs), on))
     return reports
 
 
@@ -200,10 +263,13 @@ def report_text(reports: Sequence[GroupReport]) -> str:
         lines.append(f"{r.title}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
                      f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
                      f"{r.measured_best.label}")
+        if r.ratio is not None:
+            lines.append(f"  predicted / measured GLup/s: median {r.ratio.median:.2f}, p90 of |ratio - 1| "
+                         f"{r.ratio.p90_abs_deviation:.2f}")
         if r.volume_errors:
-            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11}")
+            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11} {'within 10 %':>12}")
             for k, v in r.volume_errors.items():
-                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14} {_pct(v.p90):>11}")
+                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14} {_pct(v.p90):>11} {_pct(v.within):>12}")
     lines.append(summary_line(reports))
     return "\n".join(lines)
 
@@ -227,7 +293,7 @@ def validation_plot(reports: Sequence[GroupReport]):
     """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line."""
     from .plots import _figure
 
-    keys = ["GLup_s"] + [k for k in VOLUME_COLUMNS if any(k in r.volume_errors for r in reports)]
+    keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
     cols = min(3, len(keys))
     rows = math.ceil(len(keys) / cols)
     fig = _figure(4.0 * cols, 3.6 * rows)
@@ -236,7 +302,7 @@ def validation_plot(reports: Sequence[GroupReport]):
         lo, hi = math.inf, 0.0
         for r in reports:
             pts = [(p.measured.GLup_s, p.predicted["performance_GLup_s"]) if key == "GLup_s" else
-                   (p.measured.volume(key), p.predicted["volumes_B_per_lup"][key]) for p in r.pairs]
+                   (measured_value(p, key), predicted_value(p, key)) for p in r.pairs]
             pts = [(m, e) for m, e in pts if m is not None and m > 0 and e > 0]
             if not pts:
                 continue
@@ -247,8 +313,8 @@ def validation_plot(reports: Sequence[GroupReport]):
             ax.plot([lo * 0.8, hi * 1.25], [lo * 0.8, hi * 1.25], color="0.4", lw=1, ls="--")
             ax.set_xscale("log")
             ax.set_yscale("log")
-        unit = "GLup/s" if key == "GLup_s" else "B/lup"
-        title = "performance" if key == "GLup_s" else key
+        unit = {"GLup_s": "GLup/s", L1_CYCLES: "cycles/warp-lup"}.get(key, "B/lup")
+        title = {"GLup_s": "performance", L1_CYCLES: "L1 cycles"}.get(key, key)
         ax.set_title(title, fontsize=10)
         ax.set_xlabel(f"measured ({unit})")
         ax.set_ylabel(f"predicted ({unit})")
