@@ -65,3 +65,126 @@ def test_session_check_stage_runs_end_to_end_with_stand_in_gpu_tools(tmp_path):
         ("d3q19-srt", "pystencils")] * 2
     assert all(isinstance(m.values["cycles"], float) for m in rows)  # every configuration profiled
     assert log.strip().splitlines()[-2].startswith("summary: 6 configurations in 2 groups")
+
+
+def _run_cli(args, cwd, env, isolated=False):
+    cmd = [sys.executable, *(["-S"] if isolated else []), *args]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_cli_runs_from_the_checkout_root_as_session_sh_runs_it(tmp_path):
+    """gpu/session.sh runs `python3 -m warpspeed` in the checkout root: the source tree is the package imported."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = _run_cli(["-c", "import warpspeed; print(warpspeed.__file__)"], ROOT, env)
+    assert r.returncode == 0 and Path(r.stdout.strip()) == ROOT / "warpspeed" / "__init__.py", r.stdout + r.stderr
+    r = _run_cli(["-m", "warpspeed", "kernels"], ROOT, env)
+    assert r.returncode == 0, r.stderr
+    assert "star3d-r4" in r.stdout and "copy" in r.stdout
+    r = _run_cli(["-m", "warpspeed", "estimate", "star3d-r4", "--device", "H100-SXM5-80GB", "--block", "32,4,8"], ROOT,
+                 env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("star3d-r4 on H100-SXM5-80GB, block (32, 4, 8)") and "GLup/s" in r.stdout
+
+
+def test_cli_finds_the_catalog_in_a_source_tree_without_an_installed_package(tmp_path):
+    """The source tree alone (no pip install; what the device machine's checkout is before gpu/install-checkout.sh
+    and what shadows the copy it installs): `warpspeed._catalog` does not exist there, the kernels/ folder beside
+    warpspeed/ is the catalog. `python -S` keeps site's .pth files (this checkout's editable install maps
+    warpspeed._catalog to kernels/) out; the installed dependencies stay importable through PYTHONPATH."""
+    tree = tmp_path / "checkout"
+    for d in ("warpspeed", "kernels", "plugins"):
+        shutil.copytree(ROOT / d, tree / d, ignore=shutil.ignore_patterns("__pycache__"))
+    import site
+
+    sites = [p for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).is_dir()]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "plugins"), *sites])}
+    probe = ("import importlib.util as u, warpspeed; print(warpspeed.__file__); "
+             "print(u.find_spec('warpspeed._catalog'))")
+    r = _run_cli(["-c", probe], tree, env, isolated=True)
+    assert r.returncode == 0, r.stderr
+    # the failure case really is reproduced: the tree is imported, and it has no package warpspeed._catalog
+    assert r.stdout.split() == [str(tree / "warpspeed" / "__init__.py"), "None"], r.stdout
+    r = _run_cli(["-m", "warpspeed", "kernels"], tree, env, isolated=True)
+    assert r.returncode == 0, r.stderr
+    assert all(n in r.stdout for n in ("copy", "star3d-r1", "star3d-r4", "box3d-r1")) and "internal" not in r.stderr
+    r = _run_cli(["-m", "warpspeed", "estimate", "star3d-r4", "--device", "H100-SXM5-80GB", "--block", "32,4,8"], tree,
+                 env, isolated=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("star3d-r4 on H100-SXM5-80GB, block (32, 4, 8)")
+    # a copied package without its catalog: a clear error that says where it looked
+    shutil.rmtree(tree / "kernels")
+    r = _run_cli(["-m", "warpspeed", "kernels"], tree, env, isolated=True)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    err = " ".join(r.stderr.split())
+    assert err.startswith("error: the kernel catalog is missing") and "warpspeed._catalog" in err
+    assert str(tree / "kernels") in err and "internal error" not in err
+
+
+# ------------------------------------------------------------------------- the SM clock of `warpspeed measure`
+
+FAKE_GPU = ROOT / "tests" / "fake_gpu"  # stand-ins for cupy, ncu and nvidia-smi
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch):
+    """The stand-in cupy importable for this test only (its launches logged to a file the fake nvidia-smi
+    reads), and the stand-in GPU tools first on PATH."""
+    saved = sys.modules.pop("cupy", None)
+    monkeypatch.syspath_prepend(str(FAKE_GPU))
+    monkeypatch.setenv("PATH", f"{FAKE_GPU}{os.pathsep}{os.environ['PATH']}")
+    import cupy
+
+    assert cupy.__file__.startswith(str(FAKE_GPU))
+    try:
+        yield cupy
+    finally:
+        sys.modules.pop("cupy", None)
+        if saved is not None:
+            sys.modules["cupy"] = saved
+
+
+MEASURE = ["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
+           "--block", "1024,1,1", "--block", "64,2,2", "--repeats", "3", "--warmup", "2"]
+
+
+def test_measure_records_the_sm_clock_sampled_after_each_configurations_timed_launches(tmp_path, capsys,
+                                                                                         fake_cupy, monkeypatch):
+    """sm_clock_MHz of a row is nvidia-smi's clocks.sm asked right after that configuration's timed launches
+    (the fake answers 1000 + the launches so far), not the idle clock before the sweep (the fake's 345)."""
+    from warpspeed.cli import main
+    from warpspeed.measurements import read_measurements
+
+    log = tmp_path / "launches.log"
+    log.touch()
+    monkeypatch.setenv("FAKE_CUPY_LOG", str(log))
+    out = tmp_path / "m.csv"
+    assert main([*MEASURE, "-o", str(out)]) == 0, capsys.readouterr().err
+    assert "block 1024x1x1 folding 1x1x1 did not run" in capsys.readouterr().err  # 90 registers x 1024 threads
+    rows = read_measurements(out)
+    assert [m.block for m in rows] == [(32, 4, 2), (64, 2, 2)]
+    # 2 warm-up + 3 timed launches per configuration that ran: asked after launch 5 and after launch 10
+    assert [m.values["sm_clock_MHz"] for m in rows] == [1005.0, 1010.0]
+    assert all(m.values["mem_clock_MHz"] == 2619.0 and m.values["driver"] == "580.00" for m in rows)
+    assert len(log.read_text().split()) == 10
+
+
+@pytest.mark.parametrize("smi", ["missing", "no number"])
+def test_measure_leaves_the_sm_clock_empty_without_an_answer_from_nvidia_smi(tmp_path, capsys, fake_cupy,
+                                                                            monkeypatch, smi):
+    from warpspeed.cli import main
+    from warpspeed.measurements import read_measurements
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if smi == "no number":  # what nvidia-smi prints for a clock it cannot read (e.g. some virtual GPUs)
+        fake = bin_dir / "nvidia-smi"
+        fake.write_text("#!/bin/sh\nfor a in \"$@\"; do case \"$a\" in --query-gpu=clocks.sm) echo '[N/A]';;\n"
+                        "--query-gpu=driver_version*) echo '580.00, [N/A], [N/A]';; esac; done\n")
+        fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))  # no nvidia-smi at all, or the one above
+    out = tmp_path / "m.csv"
+    assert main([*MEASURE, "-o", str(out)]) == 0, capsys.readouterr().err
+    rows = read_measurements(out)
+    assert len(rows) == 2
+    assert all(m.values["sm_clock_MHz"] == "" and m.values["mem_clock_MHz"] == "" for m in rows)
+    assert all(m.values["driver"] == ("580.00" if smi == "no number" else "13000") for m in rows)

@@ -568,7 +568,9 @@ def main(argv: list[str] | None = None) -> int:
                  "kernels": _kernels}
         out = verbs[a.verb](a)
     except InputError as err:
-        print(textwrap.fill(f"error: {err}", width=100), file=sys.stderr)
+        # never break inside a path or a name: they often hold hyphens
+        print(textwrap.fill(f"error: {err}", width=100, break_on_hyphens=False, break_long_words=False),
+              file=sys.stderr)
         return 2
     except SystemExit as ex:  # --help
         return int(ex.code or 0)

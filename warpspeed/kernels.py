@@ -38,7 +38,29 @@ class CatalogEntry:
 
 
 def _catalog_dir() -> Path:
-    return Path(str(resources.files("warpspeed._catalog")))
+    """The folder of the shipped kernel files, wherever the package runs from.
+
+    Installed (wheel, editable, ``gpu/install-checkout.sh``), it is the package data ``warpspeed._catalog``
+    (pyproject.toml maps that package to ``kernels/``). Imported from a checkout's source tree (``python -m
+    warpspeed`` in the checkout root shadows any installed copy, and the tree has no ``warpspeed/_catalog``),
+    it is the ``kernels/`` folder beside the ``warpspeed/`` folder.
+    """
+    looked = []
+    try:
+        d = Path(str(resources.files("warpspeed._catalog")))
+    except ModuleNotFoundError:
+        looked.append("the package warpspeed._catalog (not installed)")
+    else:
+        if d.is_dir():
+            return d
+        looked.append(f"the package warpspeed._catalog ({d}: not a folder)")
+    here = Path(__file__).resolve().parent
+    for d in (here / "_catalog", here.parent / "kernels"):
+        if d.is_dir() and (d / "__init__.py").is_file():
+            return d
+        looked.append(str(d))
+    raise InputError(f"the kernel catalog is missing: looked in {'; '.join(looked)}. Install warpspeed (pip install "
+                     "-e .) or run it from a checkout that has kernels/ beside warpspeed/.")
 
 
 def catalog() -> dict[str, Path]:

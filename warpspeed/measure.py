@@ -239,8 +239,11 @@ def _arguments(program: CudaProgram, arrays: list) -> tuple:
 
 def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
                         programs: Mapping[tuple[int, int, int], CudaProgram] | None = None, *, repeats: int = 20,
-                        warmup: int = 3) -> list[dict]:
-    """Time every configuration on GPU 0: code, registers, median and minimum seconds per launch.
+                        warmup: int = 3, sample_clock: bool = True) -> list[dict]:
+    """Time every configuration on GPU 0: code, registers, median and minimum seconds per launch, and (with
+    ``sample_clock``) ``sm_clock_MHz``: nvidia-smi's ``clocks.sm`` asked right after the configuration's last
+    timed launch, so that it reads the clock under load, not the idle clock of a GPU before the sweep ("" if
+    nvidia-smi is unavailable or gives no number).
 
     ``programs`` maps each folding to its program (default: warpspeed's generated code for every folding).
     Programs with the same arrays share one allocation. A configuration that does not compile or launch
@@ -249,6 +252,7 @@ def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
     cupy = _cupy()
     if programs is None:
         programs = {tuple(c.folding): generated_program(kernel, c.folding) for c in configs}
+    smi = shutil.which("nvidia-smi") if sample_clock else None
     allocations: dict[tuple[ArraySpec, ...], list] = {}
     out = []
     for c in configs:
@@ -256,10 +260,41 @@ def time_configurations(kernel: Kernel, configs: Sequence[Configuration],
         if program.arrays not in allocations:
             allocations[program.arrays] = _allocate(cupy, program)
         try:
-            out.append(_time_one(cupy, kernel, c, program, allocations[program.arrays], repeats, warmup))
+            t = _time_one(cupy, kernel, c, program, allocations[program.arrays], repeats, warmup)
         except Exception as e:  # cupy's compile and launch errors (e.g. too many registers for the block)
             out.append({"error": f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"})
+            continue
+        if sample_clock:
+            t["sm_clock_MHz"] = clock = sm_clock_MHz(smi) if smi else ""
+            if not clock:
+                smi = None  # no answer: do not ask (and maybe wait for a timeout) again in this sweep
+        out.append(t)
     return out
+
+
+def _smi_query(smi: str | None, fields: str, timeout_s: float = 30) -> list[str] | None:
+    """The comma-separated answer of ``nvidia-smi --query-gpu=FIELDS`` for GPU 0; None if it fails."""
+    if smi is None:
+        return None
+    try:
+        r = subprocess.run([smi, f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-i", "0"],
+                           capture_output=True, text=True, timeout=timeout_s, check=True)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    lines = r.stdout.strip().splitlines()
+    parts = [x.strip() for x in lines[0].split(",")] if lines else []
+    return parts if len(parts) == len(fields.split(",")) else None
+
+
+def _mhz(text: str) -> str:
+    """A clock as nvidia-smi printed it, if it is a number of MHz ('' for ``[N/A]`` and the like)."""
+    return text if text.isascii() and text.isdigit() else ""
+
+
+def sm_clock_MHz(smi: str | None = None) -> str:
+    """The SM clock of GPU 0 now, in MHz, as text ("" if nvidia-smi is not there or gives no number)."""
+    answer = _smi_query(smi or shutil.which("nvidia-smi"), "clocks.sm", timeout_s=10)
+    return "" if answer is None else _mhz(answer[0])
 
 
 def _time_one(cupy, kernel: Kernel, c: Configuration, program: CudaProgram, arrays: list, repeats: int,
@@ -283,21 +318,20 @@ def _time_one(cupy, kernel: Kernel, c: Configuration, program: CudaProgram, arra
 
 
 def gpu_info() -> dict:
-    """Name, driver and current clocks of GPU 0 (empty strings where unknown)."""
+    """Name, driver and memory clock of GPU 0 (empty strings where unknown).
+
+    ``sm_clock_MHz`` is left empty: before the sweep the GPU idles at a low SM clock (345 MHz on an H100);
+    :func:`time_configurations` samples the clock under load for each configuration.
+    """
     cupy = _cupy()
     props = cupy.cuda.runtime.getDeviceProperties(0)
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     info = {"gpu_name": name, "driver": str(cupy.cuda.runtime.driverGetVersion()), "sm_clock_MHz": "",
             "mem_clock_MHz": ""}
-    smi = shutil.which("nvidia-smi")
-    if smi:
-        try:
-            r = subprocess.run([smi, "--query-gpu=driver_version,clocks.sm,clocks.mem", "--format=csv,noheader,nounits",
-                                "-i", "0"], capture_output=True, text=True, timeout=30, check=True)
-            driver, sm, mem = (x.strip() for x in r.stdout.strip().split(","))
-            info.update(driver=driver, sm_clock_MHz=sm, mem_clock_MHz=mem)
-        except (subprocess.SubprocessError, ValueError, OSError):
-            pass
+    answer = _smi_query(shutil.which("nvidia-smi"), "driver_version,clocks.sm,clocks.mem")
+    if answer is not None:
+        driver, _idle_sm, mem = answer
+        info.update(driver=driver or info["driver"], mem_clock_MHz=_mhz(mem))
     return info
 
 
@@ -377,7 +411,7 @@ def _worker(job_file: str) -> None:
     kernel = resolve_kernel(job["kernel"], job["domain"])
     configs = [Configuration(tuple(b), tuple(f)) for b, f in job["configs"]]
     programs = programs_for(kernel, job["kernel"], configs, job.get("code", "auto"))
-    time_configurations(kernel, configs, programs, repeats=1, warmup=0)
+    time_configurations(kernel, configs, programs, repeats=1, warmup=0, sample_clock=False)
 
 
 if __name__ == "__main__":

@@ -184,9 +184,13 @@ def project_measured(run: MeasuredRun, source: Device, target: Device, precision
             continue  # no traffic at this level: it cannot bound anything
         oi_s, oi_t = run.work / bs, run.work / bt
         rs, rt = roofline(oi_s, fp_s, bw_s[level]), roofline(oi_t, fp_t, bw_t[level])
-        levels.append(LevelProjection(level, oi_s, oi_t, rs, rt, run.performance / rs * rt))
+        levels.append(LevelProjection(level, oi_s, oi_t, rs, rt, run.performance / rs * rt if rs > 0 else math.nan))
     if not levels:
         raise InputError("the measured run moves no bytes at any level: nothing to project.")
+    if not any(math.isfinite(lp.performance) for lp in levels):  # overflow: times, bytes or counts out of scale
+        raise InputError(f"the measured run ({run.time_s:g} s, {run.traffic.l1_bytes:g} / {run.traffic.l2_bytes:g} / "
+                         f"{run.traffic.dram_bytes:g} B at L1 / L2 / DRAM) projects to no finite performance at any "
+                         "level: check the measured time and bytes.")
     return MeasuredProjection("hybrid" if target_traffic else "measured", source.id, target.id, run, tuple(levels))
 
 

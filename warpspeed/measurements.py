@@ -7,7 +7,9 @@ column                     meaning
 =========================  ======================================================================
 device                     warpspeed device id (or device file) the row is compared with
 gpu_name, driver           what the GPU and driver reported (``nvidia-smi`` / cupy)
-sm_clock_MHz, mem_clock_MHz  clocks during the run (empty if unknown)
+sm_clock_MHz               SM clock under load: ``nvidia-smi --query-gpu=clocks.sm`` sampled right after the
+                           row's timed launches (empty if nvidia-smi is unavailable)
+mem_clock_MHz              memory clock read before the sweep (empty if unknown)
 kernel                     catalog name (``star3d-r4``, ``star:r=2``) or kernel TOML path
 block, folding, domain     ``XxYxZ``
 code                       CUDA source that ran: ``pystencils`` (the kernel's own code) or ``warpspeed``
@@ -28,11 +30,18 @@ date, warpspeed_version    when and with which version the row was measured
 
 The volume columns carry the names of the estimate's ``volumes_B_per_lup`` keys they are compared with;
 empty cells mean "not measured" (a timing-only run).
+
+What the reader accepts (errors name the file, line and column): UTF-8 text; a header with the columns
+device, kernel, block, folding, domain and GLup_s, each once; numbers that are 0 or from 1e-15 to 1e15
+(GLup_s positive, registers a whole number in 1..255); ``XxYxZ`` extents of ASCII digits in 1..2^31-1, a
+folding of at most 64 cells per thread, a domain of at most 2^40 cells, and a grid (domain / (block x
+folding), rounded up) that CUDA launches: at most 2^31-1 x 65535 x 65535 blocks.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,6 +54,13 @@ COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "ker
            "l2_load", "l2_store", "dram_load", "dram_store", "cycles", "date", "warpspeed_version")
 VOLUME_COLUMNS = ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")
 _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
+MAX_EXTENT = 2**31 - 1  # block, folding and domain extents (CUDA's grid limit)
+MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks per grid in x, y, z that CUDA launches
+MAX_CELLS = 2**40  # domain cells: more than any GPU's memory holds (and int64-safe in the estimator)
+MAX_FOLDING = 64  # cells per thread (x*y*z): the estimator's time and memory grow with block x folding
+NUMBER_RANGE = (1e-15, 1e15)  # numbers are 0 or in this range: beyond, no measurement, and ratios overflow
+MAX_REGISTERS = 255  # per thread, the CUDA maximum
+_CONTROL = frozenset(chr(c) for c in [*range(0x20), 0x7F]) - {"\t"}
 _NUMERIC = ("sm_clock_MHz", "mem_clock_MHz", "registers", "repeats", "time_s", "time_min_s", "GLup_s",
             "l1_cycles_per_warp_lup", *VOLUME_COLUMNS, "cycles")
 
@@ -79,52 +95,111 @@ def triple_text(t: Iterable[int]) -> str:
 
 
 def _triple(text: str, column: str, line: int, path: str) -> tuple[int, int, int]:
-    parts = text.strip().replace(",", "x").split("x")
-    if len(parts) != 3 or not all(p.strip().isdigit() and int(p) > 0 for p in parts):
-        raise InputError(f"{path}, line {line}: column {column} is {text!r}; write XxYxZ such as 32x4x8.")
+    parts = [p.strip() for p in text.strip().replace(",", "x").split("x")]
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() and len(p) <= 10 and 0 < int(p) <= MAX_EXTENT
+                                  for p in parts):
+        raise InputError(f"{path}, line {line}: column {column} is {text!r}; write XxYxZ of integers in "
+                         f"1..{MAX_EXTENT} such as 32x4x8.")
     return tuple(int(p) for p in parts)
+
+
+def _text(p: Path) -> str:
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read measurements {str(p)!r}: {e.strerror or e}.") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
+        raise InputError(f"{p}, line {line}: not UTF-8 text (byte {e.start} is {raw[e.start:e.start + 1]!r}); "
+                         "a measurement CSV is the UTF-8 text that warpspeed measure writes.") from None
+
+
+def _records(p: Path, text: str):
+    """(line, cells) of the CSV's records; line is where a record starts."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    line = 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            raise InputError(f"{p}, line {reader.line_num}: not a CSV row ({e}).") from None
+        yield line, cells
+        line = reader.line_num + 1
+
+
+def _check_configuration(p: Path, line: int, block: tuple[int, int, int], folding: tuple[int, int, int],
+                         domain: tuple[int, int, int]) -> None:
+    """A row's configuration must be one that ran: a domain that fits a GPU, a grid CUDA launches."""
+    if (n := math.prod(folding)) > MAX_FOLDING:
+        raise InputError(f"{p}, line {line}: column folding is {triple_text(folding)}, {n} cells per thread; a "
+                         f"measured folding has at most {MAX_FOLDING} (x*y*z), such as 1x1x1, 1x2x1 or 1x1x2.")
+    if (n := math.prod(domain)) > MAX_CELLS:
+        raise InputError(f"{p}, line {line}: column domain is {triple_text(domain)}, {n:.3g} cells; a measured "
+                         f"domain has at most 2^40 cells (more than a GPU's memory holds).")
+    grid = tuple(-(-n // (b * f)) for n, b, f in zip(domain, block, folding, strict=True))
+    for axis, g, most in zip("xyz", grid, MAX_GRID, strict=True):
+        if g > most:
+            raise InputError(f"{p}, line {line}: columns domain {triple_text(domain)}, block {triple_text(block)} "
+                             f"and folding {triple_text(folding)} give a grid of {triple_text(grid)} blocks; CUDA "
+                             f"launches at most {most} blocks in {axis} (grids up to {triple_text(MAX_GRID)}), so "
+                             "this configuration cannot have run.")
 
 
 def read_measurements(path: str | Path) -> list[Measurement]:
     """Rows of a measurement CSV (see the module docstring); errors name the file, line and column."""
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError(f"cannot read measurements {str(p)!r}: {e.strerror or e}.") from None
-    reader = csv.DictReader(text.splitlines())
-    missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
+    records = _records(p, _text(p))
+    header_line, header = next(((n, r) for n, r in records if any(c.strip() for c in r)), (1, []))  # blank lines
+    header = [h.strip() for h in header]
+    missing = [c for c in _REQUIRED if c not in header]
     if missing:
         raise InputError(f"{p}: missing column(s) {', '.join(missing)}; a measurement CSV has the columns "
                          f"{', '.join(COLUMNS)} (see warpspeed/measurements.py).")
+    twice = sorted({h for h in header if h and header.count(h) > 1})
+    if twice:
+        raise InputError(f"{p}, line {header_line}: column(s) {', '.join(twice)} appear more than once in the header.")
     out = []
-    for line, row in enumerate(reader, start=2):
+    for line, cells in records:
+        if not any(c.strip() for c in cells):
+            continue  # a blank line
+        if len(cells) > len(header):
+            raise InputError(f"{p}, line {line}: {len(cells)} cells, more than the {len(header)} columns of the "
+                             "header.")
         values: dict = {}
-        for k, v in row.items():
-            if k is None:
-                raise InputError(f"{p}, line {line}: more cells than columns.")
-            v = (v or "").strip()
+        for k, v in zip(header, [*cells, *[""] * (len(header) - len(cells))], strict=True):
+            v = v.strip()
+            if bad := next((ch for ch in v if ch in _CONTROL), None):
+                raise InputError(f"{p}, line {line}: column {k or '(unnamed)'} holds the control character "
+                                 f"{bad!r}; cells are one line of printable text.")
             if k in _NUMERIC and v:
                 try:
                     values[k] = float(v)
                 except ValueError:
                     raise InputError(f"{p}, line {line}: column {k} is {v!r}, not a number.") from None
-                if not math.isfinite(values[k]) or values[k] < 0:
-                    raise InputError(f"{p}, line {line}: column {k} is {v!r}; give a finite value >= 0.")
+                if not (values[k] == 0 or NUMBER_RANGE[0] <= values[k] <= NUMBER_RANGE[1]):
+                    raise InputError(f"{p}, line {line}: column {k} is {v!r}; give 0 or a number from "
+                                     f"{NUMBER_RANGE[0]:g} to {NUMBER_RANGE[1]:g}.")
             else:
                 values[k] = v
         for c in _REQUIRED:
             if values.get(c) in ("", None):
                 raise InputError(f"{p}, line {line}: column {c} is empty.")
         if values["GLup_s"] <= 0:
-            raise InputError(f"{p}, line {line}: GLup_s must be positive.")
+            raise InputError(f"{p}, line {line}: column GLup_s is {values['GLup_s']!r}; give a positive number.")
         regs = values.get("registers")
-        out.append(Measurement(values["device"], values["kernel"], _triple(values["block"], "block", line, str(p)),
-                               _triple(values["folding"], "folding", line, str(p)),
-                               _triple(values["domain"], "domain", line, str(p)), values["GLup_s"],
+        if isinstance(regs, float) and (regs != int(regs) or not 1 <= regs <= MAX_REGISTERS):
+            raise InputError(f"{p}, line {line}: column registers is {regs:g}; give a whole number of registers per "
+                             f"thread in 1..{MAX_REGISTERS} (or leave it empty).")
+        block, folding, domain = (_triple(values[c], c, line, str(p)) for c in ("block", "folding", "domain"))
+        _check_configuration(p, line, block, folding, domain)
+        out.append(Measurement(values["device"], values["kernel"], block, folding, domain, values["GLup_s"],
                                int(regs) if isinstance(regs, float) else None, values, line))
     if not out:
-        raise InputError(f"{p}: no measurement rows.")
+        raise InputError(f"{p}: no measurement rows (only the header).")
     return out
 
 
