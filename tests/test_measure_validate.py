@@ -379,3 +379,23 @@ def test_measure_without_a_gpu_is_a_clear_error(capsys, tmp_path):
     assert main(["measure", "copy", "--device", "A100-SXM4-40GB", "-o", str(tmp_path / "m.csv")]) == 2
     assert "cupy" in capsys.readouterr().err
     assert not (tmp_path / "m.csv").exists()
+
+
+def test_validation_plot_log_axes_have_readable_ticks():
+    """Log axes carry plain labels at 1, 2, 5 x 10^k and no minor labels (none overlap)."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.ticker import NullFormatter
+
+    from warpspeed.validation import validation_plot
+    rows = synthetic_rows(A100, blocks=BLOCKS[:4])
+    from warpspeed.measurements import Measurement
+    ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
+                      tuple(map(int, r["domain"].split("x"))), r["GLup_s"], r["registers"],
+                      {k: float(r[k]) for k in ("l2_load", "dram_load")}) for r in rows]
+    fig = validation_plot(validate(ms))
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert ax.get_xscale() == "log" and isinstance(ax.xaxis.get_minor_formatter(), NullFormatter)
+    labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+    assert labels and all("^" not in t and "times" not in t for t in labels)
+    assert ax.get_title() == "performance" and ax.get_xlabel() == "measured (GLup/s)"

@@ -291,6 +291,8 @@ def summary_line(reports: Sequence[GroupReport]) -> str:
 
 def validation_plot(reports: Sequence[GroupReport]):
     """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     from .plots import _figure
 
     keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
@@ -313,6 +315,10 @@ def validation_plot(reports: Sequence[GroupReport]):
             ax.plot([lo * 0.8, hi * 1.25], [lo * 0.8, hi * 1.25], color="0.4", lw=1, ls="--")
             ax.set_xscale("log")
             ax.set_yscale("log")
+            for axis in (ax.xaxis, ax.yaxis):  # plain numbers at the decades and 2x, 5x: no crowded labels
+                axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+                axis.set_minor_formatter(NullFormatter())
         unit = {"GLup_s": "GLup/s", L1_CYCLES: "cycles/warp-lup"}.get(key, "B/lup")
         title = {"GLup_s": "performance", L1_CYCLES: "L1 cycles"}.get(key, key)
         ax.set_title(title, fontsize=10)
