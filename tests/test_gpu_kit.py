@@ -122,25 +122,8 @@ def test_cli_finds_the_catalog_in_a_source_tree_without_an_installed_package(tmp
 
 # ------------------------------------------------------------------------- the SM clock of `warpspeed measure`
 
-FAKE_GPU = ROOT / "tests" / "fake_gpu"  # stand-ins for cupy, ncu and nvidia-smi
 
 
-@pytest.fixture
-def fake_cupy(monkeypatch):
-    """The stand-in cupy importable for this test only (its launches logged to a file the fake nvidia-smi
-    reads), and the stand-in GPU tools first on PATH."""
-    saved = sys.modules.pop("cupy", None)
-    monkeypatch.syspath_prepend(str(FAKE_GPU))
-    monkeypatch.setenv("PATH", f"{FAKE_GPU}{os.pathsep}{os.environ['PATH']}")
-    import cupy
-
-    assert cupy.__file__.startswith(str(FAKE_GPU))
-    try:
-        yield cupy
-    finally:
-        sys.modules.pop("cupy", None)
-        if saved is not None:
-            sys.modules["cupy"] = saved
 
 
 MEASURE = ["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
@@ -148,7 +131,7 @@ MEASURE = ["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64
 
 
 def test_measure_records_the_sm_clock_sampled_after_each_configurations_timed_launches(tmp_path, capsys,
-                                                                                         fake_cupy, monkeypatch):
+                                                                                         fake_gpu, monkeypatch):
     """sm_clock_MHz of a row is nvidia-smi's clocks.sm asked right after that configuration's timed launches
     (the fake answers 1000 + the launches so far), not the idle clock before the sweep (the fake's 345)."""
     from warpspeed.cli import main
@@ -169,7 +152,7 @@ def test_measure_records_the_sm_clock_sampled_after_each_configurations_timed_la
 
 
 @pytest.mark.parametrize("smi", ["missing", "no number"])
-def test_measure_leaves_the_sm_clock_empty_without_an_answer_from_nvidia_smi(tmp_path, capsys, fake_cupy,
+def test_measure_leaves_the_sm_clock_empty_without_an_answer_from_nvidia_smi(tmp_path, capsys, fake_gpu,
                                                                             monkeypatch, smi):
     from warpspeed.cli import main
     from warpspeed.measurements import read_measurements

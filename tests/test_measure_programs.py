@@ -148,26 +148,8 @@ def test_pystencils_program_compiles_with_nvcc(tmp_path):
     assert "ws_ac" in r.stdout + r.stderr and "registers" in r.stdout + r.stderr
 
 
-FAKE_GPU = Path(__file__).parent / "fake_gpu"  # stand-ins for cupy and ncu
 
 
-@pytest.fixture
-def fake_gpu(monkeypatch):
-    """The stand-in cupy importable (and ncu on PATH) for this test only."""
-    import sys
-
-    saved = sys.modules.pop("cupy", None)
-    monkeypatch.syspath_prepend(str(FAKE_GPU))
-    monkeypatch.setenv("PATH", f"{FAKE_GPU}{os.pathsep}{os.environ['PATH']}")
-    import cupy
-
-    assert cupy.__file__.startswith(str(FAKE_GPU))
-    try:
-        yield cupy
-    finally:
-        sys.modules.pop("cupy", None)
-        if saved is not None:
-            sys.modules["cupy"] = saved
 
 
 def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, fake_gpu):
