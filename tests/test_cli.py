@@ -1,5 +1,6 @@
 """The command line: outputs, JSON keys of INTERFACE.md, exit status 2 with one paragraph on bad input."""
 
+import importlib
 import json
 
 import pytest
@@ -86,3 +87,68 @@ def test_bad_kernel_file_exits_2(capsys, tmp_path):
                  'loads = [["tidx*tidy", "tidy", "tidz"]]\n')
     code, _, err = run(capsys, "estimate", str(p), "--device", "A100-SXM4-40GB", "--block", "8,8,1")
     assert code == 2 and "field 'a'" in err and "tidx*tidy" in err
+
+
+HUGE = "2147483647,2147483647,2147483647"
+
+
+@pytest.fixture
+def no_estimates(monkeypatch):
+    """Limits are checked before any estimate work: the estimator's stages fail the test if reached."""
+    def reached(*args, **kwargs):
+        raise AssertionError("the configuration reached the estimator")
+
+    monkeypatch.setattr(importlib.import_module("warpspeed.estimate"), "_estimate", reached)
+    ranking = importlib.import_module("warpspeed.ranking")
+    monkeypatch.setattr(ranking, "evaluate", reached)
+    monkeypatch.setattr(ranking, "_run_parallel", reached)
+
+
+@pytest.mark.parametrize("argv, words", [
+    # the reported command: an OverflowError in the estimator before the domain limit
+    (["estimate", "star3d-r4", "--device", "H100-SXM5-80GB", "--block", "32,4,8", "--domain", HUGE],
+     ["domain", "2^40", "1099511627776"]),
+    # a folding that took minutes and gigabytes
+    (["estimate", "star3d-r4", "--device", "H100-SXM5-80GB", "--block", "32,4,8", "--folding", "1,1,4096"],
+     ["folding", "4096", "64"]),
+    (["estimate", "copy", "--device", "A100-SXM4-40GB", "--block", "32,1,1", "--folding", "1,1,65"],
+     ["folding", "65", "64"]),
+    (["estimate", "copy", "--device", "A100-SXM4-40GB", "--block", "32,1,1", "--domain", "2147483648,1,1"],
+     ["domain", "2147483648", "1..2147483647"]),
+    (["estimate", "copy", "--device", "A100-SXM4-40GB", "--block", "2147483648,1,1"],
+     ["block", "2147483648", "1..2147483647"]),
+    # a grid CUDA cannot launch: 65536 blocks in y
+    (["estimate", "copy", "--device", "A100-SXM4-40GB", "--block", "32,4,1", "--domain", "32,262144,1"],
+     ["grid", "65536", "65535"]),
+    (["plot", "roofline", "copy", "--device", "A100-SXM4-40GB", "--block", "32,1,1", "--folding", "1,1,4096",
+      "-o", "never-written.png"], ["folding", "4096", "64"]),
+    (["rank", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", HUGE], ["domain", "2^40"]),
+    (["rank", "star3d-r4", "--device", "H100-SXM5-80GB", "--folding", "1,1,4096"], ["folding", "64"]),
+    (["whatif", "star3d-r4", "--device", "H100-SXM5-80GB", "--sweep", "l2_size=10MiB,20MiB", "--domain", HUGE],
+     ["domain", "2^40"]),
+    (["whatif", "star3d-r4", "--device", "H100-SXM5-80GB", "--sweep", "l2_size=10MiB,20MiB", "--folding",
+      "1,1,4096"], ["folding", "64"]),
+    (["project", "star3d-r4", "--from", "A100-SXM4-40GB", "--to", "H100-SXM5-80GB", "--domain", HUGE],
+     ["domain", "2^40"]),
+    (["project", "star3d-r4", "--from", "A100-SXM4-40GB", "--to", "H100-SXM5-80GB", "--folding", "1,1,4096"],
+     ["folding", "64"]),
+])
+def test_configurations_past_the_limits_exit_2_before_any_estimate(capsys, no_estimates, argv, words):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "", err
+    assert err.startswith("error:") and "internal error" not in err and "Traceback" not in err
+    for w in words:
+        assert w in err
+
+
+def test_a_grid_that_cannot_launch_is_an_error_row_of_a_ranking(capsys):
+    """Blocks too flat for the domain cannot launch (65535 blocks in y at most); taller ones are ranked."""
+    code, out, err = run(capsys, "rank", "copy", "--device", "A100-SXM4-40GB", "--threads", "32", "--domain",
+                         "32,1048576,1", "--format", "json", "--jobs", "1")
+    assert code == 0, err
+    results = json.loads(out)["results"]
+    for r in results:
+        if r["block"][1] < 32:  # 1048576 / 16 = 65536 blocks in y: one too many
+            assert "grid" in r["error"] and "65535" in r["error"]
+        else:
+            assert "error" not in r and r["grid"][1] <= 65535

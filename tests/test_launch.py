@@ -1,11 +1,25 @@
 """Occupancy, grid and wave selection."""
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.launch import LaunchError, id_range_boxes, make_launch, occupancy, wave_start
+from warpspeed import measurements
+from warpspeed.launch import (
+    MAX_CELLS,
+    MAX_EXTENT,
+    MAX_FOLDING,
+    MAX_GRID,
+    LaunchError,
+    id_range_boxes,
+    make_launch,
+    occupancy,
+    triple,
+    wave_start,
+)
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 
@@ -100,3 +114,85 @@ def test_id_range_boxes_cover_exactly_the_range(start, stop):
                 for x in range(lo[0], hi[0]):
                     ids.append(x + 4 * (y + 6 * z))
     assert sorted(ids) == list(range(start, stop))
+
+
+# ------------------------------------------------------------------- limits: the measurement reader's, in one place
+
+def test_the_limits_are_the_measurement_readers():
+    assert (MAX_EXTENT, MAX_GRID, MAX_CELLS, MAX_FOLDING) == (2**31 - 1, (2**31 - 1, 65535, 65535), 2**40, 64)
+    assert (measurements.MAX_EXTENT, measurements.MAX_GRID, measurements.MAX_CELLS, measurements.MAX_FOLDING) == (
+        MAX_EXTENT, MAX_GRID, MAX_CELLS, MAX_FOLDING)
+
+
+@pytest.mark.parametrize("what", ["block", "folding", "domain"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_extents_up_to_2_31_minus_1(what, axis):
+    at = [1, 1, 1]
+    at[axis] = MAX_EXTENT
+    if what == "folding":  # a folding has at most 64 cells per thread: its extent limit is checked first
+        with pytest.raises(warpspeed.InputError, match="folding"):
+            triple(at, what)
+    else:
+        assert triple(at, what) == tuple(at)
+    past = [1, 1, 1]
+    past[axis] = MAX_EXTENT + 1
+    with pytest.raises(warpspeed.InputError, match=rf"^{what} .*{'xyz'[axis]} extent 2147483648 .*1\.\.2147483647"):
+        triple(past, what)
+
+
+@pytest.mark.parametrize("folding", [(64, 1, 1), (1, 64, 1), (1, 1, 64), (4, 4, 4), (2, 2, 16)])
+def test_a_folding_of_64_cells_per_thread_launches(folding):
+    k = warpspeed.find_kernel("star3d-r4", domain=(128, 128, 128))
+    assert make_launch(k, A100, (32, 4, 8), folding).folding == folding
+
+
+@pytest.mark.parametrize("folding", [(65, 1, 1), (1, 1, 65), (1, 5, 13), (1, 1, 4096), (1, 1, MAX_EXTENT)])
+def test_a_folding_of_more_than_64_cells_per_thread_is_an_input_error(folding):
+    k = warpspeed.find_kernel("star3d-r4", domain=(128, 128, 128))
+    with pytest.raises(warpspeed.InputError, match=r"^folding .* cells per thread; give a folding of 1 to 64 ") as e:
+        make_launch(k, A100, (32, 4, 8), folding)
+    assert not isinstance(e.value, LaunchError)  # a limit of the model, not of the device
+
+
+def test_a_domain_of_2_40_cells_launches_and_its_wave_has_coordinates():
+    k = warpspeed.find_kernel("star3d-r4", domain=(2**14, 2**13, 2**13))
+    launch = make_launch(k, A100, (32, 4, 8))
+    assert math.prod(launch.domain) == MAX_CELLS and launch.grid == (512, 2048, 1024)
+    coords = launch.wave_block_coords()
+    assert coords.shape == (launch.wave_blocks, 3) and (coords < launch.grid).all()
+
+
+@pytest.mark.parametrize("domain", [(2**14 + 1, 2**13, 2**13), (2**20 + 1, 2**20, 1),
+                                    (MAX_EXTENT, MAX_EXTENT, MAX_EXTENT)])
+def test_a_domain_of_more_than_2_40_cells_is_an_input_error(domain):
+    k = warpspeed.find_kernel("star3d-r4")
+    pattern = r"^domain .* cells; give a domain of 1 to 2\^40 = 1099511627776 cells"
+    with pytest.raises(warpspeed.InputError, match=pattern):  # a domain given to estimate (or rank), up front
+        warpspeed.estimate("star3d-r4", A100, (32, 4, 8), domain=domain)
+    with pytest.raises(warpspeed.InputError, match=pattern) as e:  # a kernel's own domain, in make_launch
+        make_launch(k.with_domain(domain), A100, (32, 4, 8))
+    assert not isinstance(e.value, LaunchError)
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+@pytest.mark.parametrize("folding", [(1, 1, 1), (1, 2, 2)])
+def test_grid_y_and_z_up_to_65535_blocks(axis, folding):
+    k = warpspeed.find_kernel("copy")
+    block = (32, 4, 2)
+    cells = [b * f for b, f in zip(block, folding, strict=True)]
+    at = [32, cells[1], cells[2]]
+    at[axis] = 65535 * cells[axis]
+    launch = make_launch(k.with_domain(at), A100, block, folding)
+    assert launch.grid[axis] == 65535
+    past = list(at)
+    past[axis] += 1  # one more cell: one more block
+    with pytest.raises(LaunchError, match=rf"^grid .* has 65536 blocks in {'xyz'[axis]}; CUDA launches at most 65535 "):
+        make_launch(k.with_domain(past), A100, block, folding)
+
+
+def test_grid_x_up_to_2_31_minus_1_blocks_is_estimated_without_overflow():
+    """The x extent limit is the grid's x limit: one-thread blocks over the widest domain still launch."""
+    launch = make_launch(warpspeed.find_kernel("copy", domain=(MAX_EXTENT, 512, 1)), A100, (1, 1, 1))
+    assert launch.grid == (MAX_EXTENT, 512, 1)
+    e = warpspeed.estimate("copy", A100, (1, 1, 1), domain=(MAX_EXTENT, 512, 1))
+    assert e.grid == (MAX_EXTENT, 512, 1) and e.performance_GLup_s > 0

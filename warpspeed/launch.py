@@ -6,6 +6,11 @@ split into ``register_subpartitions``) and shared memory (with the per-block res
 The wave is ``blocks_per_sm * sm_count`` consecutive linear block ids placed where a typical wave runs
 (:func:`wave_start`): inside one row or one plane of blocks when it fits in one, never straddling a
 plane boundary that most waves do not cross.
+
+The configurations the model takes (the measurement CSV reader applies the same limits): block, folding
+and domain extents in 1..2^31-1, a folding of at most 64 cells per thread, a domain of at most 2^40
+cells, and a grid (domain / (block x folding), rounded up) that CUDA launches: at most 2^31-1 x 65535 x
+65535 blocks.
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ DEFAULT_REGISTERS = 32
 """Registers per thread assumed when neither the kernel nor the caller gives a count (a lean stencil)."""
 
 Triple = tuple[int, int, int]
+
+MAX_EXTENT = 2**31 - 1
+"""Block, folding and domain extents (CUDA's grid limit in x)."""
+MAX_GRID: Triple = (2**31 - 1, 65535, 65535)
+"""Blocks per grid in x, y, z that CUDA launches."""
+MAX_CELLS = 2**40
+"""Domain cells: more than any GPU's memory holds (and int64-safe in the estimator)."""
+MAX_FOLDING = 64
+"""Cells per thread (x*y*z): the estimator's time and memory grow with block x folding."""
 
 
 class LaunchError(InputError):
@@ -79,7 +93,11 @@ class Launch:
 
 
 def triple(value: Sequence[int] | None, what: str, default: Triple | None = None) -> Triple:
-    """Validate a block/folding/domain triple: 1 to 3 positive integers, padded with 1."""
+    """Validate a block/folding/domain triple: 1 to 3 positive integers, padded with 1.
+
+    Extents are at most :data:`MAX_EXTENT`; a ``"folding"`` has at most :data:`MAX_FOLDING` cells per
+    thread and a ``"domain"`` at most :data:`MAX_CELLS` cells.
+    """
     if value is None:
         if default is None:
             raise InputError(f"{what} is required (three positive integers X,Y,Z).")
@@ -91,7 +109,24 @@ def triple(value: Sequence[int] | None, what: str, default: Triple | None = None
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError(f"{what} must be positive integers (X,Y,Z), got {list(value)!r}.")
         out.append(int(v))
-    return tuple(out + [1] * (3 - len(out)))  # type: ignore[return-value]
+    t: Triple = tuple(out + [1] * (3 - len(out)))  # type: ignore[assignment]
+    for axis, n in zip("xyz", t, strict=True):
+        if n > MAX_EXTENT:
+            raise InputError(f"{what} {list(t)}: the {axis} extent {n} is too large; give extents in "
+                             f"1..{MAX_EXTENT} (2^31-1).")
+    n = math.prod(t)
+    if what == "folding" and n > MAX_FOLDING:
+        raise InputError(f"folding {list(t)} has {n} cells per thread; give a folding of 1 to {MAX_FOLDING} "
+                         "cells per thread (x*y*z), such as 1,1,1, 1,2,1 or 1,1,2.")
+    if what == "domain" and n > MAX_CELLS:
+        raise InputError(f"domain {list(t)} has {n:.3g} cells; give a domain of 1 to 2^40 = {MAX_CELLS} cells "
+                         "(more than a GPU's memory holds).")
+    return t
+
+
+def grid_of(domain: Triple, block: Triple, folding: Triple) -> Triple:
+    """Blocks per grid: domain / (block x folding), rounded up."""
+    return tuple(-(-n // (b * f)) for n, b, f in zip(domain, block, folding, strict=True))  # type: ignore[return-value]
 
 
 def occupancy(device: Device, threads_per_block: int, registers: int, shared_bytes: int = 0,
@@ -128,6 +163,7 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
     """Validate a configuration against the device and derive grid, occupancy and the wave."""
     blk = triple(block, "block")
     fold = triple(folding, "folding", (1, 1, 1))
+    dom = triple(kernel.domain, "domain")  # a Kernel built directly may hold any domain
     d = device
     threads = math.prod(blk)
     if threads > d.max_threads_per_block:
@@ -137,6 +173,12 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         if n > m:
             raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
                               f"(max block {list(d.max_block_dims)}).")
+    grid = grid_of(dom, blk, fold)
+    for axis, g, most in zip("xyz", grid, MAX_GRID, strict=True):
+        if g > most:
+            raise LaunchError(f"grid {list(grid)} (domain {list(dom)} / (block {list(blk)} x folding "
+                              f"{list(fold)}), rounded up) has {g} blocks in {axis}; CUDA launches at most "
+                              f"{most} (grid up to {list(MAX_GRID)}): use a larger block or folding in {axis}.")
     if registers is not None:
         regs, source = registers, "argument"
     elif kernel.registers is not None:
@@ -152,12 +194,10 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         raise LaunchError(f"{kernel.shared_bytes_per_block} B shared memory per block exceed the {d.id} "
                           f"limit of {d.shared_per_block_bytes} B.")
     occ = occupancy(d, threads, regs, kernel.shared_bytes_per_block, source)
-    cells = tuple(b * f for b, f in zip(blk, fold, strict=True))
-    grid = tuple(-(-n // c) for n, c in zip(kernel.domain, cells, strict=True))
     total = math.prod(grid)
     wave = occ.blocks_per_sm * d.sm_count
     start, count = (0, total) if total <= wave else (wave_start(grid, wave), wave)
-    return Launch(blk, fold, kernel.domain, grid, occ, start, count)  # type: ignore[arg-type]
+    return Launch(blk, fold, dom, grid, occ, start, count)
 
 
 def wave_start(grid: Triple, wave_blocks: int) -> int:

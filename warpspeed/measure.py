@@ -41,6 +41,7 @@ from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
 from .footprint import folded_instructions
 from .kernel import Kernel
+from .launch import grid_of as launch_grid
 from .measurements import triple_text
 from .ncu import METRICS, metric
 from .space import Configuration
@@ -201,7 +202,7 @@ def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuratio
 
 
 def grid_of(kernel: Kernel, c: Configuration) -> tuple[int, int, int]:
-    return tuple(-(-n // (b * f)) for n, b, f in zip(kernel.domain, c.block, c.folding, strict=True))
+    return launch_grid(kernel.domain, c.block, c.folding)
 
 
 # ------------------------------------------------------------------------------------------------ running

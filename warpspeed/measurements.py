@@ -48,16 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
+from .launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_of  # the model's limits, applied to rows too
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
            "code", "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load",
            "l2_load", "l2_store", "dram_load", "dram_store", "cycles", "date", "warpspeed_version")
 VOLUME_COLUMNS = ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")
 _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
-MAX_EXTENT = 2**31 - 1  # block, folding and domain extents (CUDA's grid limit)
-MAX_GRID = (2**31 - 1, 65535, 65535)  # blocks per grid in x, y, z that CUDA launches
-MAX_CELLS = 2**40  # domain cells: more than any GPU's memory holds (and int64-safe in the estimator)
-MAX_FOLDING = 64  # cells per thread (x*y*z): the estimator's time and memory grow with block x folding
 NUMBER_RANGE = (1e-15, 1e15)  # numbers are 0 or in this range: beyond, no measurement, and ratios overflow
 MAX_REGISTERS = 255  # per thread, the CUDA maximum
 _CONTROL = frozenset(chr(c) for c in [*range(0x20), 0x7F]) - {"\t"}
@@ -140,7 +137,7 @@ def _check_configuration(p: Path, line: int, block: tuple[int, int, int], foldin
     if (n := math.prod(domain)) > MAX_CELLS:
         raise InputError(f"{p}, line {line}: column domain is {triple_text(domain)}, {n:.3g} cells; a measured "
                          f"domain has at most 2^40 cells (more than a GPU's memory holds).")
-    grid = tuple(-(-n // (b * f)) for n, b, f in zip(domain, block, folding, strict=True))
+    grid = grid_of(domain, block, folding)
     for axis, g, most in zip("xyz", grid, MAX_GRID, strict=True):
         if g > most:
             raise InputError(f"{p}, line {line}: columns domain {triple_text(domain)}, block {triple_text(block)} "
