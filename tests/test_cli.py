@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+import warpspeed
 from warpspeed.cli import main
 
 INTERFACE_KEYS = ["kernel", "device", "block", "folding", "domain", "occupancy", "l1_cycles_per_warp_lup",
@@ -152,3 +153,21 @@ def test_a_grid_that_cannot_launch_is_an_error_row_of_a_ranking(capsys):
             assert "grid" in r["error"] and "65535" in r["error"]
         else:
             assert "error" not in r and r["grid"][1] <= 65535
+
+
+def test_version_and_kernels_show_a_template_that_estimates_like_the_catalog_name(capsys, tmp_path):
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"warpspeed {warpspeed.__version__}"
+    code, out, _ = run(capsys, "kernels", "show", "star3d-r4")
+    assert code == 0 and 'name = "star3d-r4"' in out
+    f = tmp_path / "mine.toml"
+    f.write_text(out)
+    mine = warpspeed.estimate(str(f), "H100-SXM5-80GB", (32, 4, 8))
+    ref = warpspeed.estimate("star3d-r4", "H100-SXM5-80GB", (32, 4, 8))
+    assert mine.volumes_B_per_lup == ref.volumes_B_per_lup and mine.performance_GLup_s == ref.performance_GLup_s
+    for argv, words in ((("kernels", "show", "star"), ("generated kernel", "star3d-r4")),
+                        (("kernels", "show", "nope"), ("not in the catalog", "copy")),
+                        (("kernels", "show"), ("needs a NAME", "box3d-r1")),
+                        (("kernels", "list", "copy"), ("kernels show copy",))):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == "" and all(w in " ".join(err.split()) for w in words), err

@@ -29,7 +29,10 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = _Parser(prog="warpspeed", description="Analytic GPU performance estimates for stencil kernels.")
+    p.add_argument("--version", action="version", version=f"warpspeed {__version__}")
     sub = p.add_subparsers(dest="verb", required=True, parser_class=_Parser)
     _estimate_options(sub.add_parser("estimate", help="estimate one launch configuration"))
     _rank_options(sub.add_parser("rank", help="rank block sizes and foldings for a kernel on a device"))
@@ -85,7 +88,10 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
     d.add_argument("--format", choices=("text", "json"), default="text")
-    k = sub.add_parser("kernels", help="list the kernel catalog")
+    k = sub.add_parser("kernels", help="list the kernel catalog; `kernels show NAME` prints a shipped kernel's "
+                                       "TOML (a template for your own)")
+    k.add_argument("action", nargs="?", choices=("list", "show"), default="list")
+    k.add_argument("name", nargs="?", help="with show: a catalog name that has a TOML file (e.g. star3d-r4)")
     k.add_argument("--format", choices=("text", "json"), default="text")
     return p
 
@@ -544,7 +550,20 @@ def _devices(a) -> str:
 
 
 def _kernels(a) -> str:
-    from .kernels import entries
+    from .kernels import catalog, entries
+
+    if a.action == "show":
+        files = catalog()
+        if a.name is None:
+            raise InputError(f"kernels show needs a NAME: one of {', '.join(files)}.")
+        if a.name not in files:
+            what = "a generated kernel (no TOML file)" if a.name in entries() else "not in the catalog"
+            raise InputError(f"kernels show: {a.name!r} is {what}; the kernels with a TOML file are "
+                             f"{', '.join(files)}.")
+        return files[a.name].read_text().rstrip("\n")
+    if a.name is not None:
+        raise InputError(f"kernels: unexpected {a.name!r}; to print a kernel's TOML use `warpspeed kernels show "
+                         f"{a.name}`.")
 
     items = [{"name": e.name, "parameters": dict(e.params), "description": e.description}
              for e in entries().values()]
