@@ -129,6 +129,11 @@ def grid_of(domain: Triple, block: Triple, folding: Triple) -> Triple:
     return tuple(-(-n // (b * f)) for n, b, f in zip(domain, block, folding, strict=True))  # type: ignore[return-value]
 
 
+def grid_excess(grid: Triple) -> tuple[str, int, int] | None:
+    """The first axis where ``grid`` has more blocks than CUDA launches: (axis, blocks, limit); None if none."""
+    return next(((a, g, m) for a, g, m in zip("xyz", grid, MAX_GRID, strict=True) if g > m), None)
+
+
 def occupancy(device: Device, threads_per_block: int, registers: int, shared_bytes: int = 0,
               registers_source: str = "kernel") -> Occupancy:
     """Resident blocks per SM and the resource that limits them; LaunchError if none fit."""
@@ -174,11 +179,11 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
             raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
                               f"(max block {list(d.max_block_dims)}).")
     grid = grid_of(dom, blk, fold)
-    for axis, g, most in zip("xyz", grid, MAX_GRID, strict=True):
-        if g > most:
-            raise LaunchError(f"grid {list(grid)} (domain {list(dom)} / (block {list(blk)} x folding "
-                              f"{list(fold)}), rounded up) has {g} blocks in {axis}; CUDA launches at most "
-                              f"{most} (grid up to {list(MAX_GRID)}): use a larger block or folding in {axis}.")
+    if over := grid_excess(grid):
+        axis, g, most = over
+        raise LaunchError(f"grid {list(grid)} (domain {list(dom)} / (block {list(blk)} x folding "
+                          f"{list(fold)}), rounded up) has {g} blocks in {axis}; CUDA launches at most "
+                          f"{most} (grid up to {list(MAX_GRID)}): use a larger block or folding in {axis}.")
     if registers is not None:
         regs, source = registers, "argument"
     elif kernel.registers is not None:

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError
-from .launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_of  # the model's limits, applied to rows too
+from .launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
            "code", "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load",
@@ -138,12 +138,12 @@ def _check_configuration(p: Path, line: int, block: tuple[int, int, int], foldin
         raise InputError(f"{p}, line {line}: column domain is {triple_text(domain)}, {n:.3g} cells; a measured "
                          f"domain has at most 2^40 cells (more than a GPU's memory holds).")
     grid = grid_of(domain, block, folding)
-    for axis, g, most in zip("xyz", grid, MAX_GRID, strict=True):
-        if g > most:
-            raise InputError(f"{p}, line {line}: columns domain {triple_text(domain)}, block {triple_text(block)} "
-                             f"and folding {triple_text(folding)} give a grid of {triple_text(grid)} blocks; CUDA "
-                             f"launches at most {most} blocks in {axis} (grids up to {triple_text(MAX_GRID)}), so "
-                             "this configuration cannot have run.")
+    if over := grid_excess(grid):
+        axis, _, most = over
+        raise InputError(f"{p}, line {line}: columns domain {triple_text(domain)}, block {triple_text(block)} "
+                         f"and folding {triple_text(folding)} give a grid of {triple_text(grid)} blocks; CUDA "
+                         f"launches at most {most} blocks in {axis} (grids up to {triple_text(MAX_GRID)}), so "
+                         "this configuration cannot have run.")
 
 
 def read_measurements(path: str | Path) -> list[Measurement]:
