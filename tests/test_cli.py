@@ -171,3 +171,17 @@ def test_version_and_kernels_show_a_template_that_estimates_like_the_catalog_nam
                         (("kernels", "list", "copy"), ("kernels show copy",))):
         code, out, err = run(capsys, *argv)
         assert code == 2 and out == "" and all(w in " ".join(err.split()) for w in words), err
+
+
+def test_foldings_space_separated_or_repeated_and_thread_counts_that_are_not_powers_of_two(capsys):
+    base = ["rank", "star3d-r4", "--device", "A100-SXM4-40GB", "--threads", "256", "--format", "json", "--jobs", "1"]
+    code, spaced, err = run(capsys, *base, "--folding", "1,1,1", "1,2,1", "1,1,2")
+    assert code == 0, err
+    code, repeated, err = run(capsys, *base, "--folding", "1,1,1", "--folding", "1,2,1", "--folding", "1,1,2")
+    assert code == 0, err
+    assert json.loads(spaced)["results"] == json.loads(repeated)["results"]
+    assert {tuple(r["folding"]) for r in json.loads(spaced)["results"]} == {(1, 1, 1), (1, 2, 1), (1, 1, 2)}
+    code, out, err = run(capsys, "rank", "star3d-r4", "--device", "A100-SXM4-40GB", "--threads", "100,256")
+    assert code == 2 and out == ""
+    err = " ".join(err.split())
+    assert "threads per block 100" in err and "powers of two" in err and "64, 128" in err and "--block" in err

@@ -52,10 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     ms.add_argument("kernel", help="kernel TOML file or catalog name")
     ms.add_argument("--device", required=True, help="the warpspeed device id the GPU is compared with")
     ms.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
-    ms.add_argument("--folding", action="append", metavar="X,Y,Z", help="thread folding (repeatable)")
+    ms.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
+                    help="thread folding (repeatable, or several after one flag)")
     ms.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
-    ms.add_argument("--block", action="append", metavar="X,Y,Z", help="explicit blocks (repeatable) instead of "
-                                                                      "--threads")
+    ms.add_argument("--block", action="extend", nargs="+", metavar="X,Y,Z",
+                    help="explicit blocks (repeatable, or several after one flag) instead of --threads")
     ms.add_argument("--repeats", type=int, default=20, help="timed launches per configuration (default 20)")
     ms.add_argument("--warmup", type=int, default=3, help="untimed launches first (default 3)")
     ms.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters (slower)")
@@ -114,7 +115,7 @@ def _rank_options(r) -> None:
     r.add_argument("--device", required=True, action="append",
                    help="device id or device TOML (repeatable: one ranking per device)")
     r.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
-    r.add_argument("--folding", action="append", metavar="X,Y,Z",
+    r.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
                    help="thread folding (repeatable; default 1,1,1); the paper's space: 1,1,1 1,2,1 1,1,2")
     r.add_argument("--domain", action="append",
                    help="iteration space X,Y,Z (repeatable: domains are part of the space; default: the kernel's)")
@@ -158,7 +159,8 @@ def _project_options(pj) -> None:
 def _space_options(p) -> None:
     """Options shared by the verbs that rank a configuration space for each device they look at."""
     p.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
-    p.add_argument("--folding", action="append", metavar="X,Y,Z", help="thread folding (repeatable)")
+    p.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
+                   help="thread folding (repeatable, or several after one flag)")
     p.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
     p.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")

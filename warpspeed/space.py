@@ -49,6 +49,12 @@ def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = 
     totals = sorted({int(t) for t in threads})
     if not totals or any(t < 1 for t in totals):
         raise InputError(f"threads per block must be positive integers, got {list(threads)!r}.")
+    odd = [t for t in totals if t & (t - 1)]
+    if odd and x is None and y is None and z is None:
+        near = sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
+        raise InputError(f"threads per block {', '.join(map(str, odd))}: the block extents X, Y, Z are powers of two, "
+                         f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); give explicit "
+                         "blocks (--block X,Y,Z) for other shapes.")
     choices = []
     for axis, given, m in zip("xyz", (x, y, z), max_dims, strict=True):
         vals = _powers_of_two(m) if given is None else sorted({int(v) for v in given})
