@@ -2,6 +2,7 @@
 
 import importlib
 import json
+import math
 
 import pytest
 
@@ -185,3 +186,18 @@ def test_foldings_space_separated_or_repeated_and_thread_counts_that_are_not_pow
     assert code == 2 and out == ""
     err = " ".join(err.split())
     assert "threads per block 100" in err and "powers of two" in err and "64, 128" in err and "--block" in err
+
+
+def test_rank_falls_back_to_the_largest_thread_count_that_launches_unless_threads_are_given(capsys):
+    """255 registers: blocks of 1024 or 512 threads cannot launch (64 K registers per SM), 256 can."""
+    code, out, err = run(capsys, "rank", "copy", "--device", "A100-SXM4-40GB", "--registers", "255", "--jobs", "1",
+                         "--domain", "256,64,32", "--format", "json")
+    assert code == 0, err
+    assert {math.prod(r["block"]) for r in json.loads(out)["results"]} == {256}
+    err = " ".join(err.split())
+    assert "note: no block of 1024 threads can launch copy" in err and "ranked blocks of 256 threads" in err
+    code, out, err = run(capsys, "rank", "copy", "--device", "A100-SXM4-40GB", "--registers", "255", "--jobs", "1",
+                         "--domain", "256,64,32", "--threads", "1024")
+    assert code == 2 and out == ""
+    err = " ".join(err.split())
+    assert err.startswith("error: no configuration of copy can launch on A100-SXM4-40GB") and "--threads" in err

@@ -114,7 +114,8 @@ def _rank_options(r) -> None:
     r.add_argument("kernel", help="kernel TOML file or catalog name")
     r.add_argument("--device", required=True, action="append",
                    help="device id or device TOML (repeatable: one ranking per device)")
-    r.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
+    r.add_argument("--threads", help="threads per block, N[,N...] (default 1024, or the largest power of two "
+                                      "that can launch when 1024 cannot)")
     r.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
                    help="thread folding (repeatable; default 1,1,1); the paper's space: 1,1,1 1,2,1 1,1,2")
     r.add_argument("--domain", action="append",
@@ -364,6 +365,9 @@ def _rankings(a):
 
     if a.top is not None and a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
+    chosen = a.threads is not None
+    if not chosen:
+        a.threads = "1024"
     threads = _threads_and_jobs(a)
     overrides = parse_set_options(a.set)
     devices = [device(d, **overrides) for d in a.device]
@@ -373,10 +377,24 @@ def _rankings(a):
     rankings = []
     for dev in devices:
         bar = _progress_bar(dev.id) if a.format == "text" and sys.stderr.isatty() else None
-        rankings.append(rank(a.kernel, dev, threads, foldings, one_domain, registers=a.registers, jobs=a.jobs,
-                             domains=None if one_domain else domains, cache=a.cache, progress=bar))
+        def run(ts, dev=dev, bar=bar):
+            return rank(a.kernel, dev, ts, foldings, one_domain, registers=a.registers, jobs=a.jobs,
+                        domains=None if one_domain else domains, cache=a.cache, progress=bar)
+
+        r = run(threads)
+        t, first_error = threads[0], r.best.error
+        while r.best.error and not chosen and t > dev.warp_size:  # e.g. LBM kernels with ~90 registers
+            t //= 2
+            r = run([t])
         if bar is not None:
             print(file=sys.stderr)
+        if r.best.error:
+            raise InputError(f"no configuration of {r.kernel} can launch on {dev.id}: {r.best.error} Try fewer "
+                             "threads per block (--threads 128,256) or fewer registers (--registers N).")
+        if t != threads[0]:
+            print(f"note: no block of {threads[0]} threads can launch {r.kernel} on {dev.id} ({first_error}); ranked "
+                  f"blocks of {t} threads instead (--threads chooses).", file=sys.stderr)
+        rankings.append(r)
     return devices, rankings, one_domain
 
 
