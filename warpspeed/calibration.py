@@ -152,7 +152,7 @@ class Calibration:
     gpu_name: str
     driver: str
     date: str
-    bandwidths: tuple[Bandwidth | None, ...] = ()  # per device, from its streaming rows (None: none measured)
+    bandwidths: tuple[Bandwidth | None, ...]  # one per device, from its streaming rows (None: none measured)
 
     @property
     def device(self) -> Device:
@@ -160,7 +160,7 @@ class Calibration:
 
     @property
     def bandwidth(self) -> Bandwidth | None:
-        return self.bandwidths[0] if self.bandwidths else None
+        return self.bandwidths[0]
 
     def device_toml(self, new_id: str | None = None, device: Device | None = None) -> str:
         """A device file (``base`` = the calibrated ``device``, default the first) with the fitted values and
@@ -170,7 +170,7 @@ class Calibration:
         path of the device file that was calibrated.
         """
         dev = device or self.device
-        bw = self.bandwidths[self.devices.index(dev)] if self.bandwidths else None
+        bw = self.bandwidths[self.devices.index(dev)]
         dev_id = new_id or f"{dev.id}-calibrated"
         base = dev.id if dev.id in device_ids() else (dev.file or dev.id)
         lines = ["# written by `warpspeed calibrate`: the base device with values fitted to measurements",
@@ -263,6 +263,11 @@ def _fit_or_keep(curve: str, pts: Sequence[tuple[float, float]], old: HitRateCur
     return CurveFit(curve, tuple(pts), fitted, old, rms)
 
 
+def _reported(rows: Sequence[Measurement], column: str) -> list[str]:
+    """The distinct non-empty values of a text column (gpu_name, driver), in order of appearance."""
+    return list(dict.fromkeys(str(m.values[column]) for m in rows if m.values.get(column)))
+
+
 def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Device],
               data_file: str | Path = "<measurements>", date: str | None = None) -> Calibration:
     """Fit every curve that the rows of ``device`` determine (module docstring), and its DRAM bandwidth.
@@ -282,10 +287,8 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                          f"{', '.join(found) or 'no rows'}.")
     rows = [r for d in devices for r in by_device[d]]
     pairs = estimate_measurements(rows, {r.device: d for d in devices for r in by_device[d]})
-    gpus = list(dict.fromkeys(str(m.values.get("gpu_name")) for m in rows if m.values.get("gpu_name")))
-    drivers = list(dict.fromkeys(str(m.values.get("driver")) for m in rows if m.values.get("driver")))
-    gpu = ", ".join(gpus) or ", ".join(d.name for d in devices)
-    driver = ", ".join(drivers) or "unknown"
+    gpu = ", ".join(_reported(rows, "gpu_name")) or ", ".join(d.name for d in devices)
+    driver = ", ".join(_reported(rows, "driver")) or "unknown"
     day = date or datetime.date.today().isoformat()
     provenance = f"warpspeed calibrate {day}, {gpu}, driver {driver}, data {Path(str(data_file)).name}"
     source = f"measured: {provenance}"
@@ -301,7 +304,7 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
     bandwidths = []
     for d in devices:
         own = [p for p in pairs if p.measured.device in (d.id, d.file)]
-        gpu_d = next((str(m.values.get("gpu_name")) for m in by_device[d] if m.values.get("gpu_name")), d.name)
+        gpu_d = (_reported(by_device[d], "gpu_name") or [d.name])[0]
         bandwidths.append(stream_bandwidth(own, d, f"warpspeed calibrate {day}, {gpu_d}, data "
                                                    f"{Path(str(data_file)).name}"))
     return Calibration(devices, tuple(fits[c] for c in HIT_RATE_CURVES), str(data_file), gpu, driver, day,

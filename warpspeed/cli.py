@@ -194,7 +194,7 @@ def _threads_and_jobs(a) -> list[int]:
     """The validated --threads list (and a check of --jobs), shared by every verb that ranks."""
     if a.jobs is not None and a.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    return _threads(a.threads)
+    return _threads("1024" if a.threads is None else a.threads)  # rank: None (the default) is 1024
 
 
 def _threads(text: str) -> list[int]:
@@ -365,9 +365,7 @@ def _rankings(a):
 
     if a.top is not None and a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
-    chosen = a.threads is not None
-    if not chosen:
-        a.threads = "1024"
+    chosen = a.threads is not None  # else 1024, and fewer where 1024 cannot launch
     threads = _threads_and_jobs(a)
     overrides = parse_set_options(a.set)
     devices = [device(d, **overrides) for d in a.device]

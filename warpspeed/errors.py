@@ -1,4 +1,6 @@
-"""The one exception the public API raises on bad input."""
+"""The one exception the public API raises on bad input, and reading a user's text file with it."""
+
+from pathlib import Path
 
 
 class InputError(ValueError):
@@ -7,3 +9,19 @@ class InputError(ValueError):
     The message is complete and user-facing (the CLI prints it as is): it names the file, field,
     access, key or value at fault and says what would be valid.
     """
+
+
+def read_text(path: Path, what: str, expected: str) -> str:
+    """A user's UTF-8 text file (a leading BOM dropped). An unreadable file or one that is not UTF-8 is an
+    InputError naming ``what`` it should be, or the line (as an editor counts lines) of the first bad byte and
+    ``expected`` (what the file should be)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read {what} {str(path)!r}: {e.strerror or e}.") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
+        raise InputError(f"{path}, line {line}: not UTF-8 text (byte {e.start} is {raw[e.start:e.start + 1]!r}); "
+                         f"{expected}.") from None

@@ -47,7 +47,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, read_text
 from .launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
@@ -100,19 +100,6 @@ def _triple(text: str, column: str, line: int, path: str) -> tuple[int, int, int
     return tuple(int(p) for p in parts)
 
 
-def _text(p: Path) -> str:
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read measurements {str(p)!r}: {e.strerror or e}.") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
-        raise InputError(f"{p}, line {line}: not UTF-8 text (byte {e.start} is {raw[e.start:e.start + 1]!r}); "
-                         "a measurement CSV is the UTF-8 text that warpspeed measure writes.") from None
-
-
 def _records(p: Path, text: str):
     """(line, cells) of the CSV's records; line is where a record starts."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -149,7 +136,8 @@ def _check_configuration(p: Path, line: int, block: tuple[int, int, int], foldin
 def read_measurements(path: str | Path) -> list[Measurement]:
     """Rows of a measurement CSV (see the module docstring); errors name the file, line and column."""
     p = Path(path)
-    records = _records(p, _text(p))
+    records = _records(p, read_text(p, "measurements", "a measurement CSV is the UTF-8 text that "
+                                                                       "warpspeed measure writes"))
     header_line, header = next(((n, r) for n, r in records if any(c.strip() for c in r)), (1, []))  # blank lines
     header = [h.strip() for h in header]
     missing = [c for c in _REQUIRED if c not in header]

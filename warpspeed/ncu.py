@@ -25,7 +25,7 @@ import math
 import statistics
 from pathlib import Path
 
-from .errors import InputError
+from .errors import InputError, read_text
 
 __all__ = ["METRICS", "FP_METRICS", "USED_METRICS", "RANGES", "read_ncu_csv", "select_launches", "metric"]
 
@@ -99,13 +99,18 @@ def _unit_factor(unit: str, kind: str) -> float | None:
     return None
 
 
+def _not_available(cell: str) -> bool:
+    """ncu's way of saying "no value": an empty cell, ``n/a`` (and NaN spellings) or a ``(!)`` note."""
+    t = cell.strip().replace(",", "")
+    return t in _NA or t.startswith("(!)")
+
+
 def _number(text: str) -> float | None:
     """A cell's number (thousands separators allowed); None where it is not one (empty, n/a, ``(!)`` notes)."""
-    t = text.strip().replace(",", "")
-    if t in _NA or t.startswith("(!)"):
+    if _not_available(text):
         return None
     try:
-        v = float(t)
+        v = float(text.strip().replace(",", ""))
     except ValueError:
         return None
     return v if math.isfinite(v) else None
@@ -113,16 +118,7 @@ def _number(text: str) -> float | None:
 
 def _rows(p: Path) -> list[tuple[int, list[str]]]:
     """(line number, cells) of the table from its header on, without blank and ncu log lines."""
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read ncu CSV {str(p)!r}: {e.strerror or e}.") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
-        raise InputError(f"{p}, line {line}: not UTF-8 text (byte {e.start} is {raw[e.start:e.start + 1]!r}); "
-                         "give the CSV that ncu --csv --page raw prints.") from None
+    text = read_text(p, "ncu CSV", "give the CSV that ncu --csv --page raw prints")
     # lines as an editor counts them (\n, \r\n or \r), not str.splitlines' (which also splits at \x0b, \x1c,
     # \u2028, ...: characters a cell may hold)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -194,14 +190,10 @@ def read_ncu_csv(path: str | Path) -> list[dict]:
 
 
 def _used_value(cell: str, factor: float, p: Path, line: int, name: str) -> float | None:
-    t = cell.strip().replace(",", "")
-    if t in _NA or t.startswith("(!)"):
+    if _not_available(cell):
         return None
-    try:
-        v = float(t)
-    except ValueError:
-        v = math.nan
-    if not math.isfinite(v) or v < 0:
+    v = _number(cell)
+    if v is None or v < 0:
         raise InputError(f"{p}, line {line}: column {name} is {cell!r}; give a finite number >= 0 (or n/a).")
     scaled = v * factor
     lo, hi, unit = RANGES[USED_METRICS[name]]
