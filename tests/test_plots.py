@@ -51,6 +51,7 @@ def test_roofline_points_sit_where_the_limiters_say():
     assert sum("roof" in s for s in labels) == 3 and any("FP ceiling" in s for s in labels)
     fp = [ln for ln in ax.get_lines() if "FP ceiling" in ln.get_label()][0]
     assert fp.get_ydata()[0] == pytest.approx(e.limiters_GLup_s["FP"] * k.flops.total)
+    assert "flop mix" in fp.get_label() and "not the spec peak" in fp.get_label()  # the kernel's ceiling
     assert any(t.get_text().startswith("ridge") for t in ax.texts)
 
 

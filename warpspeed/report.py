@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import math
+import textwrap
 
 from .estimate import Estimate
 from .roofline import LIMITERS
 
 VOLUME_LABELS = {
-    "l1_load": "L1 requests (no L1 hit)", "l2_load_compulsory": "L2->L1 load, compulsory",
-    "l2_load": "L2->L1 load", "l2_store": "L1->L2 store", "dram_load_compulsory": "DRAM->L2 load, compulsory",
+    "l1_load": "L1 requests (no L1 hit)", "l2_load_compulsory": "L2->L1 load, block footprints",
+    "l2_load": "L2->L1 load", "l2_store": "L1->L2 store", "dram_load_compulsory": "DRAM->L2 load, wave footprint",
     "dram_load": "DRAM->L2 load", "dram_store": "L2->DRAM store",
 }
+# what the two footprint rows are, and why the actual loads differ from them (docs/outputs.md has the details)
+FOOTPRINT_NOTE = ("footprints: the distinct sectors each block (L2->L1) or the whole wave (DRAM->L2) loads, "
+                  "per lup; L2->L1 adds the L1's capacity misses, DRAM->L2 subtracts the layer reuse that "
+                  "earlier waves left in the L2 (so it can be smaller than the wave footprint)")
+FP_NOTE = ("FP is the kernel's own ceiling: its flop mix (an FMA counts once) at the device's FMA lanes and "
+           "clock, not the spec sheet's peak")
 
 
 def _num(v: float, digits: int = 3) -> str:
@@ -57,11 +64,14 @@ def text_report(e: Estimate) -> str:
         rel = v / e.performance_GLup_s if math.isfinite(v) and e.performance_GLup_s > 0 else math.inf
         mark = "  <- limiter" if k == e.limiter else ""
         lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{mark}")
+    if math.isfinite(e.limiters_GLup_s["FP"]):
+        lines += textwrap.wrap(FP_NOTE, 100)
     lines.append("")
-    lines.append(f"{'volume':<28}{'B/lup':>10}")
+    lines.append(f"{'volume':<30}{'B/lup':>8}")
     for k, label in VOLUME_LABELS.items():
-        lines.append(f"{label:<28}{_num(e.volumes_B_per_lup[k]):>10}")
-    lines.append(f"{'L1 cycles per warp-lup':<28}{_num(e.l1_cycles_per_warp_lup):>10}")
+        lines.append(f"{label:<30}{_num(e.volumes_B_per_lup[k]):>8}")
+    lines.append(f"{'L1 cycles per warp-lup':<30}{_num(e.l1_cycles_per_warp_lup):>8}")
+    lines += textwrap.wrap(FOOTPRINT_NOTE, 100)
     lines.append("")
     lines.append("causes (B/lup)                potential    O     hit rate   hit")
     for label, c in (("L1 redundant loads", e.l1_capacity), ("L2 y-layer reuse", e.layer_y),
