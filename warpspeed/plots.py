@@ -116,7 +116,7 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
         ax.plot(xs, ys, color=LIMITER_COLORS[lvl], lw=1.5, label=f"{lvl} roof {b:,.0f} GB/s")
     if peak:
         ax.axhline(peak, color=LIMITER_COLORS["FP"], lw=1.5, ls="--",
-                   label=f"FP ceiling of this kernel's flop mix {peak:,.4g} G{unit}/s (not the spec peak)")
+                   label=f"FP ceiling of this kernel's flop mix {peak:,.0f} G{unit}/s (not the spec peak)")
     for lvl, x in oi.items():
         ax.scatter([x], [perf], marker=LEVEL_MARKERS[lvl], s=LEVEL_SIZES[lvl], color=LIMITER_COLORS[lvl],
                    edgecolor="black", zorder=3, label=f"kernel at {lvl}: {x:.3g} {unit}/B")
