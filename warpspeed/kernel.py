@@ -1,6 +1,6 @@
 """Kernel descriptions: fields, their address expressions, flops, registers, iteration space.
 
-A kernel is data. It is read from the TOML format of INTERFACE.md (``load_kernel``) or built from a
+A kernel is data. It is read from the TOML format of docs/kernel-format.md (``load_kernel``) or built from a
 dict of the same shape (``kernel_from_dict``, used by the catalog and the plugins). Shapes and
 expressions may use ``nx, ny, nz`` (the iteration-space size) and ``[params]``; a ``Kernel`` is always
 resolved for one domain, and ``Kernel.with_domain`` re-resolves it for another one.
@@ -121,7 +121,7 @@ def _rebuild_kernel(spec: dict, source: str, domain: tuple[int, int, int]) -> Ke
 
 
 def load_kernel(path: str | Path, *, domain: Sequence[int] | None = None) -> Kernel:
-    """Read a kernel TOML file (INTERFACE.md format)."""
+    """Read a kernel TOML file (the format of docs/kernel-format.md)."""
     p = Path(path)
     try:
         text = p.read_text()
