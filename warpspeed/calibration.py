@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
-from .errors import InputError
+from .errors import InputError, install_hint
 from .measurements import Measurement
 from .validation import Pair, estimate_measurements
 
@@ -111,7 +111,7 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
     try:
         from scipy.optimize import curve_fit
     except ImportError:
-        raise InputError("calibration needs scipy: pip install 'warpspeed[calibrate]'.") from None
+        raise InputError(f"calibration needs scipy; {install_hint('calibrate')}.") from None
     o = np.array([p[0] for p in points], dtype=float)
     h = np.array([p[1] for p in points], dtype=float)
 

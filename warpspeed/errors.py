@@ -3,6 +3,13 @@
 from pathlib import Path
 
 
+def install_hint(extra: str) -> str:
+    """How to install an optional extra of this project (never ``pip install warpspeed``: that name on the
+    package index belongs to an unrelated project)."""
+    return (f"install warpspeed's '{extra}' extra from your warpspeed checkout: pip install -e '.[{extra}]' "
+            f"(the 'warpspeed' on the package index is a different project)")
+
+
 class InputError(ValueError):
     """Bad user input: a kernel file, expression, device, configuration or override.
 

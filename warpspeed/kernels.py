@@ -16,7 +16,7 @@ from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, install_hint
 from .kernel import Kernel, kernel_from_dict, load_kernel
 
 VARS = ("tidx", "tidy", "tidz")
@@ -174,10 +174,17 @@ def _entry(name: str, params: Mapping[str, Any]) -> CatalogEntry:
 def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Kernel:
     """The catalog kernel ``name`` built with ``params`` (see ``entries()[name].params``)."""
     e = _entry(name, params)
-    k = e.build(**params) if params else e.build()
+    try:
+        k = e.build(**params) if params else e.build()
+    except ModuleNotFoundError as err:  # a plugin kernel whose code generator is not installed
+        module = (err.name or "?").partition(".")[0]
+        hint = install_hint("pystencils") if module in _PYSTENCILS_MODULES else f"install the Python module '{module}'"
+        raise InputError(f"catalog kernel '{name}' is built by a code generator that is not installed (no module "
+                         f"'{module}'); {hint}.") from None
     return k.with_domain(domain)
 
 
+_PYSTENCILS_MODULES = frozenset({"pystencils", "lbmpy", "sympy"})  # what the 'pystencils' extra installs
 _NAME_PARAMS = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .device import Device
 from .device import device as get_device
-from .errors import InputError
+from .errors import InputError, install_hint
 from .measured import bandwidths_GB_s
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "whatif_plot", "projection_plot",
@@ -35,7 +35,7 @@ def _figure(width: float = 7.5, height: float = 4.8):
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise InputError("plots need matplotlib: pip install 'warpspeed[plot]'.") from None
+        raise InputError(f"plots need matplotlib; {install_hint('plot')}.") from None
     return Figure(figsize=(width, height), layout="constrained")
 
 
