@@ -60,8 +60,8 @@ class Field:
 class Flops:
     """Floating-point work per lattice update, split by instruction kind where known.
 
-    ``fma`` counts two flops each. When only a total is known it is kept in ``other`` (one flop per
-    instruction assumed to pair into FMAs: see ``instructions``).
+    ``fma`` counts two flops each. When only a total is known it is kept in ``other``, assumed to pair into
+    FMAs: two flops per instruction (see ``instructions``).
     """
 
     fma: float = 0.0

@@ -189,7 +189,7 @@ _NAME_PARAMS = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$")
 
 
 def parse_kernel_name(text: str) -> tuple[str, dict[str, Any]]:
-    """``star:r=2,dims=2`` -> ("star", {"range": 2, "dims": 2}); values are integers or words."""
+    """``star:r=2,dims=2`` -> ("star", {"r": 2, "dims": 2}); values are integers or words."""
     m = _NAME_PARAMS.match(text)
     if not m:
         return text, {}
