@@ -61,12 +61,18 @@ def _hit(measured_excess: float, potential: float) -> float:
     return min(1.0, max(0.0, 1.0 - measured_excess / potential))
 
 
+def _oversubscription(cause: dict) -> float:
+    """A cause's O from the estimate's JSON, where an empty cache (capacity 0) is null: infinite."""
+    o = cause["oversubscription"]
+    return math.inf if o is None else o
+
+
 def _miss(cause: dict, curve: HitRateCurve | None) -> float:
     """The cause's misses in B/lup under ``curve`` (None: as estimated)."""
     if curve is None:
         return cause["miss_B_per_lup"]
     pot = cause["potential_B_per_lup"]
-    return pot * (1.0 - curve(cause["oversubscription"])) if pot > 0 else 0.0
+    return pot * (1.0 - curve(_oversubscription(cause))) if pot > 0 else 0.0
 
 
 def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
@@ -81,14 +87,16 @@ def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | 
         v, c, m = p.predicted["volumes_B_per_lup"], p.predicted["causes"], p.measured
         l1 = c["l1_capacity"]
         l2_load = m.volume("l2_load")
-        if l2_load is not None and l1["potential_B_per_lup"] > MIN_SHARE * v["l2_load_compulsory"]:
+        # an L1 that shared memory fills completely (O null) keeps nothing: no point on its curve
+        if (l2_load is not None and l1["oversubscription"] is not None
+                and l1["potential_B_per_lup"] > MIN_SHARE * v["l2_load_compulsory"]):
             out["l1"].append((l1["oversubscription"],
                               _hit(l2_load - v["l2_load_compulsory"], l1["potential_B_per_lup"])))
         ps = c["partial_stores"]
         unique_stores = v["dram_store"] - ps["miss_B_per_lup"]
         dram_store = m.volume("dram_store")
         if dram_store is not None and ps["potential_B_per_lup"] > MIN_SHARE * unique_stores:
-            out["l2_store"].append((ps["oversubscription"],
+            out["l2_store"].append((_oversubscription(ps),
                                     _hit(dram_store - unique_stores, ps["potential_B_per_lup"])))
         dram = m.volume("dram_load")
         if dram is None:
@@ -102,7 +110,7 @@ def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | 
                 continue
             others = sum(x for k, x in miss.items() if k != curve)
             excess = dram - certain - others
-            out[curve].append((cause["oversubscription"], _hit(excess, cause["potential_B_per_lup"])))
+            out[curve].append((_oversubscription(cause), _hit(excess, cause["potential_B_per_lup"])))
     return out
 
 

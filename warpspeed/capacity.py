@@ -6,6 +6,7 @@ O = allocated volume / cache capacity (``HitRateCurve`` in the device file, per 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .device import HitRateCurve
@@ -31,7 +32,9 @@ class CacheReuse:
 
     def to_dict(self) -> dict:
         return {"potential_B_per_lup": self.potential_B_per_lup, "allocated_bytes": self.allocated_bytes,
-                "capacity_bytes": self.capacity_bytes, "oversubscription": self.oversubscription,
+                "capacity_bytes": self.capacity_bytes,
+                # an empty cache (capacity 0) is infinitely oversubscribed: null, as JSON has no infinity
+                "oversubscription": self.oversubscription if math.isfinite(self.oversubscription) else None,
                 "hit_rate": self.hit_rate, "hit_B_per_lup": self.hit_B_per_lup,
                 "miss_B_per_lup": self.miss_B_per_lup}
 

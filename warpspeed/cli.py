@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 from .errors import InputError
+from .schemas import SCHEMA_VERSION
 
 
 class _Parser(argparse.ArgumentParser):
@@ -225,7 +226,8 @@ def _whatif(a) -> str:
     key, points = _whatif_points(a)
     kind = override_kind(key)
     if a.format == "json":
-        return json.dumps({"key": key, "points": [p.to_dict(kind) for p in points]}, indent=2)
+        return json.dumps({"key": key, "points": [p.to_dict(kind) for p in points], "schema_version": SCHEMA_VERSION},
+                          indent=2)
     rows = [f"{key:>14}  {'best block':<12}{'fold':<7}{'GLup/s':>8}  {'limiter':<8}{'DRAM B/lup':>11}"
             f"{'z-layer hit':>12}"]
     for p in points:
@@ -535,7 +537,7 @@ def _calibrate(a) -> str:
         save(calibration_plot(cal), a.plot)
     if a.format == "json":
         return json.dumps({**cal.to_dict(), "device_file": str(outs[0][1]),
-                           "device_files": [str(o) for _, o, _ in outs]}, indent=2)
+                           "device_files": [str(o) for _, o, _ in outs], "schema_version": SCHEMA_VERSION}, indent=2)
     return calibration_text(cal) + "".join(f"\nwrote {o} (use it as --device {o})" for _, o, _ in outs)
 
 
@@ -563,6 +565,7 @@ def _devices(a) -> str:
         raise InputError(f"warpspeed devices {a.action}: give a device id or file.")
     d = device(a.target) if a.action == "show" else load_device_file(a.target)
     if a.format == "json" or a.action == "show":
+        # Device.to_dict leads with its own schema_version: the device-file format (docs/outputs.md)
         return json.dumps(d.to_dict(), indent=2)
     return f"{a.target}: valid ({d.id}, {d.name})"
 

@@ -2,7 +2,7 @@
 
 The stages (each in its own module): launch (occupancy, wave) -> footprint (explicit blocks) -> l1
 (wavefronts) and L2<->L1 volumes -> isl_volumes (wave and layer footprints) -> capacity (hit rates)
--> roofline. The result is one frozen ``Estimate`` whose ``to_dict`` is the JSON of INTERFACE.md.
+-> roofline. The result is one frozen ``Estimate`` whose ``to_dict`` is the JSON of docs/outputs.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .kernel import Kernel, load_kernel
 from .l1 import wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
 from .roofline import LIMITERS, bottleneck, limiters
+from .schemas import SCHEMA_VERSION
 
 VOLUME_KEYS = ("l1_load", "l2_load_compulsory", "l2_load", "l2_store", "dram_load_compulsory",
                "dram_load", "dram_store")
@@ -85,7 +86,9 @@ class Estimate:
         return k, v / self.performance_GLup_s
 
     def to_dict(self) -> dict:
-        """The JSON of INTERFACE.md (infinite limiters are null), then further detail keys."""
+        """The estimate's JSON: the main keys first (infinite limiters are null), then further detail keys.
+
+        docs/outputs.md describes every key; ``warpspeed.schemas.load("estimate")`` is its JSON Schema."""
         return {
             "kernel": self.kernel, "device": self.device, "block": list(self.block),
             "folding": list(self.folding), "domain": list(self.domain),
@@ -102,6 +105,7 @@ class Estimate:
             "causes": {"l1_capacity": self.l1_capacity.to_dict(), "layer_y": self.layer_y.to_dict(),
                        "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
             "notes": list(self.notes), "warpspeed_version": __version__,
+            "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
         }
 
 
@@ -149,7 +153,7 @@ def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[
              folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
              registers: int | None = None, overrides: Mapping[str, object] | None = None,
              analysis: KernelAnalysis | None = None) -> Estimate:
-    """Estimate one launch configuration of a kernel on a device (see INTERFACE.md for semantics)."""
+    """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md)."""
     k = resolve_kernel(kernel, domain)
     dev = get_device(device, **(overrides or {}))
     if analysis is None or analysis.kernel != k:

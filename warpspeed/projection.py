@@ -18,6 +18,7 @@ from .estimate import resolve_kernel
 from .kernel import Kernel
 from .ranking import RankedResult, evaluate, rank
 from .roofline import LIMITERS
+from .schemas import SCHEMA_VERSION
 
 LEVEL_KEYS = {"L2": ("l2_load", "l2_store"), "DRAM": ("dram_load", "dram_store")}
 
@@ -69,7 +70,7 @@ class Projection:
                 "from_best_on_target": self.carried_over.data,
                 "levels": {lvl: {"from_GLup_s": self.source_best.data["limiters_GLup_s"][lvl],
                                  "to_GLup_s": self.target_best.data["limiters_GLup_s"][lvl]} for lvl in LIMITERS},
-                "reasons": self.reasons()}
+                "reasons": self.reasons(), "schema_version": SCHEMA_VERSION}
 
 
 def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,

@@ -24,6 +24,7 @@ from .errors import InputError
 from .estimate import Estimate, estimate, resolve_kernel
 from .kernel import Kernel
 from .roofline import LIMITERS
+from .schemas import SCHEMA_VERSION
 from .space import Configuration, block_shapes, configurations
 
 PYSTENCILS_DEFAULT_BLOCK = (8, 8, 4)
@@ -31,7 +32,7 @@ PYSTENCILS_DEFAULT_BLOCK = (8, 8, 4)
 
 @dataclass(frozen=True)
 class RankedResult:
-    """One configuration's outcome: the estimate's JSON (INTERFACE.md), or an error."""
+    """One configuration's outcome: the estimate's JSON (docs/outputs.md), or an error."""
 
     configuration: Configuration
     data: dict
@@ -82,7 +83,7 @@ class Ranking:
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
                 "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
-                "results": self.to_dicts(), "warpspeed_version": __version__}
+                "results": self.to_dicts(), "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
 
 
 def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) -> dict:

@@ -533,7 +533,7 @@ def precision_of(fields: Mapping[str, FieldInfo]) -> str:
 
 def kernel_dict(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: str, name: str,
                 flops: dict[str, float] | None) -> dict:
-    """The warpspeed kernel dict (INTERFACE.md TOML structure) of a pystencils GPU kernel."""
+    """The warpspeed kernel dict (the structure of docs/kernel-format.md) of a pystencils GPU kernel."""
     ex = Extractor(kernel, shape, layout, index_layout, name)
     out = ex.run()
     if flops is None:
