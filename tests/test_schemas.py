@@ -29,11 +29,16 @@ ESTIMATE_KEYS_V1 = ["kernel", "device", "block", "folding", "domain", "occupancy
                     "warpspeed_version", "schema_version"]
 
 
+def _no_constants(token):
+    raise AssertionError(f"non-standard JSON token {token}")
+
+
 def cli_json(capsys, *argv):
+    """The CLI's JSON output, parsed strictly (standard JSON: no NaN or Infinity tokens)."""
     code = main(list(argv))
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out)
+    return json.loads(out, parse_constant=_no_constants)
 
 
 def validator(name: str) -> jsonschema.Draft202012Validator:
@@ -343,18 +348,9 @@ def test_docs_describe_every_key_of_the_schemas_and_every_csv_column():
 
 def test_an_empty_l1_is_null_oversubscription_and_strict_json(capsys):
     """Shared memory of the resident blocks fills a 16 KiB L1: O is infinite, written null (JSON has no inf)."""
-    from warpspeed.cli import main as cli_main
-
-    args = ["estimate", "star3d-r1", "--device", "H100-SXM5-80GB", "--block", "32,1,1", "--set", "l1_size=16KiB",
-            "--domain", "128,128,64", "--format", "json"]
-    assert cli_main(args) == 0
-    text = capsys.readouterr().out
-
-    def no_constants(token):
-        raise AssertionError(f"non-standard JSON token {token}")
-
-    doc = json.loads(text, parse_constant=no_constants)
+    doc = cli_json(capsys, "estimate", "star3d-r1", "--device", H100, "--block", "32,1,1", "--set", "l1_size=16KiB",
+                   "--domain", "128,128,64", "--format", "json")
     assert doc["causes"]["l1_capacity"]["capacity_bytes"] == 0
     assert doc["causes"]["l1_capacity"]["oversubscription"] is None
     assert doc["causes"]["l1_capacity"]["hit_rate"] == 0.0
-    jsonschema.validate(doc, warpspeed.schemas.load("estimate"))
+    assert_valid(doc, "estimate")
