@@ -39,6 +39,25 @@ def test_estimate_json_has_the_interface_keys_in_order(capsys):
     assert set(d["limiters_GLup_s"]) == {"FP", "L1", "L2", "DRAM"}
     assert set(d["occupancy"]) == {"blocks_per_sm", "wave_blocks", "limited_by"}
     assert d["block"] == [32, 4, 8] and d["folding"] == [1, 1, 2] and d["domain"] == [128, 64, 64]
+    assert d["model"] == "latency" and d["performance_model"]["name"] == "latency"
+    # the latency model's limits: the roofline's FP, L1 and L2, DRAM with its run cost, and latency
+    lim = d["performance_model"]["limits_GLup_s"]
+    assert set(lim) == {"FP", "L1", "L2", "DRAM", "latency"}
+    assert all(lim[k] == d["limiters_GLup_s"][k] for k in ("FP", "L1", "L2"))
+    assert lim["DRAM"] <= d["limiters_GLup_s"]["DRAM"]
+    times = [1 / v for v in lim.values() if v is not None]
+    assert d["performance_GLup_s"] == pytest.approx(sum(t ** 3 for t in times) ** (-1 / 3))
+    assert d["limiter"] == min((k for k in lim if lim[k] is not None), key=lambda k: lim[k])
+    assert d["time_s"] == pytest.approx(128 * 64 * 64 / (d["performance_GLup_s"] * 1e9))
+
+
+def test_estimate_roofline_model_is_the_smallest_limiter(capsys):
+    code, out, _ = run(capsys, "estimate", "star3d-r4", "--device", "A100-SXM4-40GB", "--block", "32,4,8",
+                       "--folding", "1,1,2", "--format", "json", "--domain", "128,64,64", "--model", "roofline")
+    assert code == 0
+    d = json.loads(out)
+    assert list(d)[:len(INTERFACE_KEYS)] == INTERFACE_KEYS
+    assert d["model"] == "roofline" and d["performance_model"]["limits_GLup_s"] == d["limiters_GLup_s"]
     assert d["performance_GLup_s"] == min(v for v in d["limiters_GLup_s"].values() if v is not None)
     assert d["time_s"] == pytest.approx(128 * 64 * 64 / (d["performance_GLup_s"] * 1e9))
 

@@ -79,18 +79,19 @@ def test_ranking_chart_bars_colours_and_strip():
 
 
 def test_whatif_curve_has_one_point_per_value():
-    pts = whatif("copy", A100, "dram_bw", [1000.0, 2000.0, 4000.0], threads=(256,), domain=SMALL, jobs=1)
+    pts = whatif("copy", A100, "dram_bw", [1000.0, 2000.0, 4000.0], threads=(256,), domain=SMALL, jobs=1,
+                 model="roofline")
     ax = plots.whatif_plot(pts).axes[0]
     xs, ys = (list(map(float, v)) for v in ax.collections[0].get_offsets().T)
     assert list(xs) == [1000.0, 2000.0, 4000.0]
     assert ys == pytest.approx([p.best.performance_GLup_s for p in pts])
-    assert ys[2] == pytest.approx(4 * ys[0])  # DRAM-bound copy scales with the bandwidth
+    assert ys[2] == pytest.approx(4 * ys[0])  # in the roofline, DRAM-bound copy scales with the bandwidth
     assert "dram_bw (GB/s)" == ax.get_xlabel() and "GLup/s" in ax.get_ylabel()
 
 
 def test_projection_bars_and_measured_interval():
     k = warpspeed.find_kernel("copy", domain=SMALL)
-    p = project(k, A100, "H100-SXM5-80GB", threads=(256,), jobs=1)
+    p = project(k, A100, "H100-SXM5-80GB", threads=(256,), jobs=1, model="roofline")
     lups = k.valid_lups
     m = project_measured(measured_run(lups, time_s=lups / 70e9, traffic=Traffic(16.0 * lups, 16.0 * lups,
                                                                                  16.0 * lups)),
@@ -102,7 +103,7 @@ def test_projection_bars_and_measured_interval():
     assert heights[9] == pytest.approx(p.target_best.performance_GLup_s)
     assert sum(1 for b in ax.patches if b.get_hatch() == "//") == 2  # the binding limiter of each device
     assert len(ax.containers) == 3  # two bar groups and the measured error bar
-    # DRAM-bound copy on both: the speedup is the ratio of the bandwidths
+    # roofline, DRAM-bound copy on both: the speedup is the ratio of the bandwidths
     ratio = warpspeed.device("H100-SXM5-80GB").dram_bw_GB_s / A100.dram_bw_GB_s
     assert f"{ratio:.2f}x" in ax.get_title()
 

@@ -187,9 +187,9 @@ def test_project_measured_and_hybrid_cli(capsys, tmp_path):
 
 
 def test_project_set_from_changes_only_the_source(capsys):
-    code, out, _ = run(capsys, *PROJECT)
+    code, out, _ = run(capsys, *PROJECT, "--model", "roofline")
     base = json.loads(out)
-    code, out, _ = run(capsys, *PROJECT, "--set-from", "dram_bw=2750GB/s")
+    code, out, _ = run(capsys, *PROJECT, "--model", "roofline", "--set-from", "dram_bw=2750GB/s")
     d = json.loads(out)
     assert d["from_best"]["performance_GLup_s"] == pytest.approx(2 * base["from_best"]["performance_GLup_s"])
     assert d["to_best"]["performance_GLup_s"] == pytest.approx(base["to_best"]["performance_GLup_s"])

@@ -37,8 +37,9 @@ def test_larger_l2_restores_z_layer_reuse_of_shallow_waves():
 
 
 def test_dram_bound_copy_projects_by_the_dram_bandwidth_ratio():
+    """The roofline promises the full bandwidth ratio to a DRAM-bound kernel."""
     a, h = warpspeed.device("A100-SXM4-40GB"), warpspeed.device("H100-SXM5-80GB")
-    p = project("copy", a, h, threads=(256,), jobs=1)
+    p = project("copy", a, h, threads=(256,), jobs=1, model="roofline")
     assert p.source_best.limiter == p.target_best.limiter == "DRAM"
     assert p.speedup == pytest.approx(h.dram_bw_GB_s / a.dram_bw_GB_s, rel=1e-9)
     d = p.to_dict()
@@ -56,7 +57,8 @@ def test_projection_reports_retuning_and_volume_changes():
 
 def test_cli_whatif_and_project(capsys):
     assert main(["whatif", "copy", "--device", "A100-SXM4-40GB", "--sweep", "dram_bw=1000GB/s,2000GB/s",
-                 "--threads", "256", "--domain", "128,64,64", "--jobs", "1", "--format", "json"]) == 0
+                 "--threads", "256", "--domain", "128,64,64", "--jobs", "1", "--format", "json",
+                 "--model", "roofline"]) == 0
     d = json.loads(capsys.readouterr().out)
     perf = [pt["best"]["performance_GLup_s"] for pt in d["points"]]
     assert d["key"] == "dram_bw" and perf[1] == pytest.approx(2 * perf[0])

@@ -74,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     va.add_argument("--device", metavar="FILE|ID", help="estimate every row on this device (id or device TOML, "
                                                          "e.g. a calibrated file) instead of the device each row "
                                                          "names; the rows must come from one device")
+    _model_option(va)
     ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes, and its "
                                           "DRAM bandwidth to measured streaming (copy) rows")
     ca.add_argument("file", metavar="FILE.csv", nargs="+", help="one or more measurement CSVs (their rows are "
@@ -98,6 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _model_option(p) -> None:
+    from .performance import DEFAULT_MODEL, MODELS
+
+    p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL,
+                   help=f"performance model: latency (roofline limits + memory parallelism + DRAM runs; the "
+                        f"default) or roofline (the paper's four limiters) (default {DEFAULT_MODEL})")
+
+
 def _estimate_options(e) -> None:
     e.add_argument("kernel", help="kernel TOML file or catalog name (see `warpspeed kernels`)")
     e.add_argument("--device", required=True, help="device id (see `warpspeed devices`) or device TOML")
@@ -108,6 +117,7 @@ def _estimate_options(e) -> None:
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="device override, e.g. l2_size=80MiB (repeatable)")
     e.add_argument("--format", choices=("text", "json"), default="text")
+    _model_option(e)
     _time_options(e)
 
 
@@ -127,6 +137,7 @@ def _rank_options(r) -> None:
     r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
     r.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    _model_option(r)
 
 
 def _whatif_options(w) -> None:
@@ -168,6 +179,7 @@ def _space_options(p) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    _model_option(p)
 
 
 def _time_options(p) -> None:
@@ -208,7 +220,7 @@ def _threads(text: str) -> list[int]:
 def _space_args(a) -> dict:
     return {"threads": _threads_and_jobs(a), "folding": [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
             "domain": None if a.domain is None else _ints(a.domain, "--domain"), "registers": a.registers,
-            "jobs": a.jobs}
+            "jobs": a.jobs, "model": a.model}
 
 
 def _whatif_points(a):
@@ -344,7 +356,7 @@ def _one_estimate(a):
     dev = device(a.device, **parse_set_options(a.set))
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     return kernel, dev, estimate(kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
-                                 registers=a.registers)
+                                 registers=a.registers, model=a.model)
 
 
 def _estimate(a) -> str:
@@ -379,7 +391,7 @@ def _rankings(a):
         bar = _progress_bar(dev.id) if a.format == "text" and sys.stderr.isatty() else None
         def run(ts, dev=dev, bar=bar):
             return rank(a.kernel, dev, ts, foldings, one_domain, registers=a.registers, jobs=a.jobs,
-                        domains=None if one_domain else domains, cache=a.cache, progress=bar)
+                        domains=None if one_domain else domains, cache=a.cache, progress=bar, model=a.model)
 
         r = run(threads)
         t, first_error = threads[0], r.best.error
@@ -418,7 +430,7 @@ def _rank(a) -> str:
         return out.getvalue().rstrip("\n")
     texts = []
     for dev, r in zip(devices, rankings, strict=True):
-        ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers)
+        ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers, model=a.model)
         texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top or 10))
     return "\n\n".join(texts)
 
@@ -497,7 +509,7 @@ def _validate(a) -> str:
     if a.device:
         from .device import device
         dev = device(a.device)
-    reports = validate(read_measurements(a.file), device=dev)
+    reports = validate(read_measurements(a.file), device=dev, model=a.model)
     if a.plot:
         from .plots import save
         save(validation_plot(reports), a.plot)

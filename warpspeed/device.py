@@ -62,12 +62,19 @@ with their unit kinds (see :mod:`warpspeed.units`)::
     register_subpartitions     register_subpartitions        count       register-file sub-partitions
     shared_per_sm, shared_per_block, shared_alloc_unit,
     shared_reserved_per_block  shared_*_bytes                bytes       shared-memory limits
+    l2_latency                 l2_latency_s                  time        mean L2 hit latency (latency model)
+    dram_latency               dram_latency_s                time        DRAM access latency (latency model)
+    sectors_in_flight_per_warp sectors_in_flight_per_warp    count       32 B sectors one warp keeps in
+                                                                         flight on average (latency model)
+    dram_run_overhead          dram_run_overhead_bytes       bytes       DRAM time lost per contiguous run
+                                                                         of loaded bytes, in bytes of
+                                                                         streaming (latency model)
 
 ``--set``/:meth:`~Device.with_overrides` also take ``l2_bw_peak``, ``dram_bw_peak`` and
 ``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
 
-Rules: every key above is required except ``l1_bytes_per_cycle_8B``, ``l2_effective_size`` and the
-peaks; unknown keys (top level or inside a value table) are errors; every value needs a non-empty
+Rules: every key above is required except ``l1_bytes_per_cycle_8B``, ``l2_effective_size``, the
+peaks and the four latency-model keys, which default to the family's values in ``devices/latency.toml``; unknown keys (top level or inside a value table) are errors; every value needs a non-empty
 ``source``. A source starts with its provenance: ``spec:`` (vendor or spec sheet), ``measured:``
 (benchmark, with tool and settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
 ``model:`` (a value taken from another model); ``override`` marks values changed by a user.
@@ -113,7 +120,8 @@ from .errors import InputError
 from .units import format_quantity, parse_quantity
 
 __all__ = [
-    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "PROVENANCE", "FrozenMap",
+    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "PROVENANCE",
+    "FrozenMap",
     "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
     "parse_set_options",
 ]
@@ -122,7 +130,8 @@ SCHEMA_VERSION = 1
 HIT_RATE_CURVES = ("l1", "l2_y", "l2_z", "l2_store")
 PROVENANCE = ("spec", "measured", "derived", "assumed", "model", "override")
 _HIT_RATE_FILE = "hit_rates.toml"
-_NOT_DEVICES = (_HIT_RATE_FILE, "links.toml")  # data files beside the device files
+_LATENCY_FILE = "latency.toml"
+_NOT_DEVICES = (_HIT_RATE_FILE, _LATENCY_FILE, "links.toml")  # data files beside the device files
 _IDENTITY = ("id", "name", "vendor", "architecture", "compute_capability")
 
 
@@ -255,6 +264,27 @@ def _family_hit_rates() -> dict[str, HitRates]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
+    """Per family: latency-model key -> (raw value, source), from ``devices/latency.toml``."""
+    path = resources.files("warpspeed.devices").joinpath(_LATENCY_FILE)
+    doc = _read_toml(path.read_bytes(), str(path))
+    _check_schema_version(doc, str(path))
+    out: dict[str, dict[str, tuple[Any, str]]] = {}
+    for family, table in doc.items():
+        if family == "schema_version":
+            continue
+        where = f"{path}: [{family}] "
+        if not isinstance(table, dict) or set(table) - set(LATENCY_KEYS):
+            raise InputError(f"{where}may hold only the keys {', '.join(LATENCY_KEYS)}.")
+        out[family] = {}
+        for key, raw in table.items():
+            value, source, _, _ = _entry(raw, key, where, bare_source=None)
+            _parse_value(_BY_KEY[key], value, where)
+            out[family][key] = (value, source.strip())
+    return out
+
+
 def hit_rate_families() -> list[str]:
     """Architecture families that have hit-rate curves in ``devices/hit_rates.toml``."""
     return sorted(_family_hit_rates())
@@ -308,7 +338,14 @@ _KEYS: tuple[_Key, ...] = (
     _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0),
     _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1),
     _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0),
+    # memory parallelism (the latency model); a file may leave them to its family (devices/latency.toml)
+    _Key("l2_latency", "l2_latency_s", "time", 0, required=False),
+    _Key("dram_latency", "dram_latency_s", "time", 0, required=False),
+    _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False),
+    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
 )
+LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead")
+"""Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 _BY_KEY = {k.key: k for k in _KEYS}
 _BY_ATTR = {k.attr: k for k in _KEYS}
 _PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
@@ -350,7 +387,7 @@ def _parse_value(spec: _Key, raw: object, where: str) -> Any:
             raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
         return value
     value = parse_quantity(raw, spec.kind, key=label)
-    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth") and value <= 0:
+    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time") and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
     if value < spec.minimum:
         raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
@@ -417,6 +454,10 @@ class Device:
     shared_per_block_bytes: int
     shared_alloc_unit_bytes: int
     shared_reserved_per_block_bytes: int
+    l2_latency_s: float | None
+    dram_latency_s: float | None
+    sectors_in_flight_per_warp: int | None
+    dram_run_overhead_bytes: int | None
     hit_rates: HitRates
     sources: Mapping[str, str]
     file: str | None = field(default=None, compare=False)
@@ -504,14 +545,14 @@ class Device:
                 continue
             if spec.kind == "dims":
                 ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
-            elif spec.kind in ("frequency", "bandwidth"):
+            elif spec.kind in ("frequency", "bandwidth", "time"):
                 ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
             else:
                 ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
             if not ok:
                 problems.append(f"{spec.key} = {v!r} is not valid (must be "
                                 + ("three whole numbers >= 1" if spec.kind == "dims" else
-                                   "a number > 0" if spec.kind in ("frequency", "bandwidth") else
+                                   "a number > 0" if spec.kind in ("frequency", "bandwidth", "time") else
                                    f"a whole number >= {spec.minimum:g}") + ")")
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
@@ -750,7 +791,8 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
         required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
         raise InputError(f"{where}missing key(s) {', '.join(missing_id + missing)}; a complete device file "
                          f"gives {', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
-                         f"l1_bytes_per_cycle_8B, l2_effective_size, and a peak in the bandwidth tables), or use "
+                         f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
+                         f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
                          f"base = \"<id>\" to change an existing device.")
     dev_id = doc.get("id", stem)
     if builtin and dev_id != stem:
@@ -778,6 +820,10 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
             pk = _BY_KEY[_PEAK_OF[key]]
             attrs[pk.attr] = _parse_value(pk, peak, where)
             sources[pk.key] = peak_source.strip()
+    for key, (value, source) in _family_latency().get(family, {}).items():
+        if key not in doc:
+            attrs[_BY_KEY[key].attr] = _parse_value(_BY_KEY[key], value, f"{_LATENCY_FILE} [{family}] ")
+            sources[key] = source
     if "l2_effective_size" not in doc:
         parts = attrs["l2_partitions"]
         attrs["l2_effective_size_bytes"] = attrs["l2_size_bytes"] // parts
@@ -788,6 +834,8 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
     attrs.setdefault("l2_bw_peak_GB_s", None)
     attrs.setdefault("dram_bw_peak_GB_s", None)
     attrs.setdefault("l1_bytes_per_cycle_8B", None)
+    for key in LATENCY_KEYS:
+        attrs.setdefault(_BY_KEY[key].attr, None)
     try:
         return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
                       compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),

@@ -2,30 +2,32 @@
 
 The stages (each in its own module): launch (occupancy, wave) -> footprint (explicit blocks) -> l1
 (wavefronts) and L2<->L1 volumes -> isl_volumes (wave and layer footprints) -> capacity (hit rates)
--> roofline. The result is one frozen ``Estimate`` whose ``to_dict`` is the JSON of docs/outputs.md.
+-> a performance model (performance: roofline or latency). The result is one frozen, picklable
+``Estimate`` whose ``to_dict`` is the JSON of docs/outputs.md.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from types import MappingProxyType
 
 import islpy as isl
 
 from . import __version__
 from .capacity import CacheReuse, reuse
-from .device import Device
+from .device import Device, FrozenMap
 from .device import device as get_device
+from .errors import InputError
 from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
 from .isl_volumes import Footprint, Footprints, cell_set
 from .kernel import Kernel, load_kernel
 from .l1 import wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
-from .roofline import LIMITERS, bottleneck, limiters
+from .performance import Performance, PerformanceModel, Workload, performance_model
+from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 
 VOLUME_KEYS = ("l1_load", "l2_load_compulsory", "l2_load", "l2_store", "dram_load_compulsory",
@@ -52,7 +54,12 @@ class FieldVolumes:
 
 @dataclass(frozen=True)
 class Estimate:
-    """Inputs, occupancy, volumes by level / field / cause, the four limiters and the prediction."""
+    """Inputs, occupancy, volumes by level / field / cause, the four roofline limiters and the prediction.
+
+    ``performance_GLup_s``, ``limiter`` and ``time_s`` are those of the performance model ``model``
+    (``performance`` holds its limits and reasons); ``limiters_GLup_s`` are always the four roofline
+    limits. ``workload`` is what every model reads, so :func:`with_model` re-predicts without the stages.
+    """
 
     kernel: str
     device: str
@@ -75,11 +82,15 @@ class Estimate:
     limiter: str
     time_s: float
     notes: tuple[str, ...] = field(default=())
+    model: str = "roofline"
+    performance: Performance | None = None
+    workload: Workload | None = field(default=None, compare=False)
 
     @property
     def margin(self) -> tuple[str, float] | None:
         """The next limiter and how much faster it would allow (ratio >= 1), None if all others are inf."""
-        others = [(k, v) for k, v in self.limiters_GLup_s.items() if k != self.limiter and math.isfinite(v)]
+        limits = self.performance.limits_GLup_s if self.performance else self.limiters_GLup_s
+        others = [(k, v) for k, v in limits.items() if k != self.limiter and math.isfinite(v)]
         if not others or self.performance_GLup_s <= 0:
             return None
         k, v = min(others, key=lambda kv: kv[1])
@@ -105,6 +116,8 @@ class Estimate:
             "causes": {"l1_capacity": self.l1_capacity.to_dict(), "layer_y": self.layer_y.to_dict(),
                        "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
             "notes": list(self.notes), "warpspeed_version": __version__,
+            "model": self.model,
+            "performance_model": self.performance.to_dict() if self.performance else {"name": self.model},
             "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
         }
 
@@ -152,17 +165,38 @@ def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = N
 def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
              folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
              registers: int | None = None, overrides: Mapping[str, object] | None = None,
-             analysis: KernelAnalysis | None = None) -> Estimate:
-    """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md)."""
+             analysis: KernelAnalysis | None = None, model: str | PerformanceModel | None = None) -> Estimate:
+    """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md).
+
+    ``model`` names the performance model (``"latency"``, the default, or ``"roofline"``; see
+    :mod:`warpspeed.performance`)."""
+    pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device, **(overrides or {}))
     if analysis is None or analysis.kernel != k:
         analysis = _cached_analysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
     launch = make_launch(k, dev, block, folding, registers)
-    return _estimate(k, dev, launch, analysis)
+    return _estimate(k, dev, launch, analysis, pm)
 
 
-def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Estimate:
+def with_model(e: Estimate, device: Device | str, model: str | PerformanceModel | None) -> Estimate:
+    """The same estimate under another performance model (``device``: the one ``e`` was made on)."""
+    pm = performance_model(model)
+    dev = get_device(device)
+    if e.workload is None:
+        raise InputError("this estimate carries no workload (it was rebuilt from JSON); estimate it again.")
+    if dev.id != e.device:
+        raise InputError(f"with_model needs the device the estimate was made on ({e.device}), got {dev.id}.")
+    perf = pm.predict(e.workload, dev)
+    return replace(e, performance=perf, model=pm.name, performance_GLup_s=perf.GLup_s, limiter=perf.limiter,
+                   time_s=_time_s(math.prod(e.domain), perf.GLup_s))
+
+
+def _time_s(valid_lups: int, perf: float) -> float:
+    return valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
+
+
+def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
     notes = []
     if launch.occupancy.registers_source == "default":
         notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
@@ -233,16 +267,20 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> Est
         stores[i] * S2 * per_lup) for i, f in enumerate(k.fields))
     volumes = dict(zip(VOLUME_KEYS, (l1_load, l2_comp, l2_load, l2_store, dram_comp, dram_load, dram_store),
                        strict=True))
-    lim = limiters(dev, k.precision, k.flops, l1_cycles, l2_load + l2_store, dram_load + dram_store)
-    name, perf = bottleneck(lim)
-    time_s = k.valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
+    work = Workload(k.precision, k.flops, l1_cycles, volumes,
+                    bps * math.prod(launch.block) // dev.warp_size if bps else 0, math.prod(launch.folding),
+                    bc.load_run_bytes)
+    performance = pm.predict(work, dev)
+    lim = work.roofline_GLup_s(dev)
+    perf = performance.GLup_s
     return Estimate(
         kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
         grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks, wave_valid_lups=valid,
-        l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=MappingProxyType(volumes), fields=fields,
+        l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=FrozenMap(volumes), fields=fields,
         l1_capacity=l1, layer_y=ly, layer_z=lz, partial_stores=ps,
-        limiters_GLup_s=MappingProxyType(lim), performance_GLup_s=perf, limiter=name, time_s=time_s,
-        notes=tuple(notes))
+        limiters_GLup_s=FrozenMap(lim), performance_GLup_s=perf, limiter=performance.limiter,
+        time_s=_time_s(k.valid_lups, perf), notes=tuple(notes), model=pm.name, performance=performance,
+        workload=work)
 
 
-__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel"]
+__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel", "with_model"]

@@ -144,6 +144,16 @@ def count_distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
     return (new & (v != SENTINEL)).sum(axis=-1)
 
 
+def count_runs(values: np.ndarray, active: np.ndarray, step: int) -> np.ndarray:
+    """Number of maximal runs of consecutive distinct active values (``step`` apart) along the last axis."""
+    v = np.where(active, values, SENTINEL)
+    v.sort(axis=-1)
+    valid = v != SENTINEL
+    start = valid.copy()
+    start[..., 1:] &= v[..., 1:] - v[..., :-1] > step  # a gap (not a repeat, not the next element) starts a run
+    return start.sum(axis=-1)
+
+
 def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:
     """Reshape the lane axis (last) into (warps, warp_size), padding a partial last warp with ``fill``."""
     T = x.shape[-1]
@@ -164,6 +174,14 @@ class BlockCounts:
     block_load_sectors: tuple[int, ...]  # per field: Σ blocks of the block's distinct load sectors
     block_load_lines: tuple[int, ...]  # per field: Σ blocks of distinct allocated lines (loads)
     wave_blocks: int
+    block_load_bytes: tuple[int, ...] = ()  # per field: Σ blocks of the distinct bytes the block loads
+    block_load_runs: tuple[int, ...] = ()  # per field: Σ blocks of the contiguous runs of those bytes
+
+    @property
+    def load_run_bytes(self) -> float:
+        """Mean length of the contiguous address runs the blocks load, in bytes (0 without loads)."""
+        runs = sum(self.block_load_runs)
+        return sum(self.block_load_bytes) / runs if runs else 0.0
 
 
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
@@ -177,7 +195,7 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     warp_load = int((per_instr[:, loads].sum(axis=1) * w).sum())
     warp_store = int((per_instr[:, ~loads].sum(axis=1) * w).sum())
     nf = len(kernel.fields)
-    blk_sec, blk_lines = [0] * nf, [0] * nf
+    blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
     lines = ba.addresses // line_bytes
     k = ba.addresses.shape[0]
     for fi in range(nf):
@@ -187,6 +205,10 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         act = ba.active[:, sel, :].reshape(k, -1)
         blk_sec[fi] = int((count_distinct(sectors[:, sel, :].reshape(k, -1), act) * w).sum())
         blk_lines[fi] = int((count_distinct(lines[:, sel, :].reshape(k, -1), act) * w).sum())
+        eb = kernel.fields[fi].element_bytes
+        addr = ba.addresses[:, sel, :].reshape(k, -1)
+        blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * eb
+        blk_runs[fi] = int((count_runs(addr, act, eb) * w).sum())
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec),
-                       tuple(blk_lines), int(w.sum()))
+                       tuple(blk_lines), int(w.sum()), tuple(blk_bytes), tuple(blk_runs))
 

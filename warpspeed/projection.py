@@ -76,16 +76,21 @@ class Projection:
 def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
             threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
             domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
-            jobs: int | None = None, executor=None) -> Projection:
-    """Analytic projection of a kernel from one GPU to another (each at its own best configuration)."""
+            jobs: int | None = None, executor=None, model: str | None = None) -> Projection:
+    """Analytic projection of a kernel from one GPU to another (each at its own best configuration).
+
+    ``model`` names the performance model (default: the latency model, so a GPU with more bandwidth but
+    the same latencies gains less than the bandwidth ratio)."""
     k = resolve_kernel(kernel, domain)
     src = get_device(source)
     tgt = get_device(target)
     threads, folding = tuple(threads), tuple(folding)
-    rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
-    rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
+    rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
+              model=model)
+    rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
+              model=model)
     if rs.best.error or rt.best.error:
         bad = src.id if rs.best.error else tgt.id
         raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")
-    (c, data, err, _), = evaluate(k, tgt, [rs.best.configuration], registers)
+    (c, data, err, _), = evaluate(k, tgt, [rs.best.configuration], registers, model=model)
     return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err))

@@ -23,6 +23,7 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import Estimate, estimate, resolve_kernel
 from .kernel import Kernel
+from .performance import performance_model
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 from .space import Configuration, block_shapes, configurations
@@ -71,6 +72,8 @@ class Ranking:
     @property
     def limiter_counts(self) -> dict[str, int]:
         counts = dict.fromkeys(LIMITERS, 0)
+        if any(r.limiter == "latency" for r in self.results):
+            counts["latency"] = 0
         counts["error"] = 0
         for r in self.results:
             counts[r.limiter or "error"] += 1
@@ -92,14 +95,16 @@ def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) 
 
 
 def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], registers: int | None = None,
-             keep: bool = False) -> list[tuple[Configuration, dict, str | None, Estimate | None]]:
+             keep: bool = False, model: str | None = None) -> list[tuple[Configuration, dict, str | None,
+                                                                           Estimate | None]]:
     """Estimate configurations one by one; a failing configuration becomes an error row (never raises).
 
-    ``keep`` returns the Estimate objects too (in-process only: workers send the JSON dicts back)."""
+    ``keep`` returns the Estimate objects too (in-process only: workers send the JSON dicts back);
+    ``model`` names the performance model."""
     out = []
     for c in configs:
         try:
-            e = estimate(kernel, device, c.block, c.folding, c.domain, registers=registers)
+            e = estimate(kernel, device, c.block, c.folding, c.domain, registers=registers, model=model)
             out.append((c, e.to_dict(), None, e if keep else None))
         except InputError as err:
             out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, str(err)), str(err), None))
@@ -121,10 +126,11 @@ class ResultCache:
     A changed kernel or device file changes its hash, so its old entries are simply not found again.
     """
 
-    def __init__(self, path: str | Path, kernel: Kernel, device: Device):
+    def __init__(self, path: str | Path, kernel: Kernel, device: Device, model: str = "roofline"):
         self.path = Path(path)
         self.kernel_hash = content_hash({"spec": dict(kernel.spec), "domain": kernel.domain,
-                                         "version": __version__})
+                                         "version": __version__, **({} if model == "roofline" else
+                                                                    {"model": model})})
         self.device_hash = content_hash(device.to_dict())
         self.entries: dict[str, dict] = {}
         self._newline_first = False
@@ -164,7 +170,8 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
          blocks: Iterable[Sequence[int]] | None = None, domains: Iterable[Sequence[int]] | None = None,
          configs: Iterable[Configuration] | None = None,
          registers: int | None = None, executor: Executor | None = None, jobs: int | None = None,
-         cache: str | Path | None = None, progress: Callable[[int, int], None] | None = None) -> Ranking:
+         cache: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
+         model: str | None = None) -> Ranking:
     """Evaluate a configuration space and sort it best first.
 
     The space is ``configs`` if given, else ``blocks`` (or every power-of-two shape with a thread count in
@@ -173,7 +180,9 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     (a Dask ``Client.get_executor()`` runs the sweep on a cluster); by default a local process pool of
     ``jobs`` workers (all cores), or this process for ``jobs=1``. ``cache``: a JSON-lines file that
     makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
+    ``model`` names the performance model (default: :data:`warpspeed.performance.DEFAULT_MODEL`).
     """
+    model = performance_model(model).name
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
     if configs is None:
@@ -182,7 +191,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     else:
         space = list(dict.fromkeys(configs))
     done: dict[Configuration, RankedResult] = {}
-    store = ResultCache(cache, k, dev) if cache is not None else None
+    store = ResultCache(cache, k, dev, model) if cache is not None else None
     if store is not None:
         for c in space:
             rec = store.get(c)
@@ -204,21 +213,21 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if executor is None and (workers <= 1 or len(todo) <= 2):
         for c in todo:  # in-process: keep the Estimate objects
-            finished(evaluate(k, dev, [c], registers, keep=True))
+            finished(evaluate(k, dev, [c], registers, keep=True, model=model))
     else:
-        _run_parallel(k, dev, todo, registers, executor, max(1, workers), finished)
+        _run_parallel(k, dev, todo, registers, executor, max(1, workers), finished, model)
     results = sorted(done.values(), key=RankedResult.sort_key)
     return Ranking(k.name, dev.id, tuple(results))
 
 
 def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: int | None,
-                  executor: Executor | None, workers: int, finished) -> None:
+                  executor: Executor | None, workers: int, finished, model: str) -> None:
     """Evaluate chunks of configurations on an executor (a local process pool if none is given)."""
     own = executor is None
     ex = ProcessPoolExecutor(max_workers=workers) if own else executor
     size = max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    futures = [ex.submit(evaluate, k, dev, chunk, registers) for chunk in chunks]
+    futures = [ex.submit(evaluate, k, dev, chunk, registers, False, model) for chunk in chunks]
     try:
         for fut in as_completed(futures):
             finished(fut.result())
@@ -234,7 +243,7 @@ def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: 
 
 def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: Device | str,
                        block: Sequence[int] = PYSTENCILS_DEFAULT_BLOCK, domain: Sequence[int] | None = None,
-                       registers: int | None = None) -> RankedResult:
+                       registers: int | None = None, model: str | None = None) -> RankedResult:
     """The ranking's row for ``block`` without folding (pystencils' default), evaluated if not in it."""
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
     for r in ranking.results:
@@ -242,5 +251,5 @@ def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: De
             return r
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True)
+    (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True, model=model)
     return RankedResult(cfg, data, err, est)

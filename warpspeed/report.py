@@ -17,6 +17,8 @@ VOLUME_LABELS = {
 FOOTPRINT_NOTE = ("footprints: the distinct sectors each block (L2->L1) or the whole wave (DRAM->L2) loads, "
                   "per lup; L2->L1 adds the L1's capacity misses, DRAM->L2 subtracts the layer reuse that "
                   "earlier waves left in the L2 (so it can be smaller than the wave footprint)")
+MODEL_NOTE = ("model {model}: the limits combine as a 3-norm of their times per lup (docs/model.md); the "
+              "roofline column is each resource's bandwidth limit alone")
 FP_NOTE = ("FP is the kernel's own ceiling: its flop mix (an FMA counts once) at the device's FMA lanes and "
            "clock, not the spec sheet's peak")
 
@@ -58,12 +60,19 @@ def text_report(e: Estimate) -> str:
                  f"{occ.limited_by}), wave of {e.wave_blocks} blocks, {occ.registers} registers "
                  f"({occ.registers_source})")
     lines.append("")
-    lines.append(f"{'limiter':<8}{'GLup/s':>12}{'x best':>9}")
-    for k in LIMITERS:
-        v = e.limiters_GLup_s[k]
+    model_limits = e.performance.limits_GLup_s if e.performance is not None else e.limiters_GLup_s
+    own = e.model != "roofline"
+    lines.append(f"{'limiter':<8}{'GLup/s':>12}{'x best':>9}" + (f"{'roofline':>10}" if own else ""))
+    for k in (*LIMITERS, *(x for x in model_limits if x not in LIMITERS)):
+        v = model_limits.get(k, math.inf)
         rel = v / e.performance_GLup_s if math.isfinite(v) and e.performance_GLup_s > 0 else math.inf
         mark = "  <- limiter" if k == e.limiter else ""
-        lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{mark}")
+        roof = f"{_num(e.limiters_GLup_s[k]) if k in LIMITERS else '':>10}" if own else ""
+        lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}")
+    if own:
+        lines += textwrap.wrap(MODEL_NOTE.format(model=e.model), 100)
+        for reason in e.performance.reasons:
+            lines += textwrap.wrap(reason, 100, subsequent_indent="  ")
     if math.isfinite(e.limiters_GLup_s["FP"]):
         lines += textwrap.wrap(FP_NOTE, 100)
     lines.append("")

@@ -153,7 +153,8 @@ def format_quantity(value: int | float, kind: str) -> str:
 
     Sizes use the largest binary unit that divides them exactly ("40 MiB"), else the largest decimal
     unit that does ("6 MB"), else the largest binary unit not above them with 6 significant digits.
-    Bandwidths are shown in GB/s, frequencies in GHz and durations in s with up to 6 significant digits.
+    Bandwidths are shown in GB/s, frequencies in GHz and durations in ns, us, ms or s (the largest unit
+    below 1000 of it) with up to 6 significant digits.
     """
     _check_kind(kind)
     if kind == "count":
@@ -163,7 +164,11 @@ def format_quantity(value: int | float, kind: str) -> str:
     if kind == "frequency":
         return f"{_number(float(value))} GHz"
     if kind == "time":
-        return f"{_number(float(value))} s"
+        v = float(value)
+        for unit, factor in (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3)):
+            if 0 < abs(v) < 1000 * factor:
+                return f"{_number(v / factor)} {unit}"
+        return f"{_number(v)} s"
     n = int(value)
     if n != value:
         raise ValueError(f"a size in bytes must be a whole number, got {value!r}")

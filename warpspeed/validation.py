@@ -174,8 +174,9 @@ def performance_ratio(pairs: Sequence[Pair]) -> Ratio | None:
 
 
 def estimate_measurements(measurements: Sequence[Measurement],
-                          devices: dict[str, Device] | None = None) -> list[Pair]:
-    """The estimate of every measured configuration (kernel and device resolved once per name)."""
+                          devices: dict[str, Device] | None = None, model: str | None = None) -> list[Pair]:
+    """The estimate of every measured configuration (kernel and device resolved once per name) under the
+    performance model ``model`` (default: the default model)."""
     kernels: dict = {}
     devs = dict(devices or {})
     pairs = []
@@ -186,7 +187,7 @@ def estimate_measurements(measurements: Sequence[Measurement],
         if m.device not in devs:
             devs[m.device] = get_device(m.device)
         try:
-            e = estimate(kernels[key], devs[m.device], m.block, m.folding, registers=m.registers)
+            e = estimate(kernels[key], devs[m.device], m.block, m.folding, registers=m.registers, model=model)
         except LaunchError as err:
             raise InputError(f"measured configuration {triple_text(m.block)} of {m.kernel} cannot launch on "
                              f"{m.device} in the model: {err}") from None
@@ -224,7 +225,7 @@ def sweeps(measurements: Sequence[Measurement]) -> dict[tuple, list[Measurement]
 
 
 def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None,
-             device: Device | None = None) -> list[GroupReport]:
+             device: Device | None = None, model: str | None = None) -> list[GroupReport]:
     """One report per sweep (see the module docstring), in the order the sweeps first appear.
 
     ``devices`` maps a row's device name to the device to estimate it on (default: the named device);
@@ -237,7 +238,7 @@ def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | N
                              f"given for all rows ({device.id}) fits one of them: validate one file per device.")
         devices = {m.device: device for m in measurements}
     groups = sweeps(measurements)
-    estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices))
+    estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices, model))
     reports = []
     for (kernel, dev, domain, code), rows in groups.items():
         pairs = [next(estimated) for _ in rows]

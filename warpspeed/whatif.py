@@ -70,8 +70,9 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
 def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: Iterable[float], *,
            threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
            domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
-           jobs: int | None = None, executor=None) -> list[WhatIfPoint]:
-    """Rank the space on the device with ``key`` set to each value; the best per value."""
+           jobs: int | None = None, executor=None, model: str | None = None) -> list[WhatIfPoint]:
+    """Rank the space on the device with ``key`` set to each value; the best per value (``model``: the
+    performance model)."""
     k = resolve_kernel(kernel, domain)
     base = get_device(device)
     kind = override_kind(key)
@@ -81,6 +82,7 @@ def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: 
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"what-if value {v!r} for '{key}' must be positive.")
         dev = base.with_overrides(**{key: value})
-        r = rank(k, dev, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor)
+        r = rank(k, dev, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
+                 model=model)
         points.append(WhatIfPoint(key, float(value), dev.id, r.best))
     return points

@@ -216,6 +216,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
         raise _input_error(f"create_kernel chooses GPU block sizes, but the config targets {target}; use "
                            "target=ps.Target.CUDA (or HIP).")
     folding_given = "folding" in rank_options
+    model = rank_options.get("model")
     rank_options.setdefault("folding", ((1, 1, 1),))
     rank_options.setdefault("threads", CREATE_KERNEL_THREADS)
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
@@ -242,7 +243,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
         "pystencils_default_block": list(default_block),
     }
     try:
-        ref = reference_estimate(ranking, wkernel, ranking.device, block=default_block)
+        ref = reference_estimate(ranking, wkernel, ranking.device, block=default_block, model=model)
     except Exception:  # the default block may not launch (registers); the summary then omits it
         ref = None
     if ref is not None and not ref.error and ref.performance_GLup_s > 0:

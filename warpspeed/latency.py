@@ -1,0 +1,109 @@
+"""The latency model: the roofline's limits, plus what memory parallelism and short DRAM runs cost.
+
+Measured on an H100 and an H200, the roofline's absolute GLup/s are right for kernels with 64 resident
+warps per SM and wide blocks, and up to 4x too high for LBM kernels (16-20 warps per SM) in narrow blocks.
+Two effects explain the data with two device-level numbers (``devices/latency.toml``):
+
+- **Memory parallelism (Little's law).** A warp keeps about ``sectors_in_flight_per_warp`` 32 B sectors
+  in flight (loads and stores together; fewer if one iteration of the warp moves fewer). Each sector is
+  busy for its latency: the DRAM latency when the L2 misses, the L2 latency otherwise (stores wait for
+  the L2). An SM therefore sustains ``warps x sectors in flight`` sectors per mean latency, whatever the
+  bandwidths are:  t_latency = Σ sectors per lup x their latency / (SMs x warps x sectors per warp).
+- **Short DRAM runs.** Blocks that load short contiguous runs of bytes (1-8 cells wide in x in an
+  array-of-fields layout) scatter their DRAM reads over many pages; each run costs ``dram_run_overhead``
+  bytes of streaming time: t_DRAM = (DRAM load x (1 + overhead / run) + DRAM store) / DRAM bandwidth.
+
+FP, L1 and L2 keep the roofline's times. The five times per lup combine as a 3-norm,
+t = (Σ t_i^3)^(1/3): a single dominant limit gives its own time; two equal ones are 26 % slower than
+either, as partly overlapped pipelines are. The limiter is the largest time.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .device import Device
+from .errors import InputError
+from .performance import Performance, Workload
+from .units import format_quantity
+
+OVERLAP_EXPONENT = 3  # the norm of the times; 3 and 4 fit the H100 data equally (2: too slow, max: too fast)
+SECTOR_BYTES = 32
+
+
+def _ns(seconds: float) -> float:
+    return seconds * 1e9
+
+
+def _time(limit_GLup_s: float) -> float:
+    """ns per lup of a limit in GLup/s (0 for an unloaded resource)."""
+    return 1.0 / limit_GLup_s if limit_GLup_s > 0 and math.isfinite(limit_GLup_s) else 0.0
+
+
+class LatencyModel:
+    """Roofline limits, a DRAM limit that pays for short runs, and a Little's-law limit; a 3-norm of times."""
+
+    name = "latency"
+
+    def predict(self, workload: Workload, device: Device) -> Performance:
+        d = device
+        missing = [k for k, v in (("l2_latency", d.l2_latency_s), ("dram_latency", d.dram_latency_s),
+                                  ("sectors_in_flight_per_warp", d.sectors_in_flight_per_warp),
+                                  ("dram_run_overhead", d.dram_run_overhead_bytes)) if v is None]
+        if missing:
+            raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
+                             f"to its file (docs/device-format.md) or use --model roofline.")
+        v = workload.volumes_B_per_lup
+        roof = workload.roofline_GLup_s(d)
+        run = workload.load_run_bytes
+        efficiency = run / (run + d.dram_run_overhead_bytes) if run > 0 else 1.0
+        t = {"FP": _time(roof["FP"]), "L1": _time(roof["L1"]), "L2": _time(roof["L2"])}
+        t["DRAM"] = (v["dram_load"] / efficiency + v["dram_store"]) / d.dram_bw_GB_s  # B / (GB/s) = ns
+
+        # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM
+        dram_sectors = min(v["dram_load"], v["l2_load"]) / SECTOR_BYTES
+        l2_sectors = (v["l2_load"] + v["l2_store"]) / SECTOR_BYTES - dram_sectors
+        sectors = l2_sectors + dram_sectors
+        per_iteration = sectors * 32 * workload.lups_per_thread  # sectors one warp moves per iteration
+        in_flight = min(float(d.sectors_in_flight_per_warp), per_iteration)
+        latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
+            if sectors > 0 else 0.0
+        warps = workload.warps_per_sm
+        t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
+
+        total = sum(x ** OVERLAP_EXPONENT for x in t.values()) ** (1 / OVERLAP_EXPONENT)
+        limits = {k: (1.0 / x if x > 0 else math.inf) for k, x in t.items()}
+        limiter = max(t, key=lambda k: t[k])
+        perf = 1.0 / total if total > 0 else math.inf
+        bytes_in_flight = warps * in_flight * SECTOR_BYTES
+        detail = {"dram_efficiency": efficiency, "load_run_bytes": run, "warps_per_sm": warps,
+                  "sectors_in_flight_per_warp": in_flight, "bytes_in_flight_per_sm": bytes_in_flight,
+                  "mean_latency_ns": latency_ns, "overlap_exponent": OVERLAP_EXPONENT}
+        return Performance(self.name, perf, limiter, limits, detail,
+                           _reasons(t, limiter, efficiency, run, d, warps, in_flight, bytes_in_flight, latency_ns))
+
+
+def _kib(nbytes: float) -> str:
+    return f"{nbytes / 1024:.3g} KiB" if nbytes >= 1024 else f"{nbytes:.0f} B"
+
+
+def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, d: Device, warps: int,
+             in_flight: float, bytes_in_flight: float, latency_ns: float) -> tuple[str, ...]:
+    """The latency and DRAM-run effects in the user's terms, where they cost at least half the largest time."""
+    out = []
+    largest = max(t.values())
+    bandwidth = max(("FP", "L1", "L2", "DRAM"), key=lambda k: t[k])
+    if t["latency"] >= 0.5 * largest and t["latency"] > 0:
+        need = bytes_in_flight * t["latency"] / t[bandwidth] if t[bandwidth] > 0 else math.inf
+        head = "latency-bound" if limiter == "latency" else "memory parallelism"
+        tail = (f"the {bandwidth} limit ({1 / t[bandwidth]:.3g} GLup/s) needs {_kib(need)} per SM"
+                if math.isfinite(need) else "no bandwidth limit applies")
+        out.append(f"{head}: {warps} warps/SM keep {_kib(bytes_in_flight)} in flight ({in_flight:.3g} sectors "
+                   f"each) at a mean latency of {latency_ns:.0f} ns; {tail}")
+    if efficiency < 0.9 and t["DRAM"] >= 0.5 * largest:
+        out.append(f"DRAM reads stream at {100 * efficiency:.0f} % of the DRAM bandwidth: blocks load contiguous "
+                   f"runs of {run:.0f} B and each run costs {d.dram_run_overhead_bytes} B of streaming time")
+    return tuple(out)
+
+
+__all__ = ["LatencyModel", "OVERLAP_EXPONENT"]

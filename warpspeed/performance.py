@@ -1,0 +1,119 @@
+"""Performance models: from what one launch moves (volumes, L1 cycles, occupancy) to GLup/s and a limiter.
+
+Every model takes the same :class:`Workload`, the analysed launch that the model stages produce, and a
+device, and returns a :class:`Performance`: the predicted GLup/s, the binding limit, each limit in GLup/s
+and the reasons in the user's terms. Models are chosen by name (:data:`MODELS`, ``--model``):
+
+- ``roofline``: Ernst et al.'s four-limiter roofline, the smallest of the FP, L1, L2 and DRAM limits
+  (:mod:`warpspeed.roofline`). It assumes every level runs at its bandwidth.
+- ``latency``: the same FP, L1 and L2 limits; a DRAM limit that also pays for short contiguous runs; and a
+  memory-parallelism limit from Little's law (:mod:`warpspeed.latency`). The times per lup of these five
+  combine as a 3-norm rather than a maximum, because neighbouring limits do not overlap perfectly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .device import Device, FrozenMap
+from .errors import InputError
+from .kernel import Flops
+from .roofline import bottleneck, limiters
+
+DEFAULT_MODEL = "latency"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One analysed launch: what every performance model needs, independent of the model."""
+
+    precision: str
+    flops: Flops
+    l1_cycles_per_warp_lup: float
+    volumes_B_per_lup: Mapping[str, float]  # the keys of estimate.VOLUME_KEYS
+    warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
+    lups_per_thread: int  # cells one thread updates (the folding product)
+    load_run_bytes: float  # mean contiguous run of bytes one thread block loads (0: no loads)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "volumes_B_per_lup", FrozenMap(self.volumes_B_per_lup))
+
+    def roofline_GLup_s(self, device: Device) -> dict[str, float]:
+        """The four roofline limits (FP, L1, L2, DRAM) of this workload on ``device``."""
+        v = self.volumes_B_per_lup
+        return limiters(device, self.precision, self.flops, self.l1_cycles_per_warp_lup,
+                        v["l2_load"] + v["l2_store"], v["dram_load"] + v["dram_store"])
+
+
+@dataclass(frozen=True)
+class Performance:
+    """A model's prediction: GLup/s, the binding limit, every limit (GLup/s; inf = no load) and why."""
+
+    model: str
+    GLup_s: float
+    limiter: str
+    limits_GLup_s: Mapping[str, float]
+    detail: Mapping[str, object] = field(default_factory=dict)  # model-specific numbers (JSON-able)
+    reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "limits_GLup_s", FrozenMap(self.limits_GLup_s))
+        object.__setattr__(self, "detail", FrozenMap(self.detail))
+
+    def to_dict(self) -> dict:
+        return {"name": self.model,
+                "limits_GLup_s": {k: (v if math.isfinite(v) else None) for k, v in self.limits_GLup_s.items()},
+                **dict(self.detail), "reasons": list(self.reasons)}
+
+
+class PerformanceModel(Protocol):
+    """The model seam: a name and a pure function of a workload and a device."""
+
+    name: str
+
+    def predict(self, workload: Workload, device: Device) -> Performance: ...
+
+
+class RooflineModel:
+    """The paper's model: performance = the smallest of the four limits."""
+
+    name = "roofline"
+
+    def predict(self, workload: Workload, device: Device) -> Performance:
+        lim = workload.roofline_GLup_s(device)
+        name, perf = bottleneck(lim)
+        return Performance(self.name, perf, name, lim)
+
+
+def models() -> dict[str, PerformanceModel]:
+    """Every model by name."""
+    from .latency import LatencyModel  # the latency model builds on this module
+
+    return {m.name: m for m in (RooflineModel(), LatencyModel())}
+
+
+MODELS = ("roofline", "latency")
+"""Names of the shipped performance models."""
+
+
+def performance_model(model: str | PerformanceModel | None) -> PerformanceModel:
+    """A model by name (``None``: :data:`DEFAULT_MODEL`), or the given model object."""
+    if model is None:
+        model = DEFAULT_MODEL
+    if not isinstance(model, str):
+        if not callable(getattr(model, "predict", None)) or not isinstance(getattr(model, "name", None), str):
+            raise InputError(f"a performance model is one of {', '.join(MODELS)} or an object with a 'name' "
+                             f"and a 'predict(workload, device)' method, got {model!r}.")
+        return model
+    found = models().get(model.strip().lower())
+    if found is None:
+        raise InputError(f"unknown performance model {model!r}; valid: {', '.join(MODELS)} (default "
+                         f"{DEFAULT_MODEL}).")
+    return found
+
+
+__all__ = ["DEFAULT_MODEL", "MODELS", "Performance", "PerformanceModel", "RooflineModel", "Workload",
+           "models", "performance_model"]
