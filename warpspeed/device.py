@@ -74,8 +74,9 @@ with their unit kinds (see :mod:`warpspeed.units`)::
 ``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
 
 Rules: every key above is required except ``l1_bytes_per_cycle_8B``, ``l2_effective_size``, the
-peaks and the four latency-model keys, which default to the family's values in ``devices/latency.toml``; unknown keys (top level or inside a value table) are errors; every value needs a non-empty
-``source``. A source starts with its provenance: ``spec:`` (vendor or spec sheet), ``measured:``
+peaks and the four latency-model keys, which default to the family's values in
+``devices/latency.toml``; unknown keys (top level or inside a value table) are errors; every value
+needs a non-empty ``source``. A source starts with its provenance: ``spec:`` (vendor or spec sheet), ``measured:``
 (benchmark, with tool and settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
 ``model:`` (a value taken from another model); ``override`` marks values changed by a user.
 

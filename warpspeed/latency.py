@@ -25,7 +25,6 @@ import math
 from .device import Device
 from .errors import InputError
 from .performance import Performance, Workload
-from .units import format_quantity
 
 OVERLAP_EXPONENT = 3  # the norm of the times; 3 and 4 fit the H100 data equally (2: too slow, max: too fast)
 SECTOR_BYTES = 32
