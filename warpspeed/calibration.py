@@ -22,6 +22,11 @@ bandwidth: the best configuration's measured (read + write) bytes per second.
 
 Several devices of one architecture (an H100 and an H200) can be calibrated together: their rows are pooled
 into one fit per curve (O already scales with each device's caches), the bandwidth stays per device.
+
+The latency model's two parallelism values (``sectors_in_flight_per_warp``, ``dram_run_overhead``) are
+fitted to the measured GLup/s (:func:`fit_parallelism`): the latency model is run on every timed row with
+the measured volumes and L1 cycles in place of the model's, so that the fit sees the performance model
+alone, and the mean squared log of predicted / measured GLup/s, averaged per sweep, is minimised.
 """
 
 from __future__ import annotations
@@ -29,14 +34,16 @@ from __future__ import annotations
 import datetime
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError, install_hint
-from .measurements import Measurement
+from .latency import LatencyModel
+from .measurements import VOLUME_COLUMNS, Measurement
+from .performance import Workload
 from .validation import Pair, estimate_measurements
 
 MIN_POINTS = 4
@@ -151,6 +158,78 @@ class Bandwidth:
 
 
 @dataclass(frozen=True)
+class ParallelismFit:
+    """The latency model's two fitted values and how well they explain the measured GLup/s."""
+
+    sectors_in_flight_per_warp: int
+    dram_run_overhead_bytes: int
+    rows: int
+    sweeps: int
+    rms_log_ratio: float  # sqrt of the per-sweep mean squared log(predicted / measured), averaged
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
+                "dram_run_overhead_bytes": self.dram_run_overhead_bytes, "rows": self.rows, "sweeps": self.sweeps,
+                "rms_log_ratio": self.rms_log_ratio, "source": self.source}
+
+
+MIN_TIMED_S = 50e-6  # shorter kernels are dominated by their launch, which the model does not contain
+MIN_PARALLELISM_ROWS = 20
+
+
+def _measured_workload(p: Pair) -> Workload | None:
+    """The estimate's workload with the measured volumes and L1 cycles where the row has them."""
+    w = p.estimate.workload if p.estimate is not None else None
+    if w is None:
+        return None
+    m = p.measured
+    vol = dict(w.volumes_B_per_lup)
+    vol.update({k: m.volume(k) for k in VOLUME_COLUMNS if m.volume(k) is not None})
+    cycles = m.volume("l1_cycles_per_warp_lup")
+    return replace(w, volumes_B_per_lup=vol, l1_cycles_per_warp_lup=cycles if cycles else w.l1_cycles_per_warp_lup)
+
+
+def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | None:
+    """Fit ``sectors_in_flight_per_warp`` (a whole number) and ``dram_run_overhead`` (bytes) to the timed rows
+    (module docstring); None with fewer than :data:`MIN_PARALLELISM_ROWS` usable rows."""
+    from scipy.optimize import minimize, minimize_scalar
+
+    rows = []
+    for p in pairs:
+        m = p.measured
+        w = _measured_workload(p)
+        if w is None or p.device is None or m.GLup_s <= 0 or math.prod(m.domain) / (m.GLup_s * 1e9) < MIN_TIMED_S:
+            continue
+        rows.append(((m.kernel, m.device, m.domain), w, p.device, m.GLup_s))
+    if len(rows) < MIN_PARALLELISM_ROWS:
+        return None
+    sweeps: dict[tuple, list[int]] = {}
+    for i, (key, *_rest) in enumerate(rows):
+        sweeps.setdefault(key, []).append(i)
+    model = LatencyModel()
+
+    def loss(in_flight: float, overhead: float) -> float:
+        logs = np.empty(len(rows))
+        for i, (_, w, dev, measured) in enumerate(rows):
+            logs[i] = math.log(model.predict_with(w, dev, in_flight, overhead).GLup_s / measured)
+        return float(np.mean([np.mean(logs[idx] ** 2) for idx in sweeps.values()]))
+
+    start = rows[0][2]
+    x0 = [float(start.sectors_in_flight_per_warp or 12), float(start.dram_run_overhead_bytes or 32)]
+    coarse = minimize(lambda x: loss(max(x[0], 1.0), max(x[1], 0.0)), x0, method="Nelder-Mead",
+                      options={"xatol": 0.05, "fatol": 1e-6, "maxiter": 300})
+    in_flight = max(1, round(float(coarse.x[0])))
+    fine = minimize_scalar(lambda o: loss(in_flight, o), bounds=(0.0, 4096.0), method="bounded",
+                           options={"xatol": 0.1})
+    overhead = round(float(fine.x))
+    rms = math.sqrt(loss(in_flight, overhead))
+    source = (f"measured: fitted with the latency model to {len(rows)} timed rows of {len(sweeps)} sweeps (measured "
+              f"volumes; rms log(predicted/measured) {rms:.3f}); {provenance}")
+    return ParallelismFit(in_flight, overhead, len(rows), len(sweeps), rms, source)
+
+
+@dataclass(frozen=True)
 class Calibration:
     """Fitted curves (shared by every calibrated device) and, per device, the measured DRAM bandwidth."""
 
@@ -161,6 +240,7 @@ class Calibration:
     driver: str
     date: str
     bandwidths: tuple[Bandwidth | None, ...]  # one per device, from its streaming rows (None: none measured)
+    parallelism: ParallelismFit | None = None  # the latency model's fit, shared by the devices (None: too few rows)
 
     @property
     def device(self) -> Device:
@@ -186,6 +266,12 @@ class Calibration:
                  f'name = "{_toml_text(dev.name)} (calibrated {self.date})"', ""]
         if bw is not None:
             lines += [f'dram_bw.value = "{bw.GB_s:.0f}GB/s"', f'dram_bw.source = "{_toml_text(bw.source)}"', ""]
+        if self.parallelism is not None:
+            pf = self.parallelism
+            lines += [f"sectors_in_flight_per_warp.value = {pf.sectors_in_flight_per_warp}",
+                      f'sectors_in_flight_per_warp.source = "{_toml_text(pf.source)}"',
+                      f'dram_run_overhead.value = "{pf.dram_run_overhead_bytes}B"',
+                      f'dram_run_overhead.source = "{_toml_text(pf.source)}"', ""]
         for fit in self.fits:
             if fit.fitted is None:
                 continue
@@ -200,7 +286,8 @@ class Calibration:
                 "curves": [f.to_dict() for f in self.fits],
                 "bandwidth": None if self.bandwidth is None else self.bandwidth.to_dict(),
                 "bandwidths": {d.id: None if b is None else b.to_dict()
-                               for d, b in zip(self.devices, self.bandwidths, strict=True)}}
+                               for d, b in zip(self.devices, self.bandwidths, strict=True)},
+                "parallelism": None if self.parallelism is None else self.parallelism.to_dict()}
 
 
 def _toml_text(s: str) -> str:
@@ -315,8 +402,9 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
         gpu_d = (_reported(by_device[d], "gpu_name") or [d.name])[0]
         bandwidths.append(stream_bandwidth(own, d, f"warpspeed calibrate {day}, {gpu_d}, data "
                                                    f"{Path(str(data_file)).name}"))
+    parallelism = fit_parallelism(pairs, provenance)
     return Calibration(devices, tuple(fits[c] for c in HIT_RATE_CURVES), str(data_file), gpu, driver, day,
-                       tuple(bandwidths))
+                       tuple(bandwidths), parallelism)
 
 
 def calibration_text(cal: Calibration) -> str:
@@ -328,6 +416,13 @@ def calibration_text(cal: Calibration) -> str:
             who = f" of {d.id}" if len(cal.devices) > 1 else ""
             lines.append(f"  dram_bw   {b.GB_s:.0f} GB/s{who} from {b.rows} streaming {b.kernel} rows (best: "
                          f"{b.configuration}; was {d.dram_bw_GB_s:.0f} GB/s)")
+    pf = cal.parallelism
+    if pf is not None:
+        d = cal.device
+        lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_overhead "
+                     f"{pf.dram_run_overhead_bytes} B from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log "
+                     f"ratio {pf.rms_log_ratio:.3f}; was {d.sectors_in_flight_per_warp} and "
+                     f"{d.dram_run_overhead_bytes} B)")
     for f in cal.fits:
         if f.fitted is None:
             lines.append(f"  {f.curve:<9} {len(f.points)} points: not enough to fit (need {MIN_POINTS}); kept "

@@ -52,10 +52,16 @@ class LatencyModel:
         if missing:
             raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
                              f"to its file (docs/device-format.md) or use --model roofline.")
+        return self.predict_with(workload, d, d.sectors_in_flight_per_warp, d.dram_run_overhead_bytes)
+
+    def predict_with(self, workload: Workload, device: Device, sectors_in_flight_per_warp: float,
+                     dram_run_overhead_bytes: float) -> Performance:
+        """:meth:`predict` with the two parallelism values given (``warpspeed calibrate`` fits them)."""
+        d = device
         v = workload.volumes_B_per_lup
         roof = workload.roofline_GLup_s(d)
         run = workload.load_run_bytes
-        efficiency = run / (run + d.dram_run_overhead_bytes) if run > 0 else 1.0
+        efficiency = run / (run + dram_run_overhead_bytes) if run > 0 else 1.0
         t = {"FP": _time(roof["FP"]), "L1": _time(roof["L1"]), "L2": _time(roof["L2"])}
         t["DRAM"] = (v["dram_load"] / efficiency + v["dram_store"]) / d.dram_bw_GB_s  # B / (GB/s) = ns
 
@@ -64,7 +70,7 @@ class LatencyModel:
         l2_sectors = (v["l2_load"] + v["l2_store"]) / SECTOR_BYTES - dram_sectors
         sectors = l2_sectors + dram_sectors
         per_iteration = sectors * 32 * workload.lups_per_thread  # sectors one warp moves per iteration
-        in_flight = min(float(d.sectors_in_flight_per_warp), per_iteration)
+        in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
         latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
             if sectors > 0 else 0.0
         warps = workload.warps_per_sm
@@ -79,14 +85,15 @@ class LatencyModel:
                   "sectors_in_flight_per_warp": in_flight, "bytes_in_flight_per_sm": bytes_in_flight,
                   "mean_latency_ns": latency_ns, "overlap_exponent": OVERLAP_EXPONENT}
         return Performance(self.name, perf, limiter, limits, detail,
-                           _reasons(t, limiter, efficiency, run, d, warps, in_flight, bytes_in_flight, latency_ns))
+                           _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, in_flight,
+                                    bytes_in_flight, latency_ns))
 
 
 def _kib(nbytes: float) -> str:
     return f"{nbytes / 1024:.3g} KiB" if nbytes >= 1024 else f"{nbytes:.0f} B"
 
 
-def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, d: Device, warps: int,
+def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, overhead: float, warps: int,
              in_flight: float, bytes_in_flight: float, latency_ns: float) -> tuple[str, ...]:
     """The latency and DRAM-run effects in the user's terms, where they cost at least half the largest time."""
     out = []
@@ -101,7 +108,7 @@ def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, d
                    f"each) at a mean latency of {latency_ns:.0f} ns; {tail}")
     if efficiency < 0.9 and t["DRAM"] >= 0.5 * largest:
         out.append(f"DRAM reads stream at {100 * efficiency:.0f} % of the DRAM bandwidth: blocks load contiguous "
-                   f"runs of {run:.0f} B and each run costs {d.dram_run_overhead_bytes} B of streaming time")
+                   f"runs of {run:.0f} B and each run costs {overhead:.0f} B of streaming time")
     return tuple(out)
 
 

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
-from .estimate import estimate, resolve_kernel
+from .estimate import Estimate, estimate, resolve_kernel, with_model
 from .launch import LaunchError
 from .measurements import VOLUME_COLUMNS, Measurement, triple_text
 
@@ -39,6 +39,8 @@ class Pair:
 
     measured: Measurement
     predicted: dict
+    estimate: Estimate | None = field(default=None, compare=False, repr=False)  # to re-predict (remodel)
+    device: Device | None = field(default=None, compare=False, repr=False)  # the device it was estimated on
 
     @property
     def label(self) -> str:
@@ -97,6 +99,11 @@ class GroupReport:
         return f"{self.kernel} on {self.device} ({triple_text(self.domain)}{code}{model})"
 
     @property
+    def model(self) -> str:
+        """The performance model of the predictions (documents before the models: roofline)."""
+        return self.pairs[0].predicted.get("model", "roofline") if self.pairs else "roofline"
+
+    @property
     def predicted_best(self) -> Pair:
         return max(self.pairs, key=lambda p: p.predicted["performance_GLup_s"])
 
@@ -106,6 +113,7 @@ class GroupReport:
 
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "device": self.device, "estimated_on": self.estimated_on or self.device,
+                "model": self.model,
                 "domain": triple_text(self.domain),
                 "code": self.code or None, "configurations": len(self.pairs),
                 "spearman": self.spearman, "top1_percent": self.top1_percent,
@@ -191,7 +199,7 @@ def estimate_measurements(measurements: Sequence[Measurement],
         except LaunchError as err:
             raise InputError(f"measured configuration {triple_text(m.block)} of {m.kernel} cannot launch on "
                              f"{m.device} in the model: {err}") from None
-        pairs.append(Pair(m, e.to_dict()))
+        pairs.append(Pair(m, e.to_dict(), e, devs[m.device]))
     return pairs
 
 
@@ -242,14 +250,32 @@ def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | N
     reports = []
     for (kernel, dev, domain, code), rows in groups.items():
         pairs = [next(estimated) for _ in rows]
-        pred = [p.predicted["performance_GLup_s"] for p in pairs]
-        meas = [p.measured.GLup_s for p in pairs]
-        best_pred = pairs[int(np.argmax(pred))]
-        top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
         on = "" if device is None or device.id == dev else device.id
-        reports.append(GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs),
-                                   domain, code, performance_ratio(pairs), on))
+        reports.append(_report(kernel, dev, domain, code, pairs, on))
     return reports
+
+
+def _report(kernel: str, dev: str, domain, code: str, pairs: list[Pair], on: str) -> GroupReport:
+    pred = [p.predicted["performance_GLup_s"] for p in pairs]
+    meas = [p.measured.GLup_s for p in pairs]
+    best_pred = pairs[int(np.argmax(pred))]
+    top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
+    return GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs), domain, code,
+                       performance_ratio(pairs), on)
+
+
+def remodel(reports: Sequence[GroupReport], model: str | None) -> list[GroupReport]:
+    """The same reports under another performance model: the volumes are reused, only GLup/s change."""
+    out = []
+    for r in reports:
+        pairs = []
+        for p in r.pairs:
+            if p.estimate is None or p.device is None:
+                raise InputError("these reports carry no estimates to re-predict; validate again with the model.")
+            e = with_model(p.estimate, p.device, model)
+            pairs.append(replace(p, predicted=e.to_dict(), estimate=e))
+        out.append(_report(r.kernel, r.device, r.domain, r.code, pairs, r.estimated_on))
+    return out
 
 
 def _pct(x: float) -> str:
@@ -265,8 +291,8 @@ def report_text(reports: Sequence[GroupReport]) -> str:
                      f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
                      f"{r.measured_best.label}")
         if r.ratio is not None:
-            lines.append(f"  predicted / measured GLup/s: median {r.ratio.median:.2f}, p90 of |ratio - 1| "
-                         f"{r.ratio.p90_abs_deviation:.2f}")
+            lines.append(f"  predicted ({r.model} model) / measured GLup/s: median {r.ratio.median:.2f}, p90 of "
+                         f"|ratio - 1| {r.ratio.p90_abs_deviation:.2f}")
         if r.volume_errors:
             lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11} {'within 10 %':>12}")
             for k, v in r.volume_errors.items():

@@ -1,0 +1,52 @@
+"""Write tests/golden/estimates.json: the JSON of every shipped stencil kernel on every shipped device.
+
+The golden test (tests/test_golden.py) compares today's outputs with this file byte for byte, so that a
+restructuring cannot change a number unnoticed. A change of the model that is meant to change numbers
+regenerates the file on purpose (``python tests/golden/make_golden.py``) and says so in its commit.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+from warpspeed.device import device, device_ids
+from warpspeed.estimate import estimate, resolve_kernel, with_model
+from warpspeed.launch import LaunchError
+
+GOLDEN = Path(__file__).with_name("estimates.json")
+KERNELS = {"copy": (1048576, 1, 1), "star2d-r1": (1024, 1024, 1), "star3d-r1": (256, 128, 128),
+           "star3d-r4": (640, 512, 512), "box3d-r1": (256, 128, 128)}
+CONFIGS = (((32, 4, 8), (1, 1, 1)), ((64, 2, 2), (1, 2, 1)), ((256, 1, 1), (1, 1, 1)))
+
+
+def documents() -> dict[str, dict]:
+    """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text)."""
+    out: dict[str, dict] = {}
+    for name, domain in KERNELS.items():
+        kernel = resolve_kernel(name, domain)
+        for dev_id in device_ids():
+            dev = device(dev_id)
+            for block, folding in CONFIGS:
+                if kernel.domain[1] == 1:  # 1-D: one row of threads
+                    block = (block[0] * block[1] * block[2], 1, 1)
+                elif kernel.domain[2] == 1:
+                    block = (block[0], block[1] * block[2], 1)
+                key = f"{name}|{dev_id}|{block}|{folding}"
+                try:
+                    e = estimate(kernel, dev, block, folding, model="latency")
+                except LaunchError as err:
+                    out[key] = {"error": str(err)}
+                    continue
+                out[key + "|latency"] = e.to_dict()
+                out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
+    return out
+
+
+def text(docs: dict[str, dict]) -> str:
+    return json.dumps(docs, indent=1) + "\n"
+
+
+if __name__ == "__main__":
+    docs = documents()
+    GOLDEN.write_text(text(docs))
+    print(f"wrote {GOLDEN} ({len(docs)} documents)", file=sys.stderr)

@@ -1,0 +1,165 @@
+"""The latency model (warpspeed.latency) on analytic cases, and the model seam around it."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import warpspeed
+from warpspeed.device import device
+from warpspeed.errors import InputError
+from warpspeed.estimate import estimate, with_model
+from warpspeed.footprint import count_runs
+from warpspeed.kernel import Flops
+from warpspeed.latency import OVERLAP_EXPONENT, LatencyModel
+from warpspeed.performance import MODELS, RooflineModel, Workload, performance_model
+from warpspeed.projection import project
+
+H100 = device("H100-SXM5-80GB")
+
+
+def workload(warps=64, run=8192.0, l2_load=8.0, l2_store=8.0, dram_load=8.0, dram_store=8.0, l1_cycles=1e-6,
+             lups_per_thread=1, flops=Flops()):
+    vol = {"l1_load": l2_load, "l2_load_compulsory": l2_load, "l2_load": l2_load, "l2_store": l2_store,
+           "dram_load_compulsory": dram_load, "dram_load": dram_load, "dram_store": dram_store}
+    return Workload("fp64", flops, l1_cycles, vol, warps, lups_per_thread, run)
+
+
+def three_norm(*times):
+    return sum(t ** OVERLAP_EXPONENT for t in times) ** (1 / OVERLAP_EXPONENT)
+
+
+def test_ample_parallelism_and_long_runs_reach_the_dram_roofline():
+    """A streaming kernel with every warp slot filled: the latency term is small, the DRAM limit binds."""
+    w = workload(warps=64, run=1 << 20)
+    lat = LatencyModel().predict(w, H100)
+    roof = RooflineModel().predict(w, H100)
+    assert roof.limiter == lat.limiter == "DRAM"
+    assert lat.limits_GLup_s["DRAM"] == pytest.approx(roof.GLup_s, rel=1e-4)  # runs of 1 MiB: no run cost
+    assert 0.97 * roof.GLup_s < lat.GLup_s <= roof.GLup_s
+    # with infinitely many warps the prediction is the DRAM-only 3-norm of the other times
+    many = LatencyModel().predict(workload(warps=10**9, run=1e12), H100)
+    t = [1 / many.limits_GLup_s[k] for k in ("L1", "L2", "DRAM")]
+    assert many.GLup_s == pytest.approx(1 / three_norm(*t), rel=1e-9)
+
+
+def test_one_warp_per_sm_is_latency_bound_by_littles_law():
+    """One warp keeps 12 sectors in flight; 1 lup moves 0.5 + 0.5 sectors at the DRAM and L2 latency."""
+    w = workload(warps=1)
+    p = LatencyModel().predict(w, H100)
+    assert p.limiter == "latency"
+    sectors = (8 + 8) / 32  # L2 load (all from DRAM) and L2 store per lup
+    mean_latency_ns = (0.25 * H100.dram_latency_s + 0.25 * H100.l2_latency_s) / sectors * 1e9
+    lups_per_ns = H100.sm_count * 1 * 12 / (sectors * mean_latency_ns)
+    assert p.limits_GLup_s["latency"] == pytest.approx(lups_per_ns)
+    assert p.detail["mean_latency_ns"] == pytest.approx(mean_latency_ns)
+    assert p.detail["bytes_in_flight_per_sm"] == 12 * 32
+    others = [1 / p.limits_GLup_s[k] for k in ("L1", "L2", "DRAM")]
+    assert p.GLup_s == pytest.approx(1 / three_norm(1 / lups_per_ns, *others))
+    assert p.GLup_s < 0.2 * RooflineModel().predict(w, H100).GLup_s
+    assert any(r.startswith("latency-bound: 1 warps/SM keep 384 B in flight") for r in p.reasons)
+
+
+def test_a_warp_cannot_keep_more_in_flight_than_one_iteration_moves():
+    w = workload(warps=1, l2_load=2.0, l2_store=2.0, dram_load=2.0, dram_store=2.0)  # 4 sectors per iteration
+    p = LatencyModel().predict(w, H100)
+    assert p.detail["sectors_in_flight_per_warp"] == pytest.approx(4.0)
+    assert LatencyModel().predict(workload(warps=1, lups_per_thread=4), H100).detail[
+        "sectors_in_flight_per_warp"] == 12
+
+
+@pytest.mark.parametrize("run, overhead", [(8.0, 51), (2048.0, 51), (64.0, 0)])
+def test_dram_runs_cost_a_fixed_overhead_each(run, overhead):
+    dev = H100.with_overrides(dram_run_overhead=overhead)
+    p = LatencyModel().predict(workload(run=run, dram_load=100.0, dram_store=50.0), dev)
+    eff = run / (run + overhead)
+    assert p.detail["dram_efficiency"] == pytest.approx(eff)
+    assert p.limits_GLup_s["DRAM"] == pytest.approx(dev.dram_bw_GB_s / (100.0 / eff + 50.0))
+
+
+def test_more_latency_or_fewer_sectors_in_flight_is_slower_and_the_overrides_work():
+    k = warpspeed.find_kernel("star3d-r4", domain=(256, 128, 128))
+    base = estimate(k, H100, (32, 2, 2), registers=128)
+    slow = estimate(k, H100.with_overrides(dram_latency="746ns"), (32, 2, 2), registers=128)
+    few = estimate(k, H100, (32, 2, 2), registers=128, overrides={"sectors_in_flight_per_warp": 6})
+    assert slow.performance_GLup_s < base.performance_GLup_s and few.performance_GLup_s < base.performance_GLup_s
+    assert slow.performance.detail["mean_latency_ns"] > base.performance.detail["mean_latency_ns"]
+    assert slow.limiters_GLup_s == base.limiters_GLup_s  # the roofline does not see latencies
+
+
+def test_a_projection_to_more_bandwidth_at_the_same_latency_gains_less_than_the_ratio():
+    """A GPU with 2x the DRAM bandwidth but the same latencies no longer promises 2x (8 warps/SM)."""
+    fast = H100.with_overrides(dram_bw=2 * H100.dram_bw_GB_s)
+    kw = dict(blocks=[(256, 1, 1)], domain=(1 << 24, 1, 1), registers=255, jobs=1)
+    roof = project("copy", H100, fast, model="roofline", **kw)
+    lat = project("copy", H100, fast, **kw)
+    assert roof.source_best.limiter == "DRAM" and roof.speedup == pytest.approx(2.0)
+    assert 1.0 < lat.speedup < 1.5
+    assert lat.target_best.limiter == "latency"
+
+
+def test_low_occupancy_estimates_are_latency_bound_and_explain_it():
+    e = estimate("star3d-r4", H100, (32, 2, 2), domain=(256, 128, 128), registers=255)
+    assert e.model == "latency" and e.limiter == "latency"
+    assert e.performance.detail["warps_per_sm"] == e.occupancy.blocks_per_sm * 4
+    assert e.performance_GLup_s < min(e.limiters_GLup_s.values())
+    assert e.performance.reasons[0].startswith("latency-bound:")
+    r = with_model(e, H100, "roofline")
+    assert r.model == "roofline" and r.performance_GLup_s == min(r.limiters_GLup_s.values())
+    assert r.time_s == pytest.approx(e.time_s * e.performance_GLup_s / r.performance_GLup_s)
+    with pytest.raises(InputError, match="device the estimate was made on"):
+        with_model(e, "A100-SXM4-40GB", "roofline")
+
+
+def test_models_are_chosen_by_name_with_clear_errors():
+    assert set(MODELS) == {"roofline", "latency"}
+    assert performance_model(None).name == "latency" and performance_model("Roofline").name == "roofline"
+    with pytest.raises(InputError, match="unknown performance model 'ecm'; valid: roofline, latency"):
+        estimate("copy", H100, (256, 1, 1), domain=(65536, 1, 1), model="ecm")
+    with pytest.raises(InputError, match="a 'name' and a 'predict"):
+        performance_model(42)
+
+
+def test_a_device_without_latency_values_names_them(tmp_path):
+    text = (warpspeed.device("H100-SXM5-80GB").file and
+            open(warpspeed.device("H100-SXM5-80GB").file).read()).replace('architecture = "hopper"',
+                                                                          'architecture = "newarch"')
+    curves = "".join(f'\n[hit_rates.{c}]\na = 1.0\nb = 0.01\nc = 3.0\nsource = "assumed: test"\n'
+                     for c in ("l1", "l2_y", "l2_z", "l2_store"))
+    f = tmp_path / "NEW.toml"
+    f.write_text(text.replace('id = "H100-SXM5-80GB"', 'id = "NEW"') + curves)
+    dev = device(str(f))
+    assert dev.dram_latency_s is None
+    assert estimate("copy", dev, (256, 1, 1), domain=(65536, 1, 1), model="roofline").performance_GLup_s > 0
+    with pytest.raises(InputError, match="lacks l2_latency, dram_latency, sectors_in_flight_per_warp, "
+                                         "dram_run_overhead, which the latency model needs"):
+        estimate("copy", dev, (256, 1, 1), domain=(65536, 1, 1))
+    fixed = dev.with_overrides(l2_latency="200ns", dram_latency="400ns", sectors_in_flight_per_warp=8,
+                               dram_run_overhead="32B")
+    assert estimate("copy", fixed, (256, 1, 1), domain=(65536, 1, 1)).performance_GLup_s > 0
+
+
+def test_load_runs_of_blocks():
+    """1-wide blocks of a one-field stencil load runs of one element per row; wide ones whole rows."""
+    star = warpspeed.find_kernel("star3d-r1", domain=(256, 64, 64))
+    narrow = estimate(star, H100, (1, 32, 8)).performance.detail["load_run_bytes"]
+    wide = estimate(star, H100, (256, 1, 4)).performance.detail["load_run_bytes"]
+    # 1x32x8 block: 32x8 rows with x-1..x+1 (3 elements), 2x8 halo rows in y and 32x2 in z of 1 element
+    assert narrow == pytest.approx(8 * (32 * 8 * 3 + 2 * 8 + 32 * 2) / (32 * 8 + 2 * 8 + 32 * 2))
+    # 256x1x4: 4 rows of 258 elements (x-1..x+256), 2x4 y-halo rows and 2 z-halo rows of 256
+    assert wide == pytest.approx(8 * (4 * 258 + 10 * 256) / 14)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=40), st.lists(st.booleans(), min_size=40, max_size=40),
+       st.sampled_from([1, 4, 8]))
+def test_count_runs_matches_a_loop(values, mask, step):
+    v = np.array(values, dtype=np.int64) * step
+    a = np.array(mask[:len(values)])
+    got = int(count_runs(v[None, :], a[None, :], step)[0])
+    kept = sorted(set(int(x) for x, m in zip(v, a, strict=True) if m))
+    runs = sum(1 for i, x in enumerate(kept) if i == 0 or x - kept[i - 1] > step)
+    assert got == runs
+    assert math.isfinite(got)
