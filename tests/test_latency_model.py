@@ -21,10 +21,10 @@ H100 = device("H100-SXM5-80GB")
 
 
 def workload(warps=64, run=8192.0, l2_load=8.0, l2_store=8.0, dram_load=8.0, dram_store=8.0, l1_cycles=1e-6,
-             lups_per_thread=1, flops=Flops()):
+             lups_per_thread=1, flops=None):
     vol = {"l1_load": l2_load, "l2_load_compulsory": l2_load, "l2_load": l2_load, "l2_store": l2_store,
            "dram_load_compulsory": dram_load, "dram_load": dram_load, "dram_store": dram_store}
-    return Workload("fp64", flops, l1_cycles, vol, warps, lups_per_thread, run)
+    return Workload("fp64", flops or Flops(), l1_cycles, vol, warps, lups_per_thread, run)
 
 
 def three_norm(*times):
