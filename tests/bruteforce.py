@@ -227,6 +227,8 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     cycles = 0
     warp_load_sectors = 0
     warp_store_sectors = 0
+    line_rule = d.l1_load_lines_per_wavefront is not None  # Hopper: bank cost + 1/k per further line
+    busy_warps = set()
     for fi, kind, expr, origins in instrs:
         f = kernel.fields[fi]
         addr = byte_address(f, evaluate(expr, {"tidx": tx, "tidy": ty, "tidz": tz}))
@@ -238,16 +240,28 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
             for w0 in range(0, T, ws):
                 lanes = range(w0, min(w0 + ws, T))
                 warp_addrs = [int(addr[bi, t]) for t in lanes if active[bi, t]]
+                if warp_addrs:
+                    busy_warps.add((bi, w0))
                 sectors = len({x // S1 for x in warp_addrs})
                 if kind == "load":
                     warp_load_sectors += sectors
                 else:
                     warp_store_sectors += sectors
+                bank = 0
                 for g0 in range(w0, min(w0 + ws, T), group):
                     g_addrs = [int(addr[bi, t]) for t in range(g0, min(g0 + group, w0 + ws, T))
                                if active[bi, t]]
-                    cycles += group_cycles(g_addrs, d.l1_bank_bytes, d.l1_banks,
-                                           d.l1_pairing_distance_bytes)
+                    bank += group_cycles(g_addrs, d.l1_bank_bytes, d.l1_banks,
+                                         float("inf") if line_rule else d.l1_pairing_distance_bytes)
+                cycles += bank
+                if line_rule:
+                    per_wavefront = d.l1_load_lines_per_wavefront if kind == "load" else \
+                        d.l1_store_lines_per_wavefront
+                    lines = len({x // d.l1_line_bytes for x in warp_addrs})
+                    cycles += max(lines - bank, 0) / per_wavefront
+
+    if line_rule:
+        cycles += (d.l1_wavefronts_per_warp or 0) * len(busy_warps)
 
     # ---- footprints: valid cells of blocks --------------------------------------------------------
     S2, L2 = d.l2_sector_bytes, d.l2_line_bytes

@@ -340,3 +340,34 @@ def test_wave64_l1_cycles_by_hand():
         e = warpspeed.estimate(k, mi210, (64, 4, 1))
         # cycles per warp-lup are per 32 lups (INTERFACE.md): a wave64 is two of them
         assert e.l1_cycles_per_warp_lup == pytest.approx(per_wave / 2)
+
+
+# Hopper's L1 line rule (bank cost without a distance limit + 1/k per further line, a constant per warp)
+HOPPER_CASES = ["star3d-r1", "star3d-r1-fold2y", "star3d-r2", "box3d-r1-fold2x", "star3d-r1-edges",
+                "copy-tuple-misaligned", "transpose", "strided-x2", "quasi-affine", "three-fields"]
+
+
+@pytest.mark.parametrize("case_id", HOPPER_CASES)
+def test_hopper_line_rule_matches_brute_force(case_id):
+    _, make, block, folding, sm = next(c for c in CASES if c[0] == case_id)
+    k, d = make(), warpspeed.device("H100-SXM5-80GB").with_overrides(sm_count=sm)
+    assert d.l1_load_lines_per_wavefront == 3 and d.l1_store_lines_per_wavefront == 2
+    bf, est = brute_force(k, d, block, folding), from_estimate(warpspeed.estimate(k, d, block, folding))
+    bad = compare(bf, est)
+    assert not bad, f"{case_id} on H100: (brute force, estimate) differ: {bad}"
+
+
+def test_hopper_line_rule_by_hand():
+    """One warp of 8 B loads: aligned 256 B = 2 wavefronts, misaligned (3 lines) = 2 + 1/3; 32 rows in 2 banks
+    = 8 + 8 bank conflicts + 16 further lines / 3; the store of the same warp 2; plus 4 per warp."""
+    h = warpspeed.device("H100-SXM5-80GB").with_overrides(sm_count=1)
+    pitch = 648  # 5184 B rows: 648 words = 8 mod 16, lanes alternate two banks
+    for loads, expected in (([("tidx", "tidy", "tidz")], 2), ([("tidx+1", "tidy", "tidz")], 2 + 1 / 3)):
+        k = kern((32, 1, 1), fld("a", (64, 1, 1), loads=loads), fld("b", (32, 1, 1), stores=[("tidx", "tidy", "tidz")]))
+        e = warpspeed.estimate(k, h, (32, 1, 1), model="roofline")
+        assert e.l1_cycles_per_warp_lup == pytest.approx(expected + 2 + 4)
+    k = kern((1, 32, 1), fld("a", (pitch, 32, 1), loads=[("tidx", "tidy", "tidz")]),
+             fld("b", (1, 32, 1), stores=[("tidx", "tidy", "tidz")]))
+    e = warpspeed.estimate(k, h, (1, 32, 1), model="roofline")
+    # the store: 32 consecutive 8 B words of a 1-wide field (256 B): 2 wavefronts
+    assert e.l1_cycles_per_warp_lup == pytest.approx(16 + 16 / 3 + 2 + 4)

@@ -19,6 +19,7 @@ import warpspeed
 from warpspeed.launch import LaunchError, make_launch
 
 A100 = warpspeed.device("A100-SXM4-40GB")
+H100 = warpspeed.device("H100-SXM5-80GB")  # the L1 line rule (A100: the pairing rule)
 
 # WARPSPEED_PROPERTY_EXAMPLES=2000 explores more (and randomly); the default run is fixed and small.
 _EXAMPLES = int(os.environ.get("WARPSPEED_PROPERTY_EXAMPLES", "0"))
@@ -84,13 +85,13 @@ def configurations(draw):
         by = 1
     folding = (draw(st.sampled_from([1, 1, 2])), draw(st.sampled_from([1, 1, 2, 3])),
                draw(st.sampled_from([1, 1, 2])))
-    sm_count = draw(st.integers(1, 4))
+    sm_count = draw(st.integers(1, 4)) * draw(st.sampled_from([1, -1]))  # negative: the same on the H100
     return (bx, by, bz), folding, sm_count
 
 
 def _compare(spec, block, folding, sm_count):
     kernel = warpspeed.kernel_from_dict(spec)
-    dev = A100.with_overrides(sm_count=sm_count)
+    dev = (A100 if sm_count > 0 else H100).with_overrides(sm_count=abs(sm_count))
     try:
         make_launch(kernel, dev, block, folding)
     except LaunchError:

@@ -46,7 +46,13 @@ with their unit kinds (see :mod:`warpspeed.units`)::
     l1_banks                   l1_banks                      count       L1 banks
     l1_bank_width              l1_bank_bytes                 bytes       bytes per bank per cycle
     l1_pairing_distance        l1_pairing_distance_bytes     bytes       addresses this far apart never
-                                                                         share a wavefront
+                                                                         share a wavefront (pairing rule)
+    l1_load_lines_per_wavefront, l1_store_lines_per_wavefront            count       optional: the L1 line
+                                                                         rule (warpspeed.l1): lines that
+                                                                         share a wavefront beyond the bank
+                                                                         cost, for loads and stores
+    l1_wavefronts_per_warp     l1_wavefronts_per_warp        count       optional (line rule): fixed
+                                                                         wavefronts of every warp
     l2_size                    l2_size_bytes                 bytes       total L2 capacity
     l2_partitions              l2_partitions                 count       L2 partitions (an SM sees one)
     l2_effective_size          l2_effective_size_bytes       bytes       optional; default l2_size //
@@ -316,6 +322,9 @@ _KEYS: tuple[_Key, ...] = (
     _Key("l1_banks", "l1_banks", "count", 1),
     _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1),
     _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1),
+    _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False),
+    _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False),
+    _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False),
     _Key("l2_size", "l2_size_bytes", "bytes", 1),
     _Key("l2_partitions", "l2_partitions", "count", 1),
     _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False),
@@ -346,6 +355,8 @@ _KEYS: tuple[_Key, ...] = (
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
 )
 LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead")
+L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
+"""Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 _BY_KEY = {k.key: k for k in _KEYS}
 _BY_ATTR = {k.attr: k for k in _KEYS}
@@ -432,6 +443,9 @@ class Device:
     l1_banks: int
     l1_bank_bytes: int
     l1_pairing_distance_bytes: int
+    l1_load_lines_per_wavefront: int | None
+    l1_store_lines_per_wavefront: int | None
+    l1_wavefronts_per_warp: int | None
     l2_size_bytes: int
     l2_partitions: int
     l2_effective_size_bytes: int
@@ -566,6 +580,9 @@ class Device:
             line, sector = getattr(self, f"{lvl}_line_bytes"), getattr(self, f"{lvl}_sector_bytes")
             check(line % sector == 0, f"{lvl}_line ({line} B) must be a whole multiple of {lvl}_sector "
                                       f"({sector} B)")
+        line_keys = [getattr(self, _BY_KEY[k].attr) is None for k in L1_LINE_KEYS[:2]]
+        check(len(set(line_keys)) == 1, "l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together "
+                                        "(the L1 line rule); give both or neither")
         check(self.l1_pairing_distance_bytes % self.l1_bank_bytes == 0,
               f"l1_pairing_distance ({self.l1_pairing_distance_bytes} B) must be a whole multiple of "
               f"l1_bank_width ({self.l1_bank_bytes} B)")
@@ -835,7 +852,7 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
     attrs.setdefault("l2_bw_peak_GB_s", None)
     attrs.setdefault("dram_bw_peak_GB_s", None)
     attrs.setdefault("l1_bytes_per_cycle_8B", None)
-    for key in LATENCY_KEYS:
+    for key in (*LATENCY_KEYS, *L1_LINE_KEYS):
         attrs.setdefault(_BY_KEY[key].attr, None)
     try:
         return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,

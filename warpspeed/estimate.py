@@ -24,7 +24,7 @@ from .errors import InputError
 from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
 from .isl_volumes import Footprint, Footprints, cell_set
 from .kernel import Kernel, load_kernel
-from .l1 import wavefronts
+from .l1 import warp_cycles, wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
 from .performance import Performance, PerformanceModel, Workload, performance_model
 from .roofline import LIMITERS
@@ -206,7 +206,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     classes = block_classes(k, launch, instrs, modulus)
     ba = block_addresses(launch, instrs, classes.coords)
     w = classes.weights
-    cycles = int((wavefronts(ba.addresses, ba.active, instrs, dev).sum(axis=1) * w).sum())
+    cycles = ((wavefronts(ba.addresses, ba.active, instrs, dev).sum(axis=1) + warp_cycles(ba.active, dev)) * w).sum()
+    cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
     bc = block_counts(k, launch, instrs, ba, w, S, dev.l1_line_bytes, dev.warp_size)
     valid = bc.valid_lups
     per_lup = 1.0 / valid

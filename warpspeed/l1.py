@@ -2,10 +2,21 @@
 
 Per memory instruction and warp, the LSU serves groups of ``bytes_per_cycle // element_bytes`` lanes
 (16 lanes of 8 B, 32 lanes of 4 B; ``bytes_per_cycle`` may be lower for 8 B accesses, see
-:meth:`~warpspeed.device.Device.lsu_bytes_per_cycle`). Inside a group the distinct 8 B words are sorted
-and split into runs: a run starts at the first word ``pairing_distance`` bytes or more past the current run's first word
-(addresses that far apart never share a wavefront). A run costs the largest number of its words that
-fall into one bank (``word mod banks``); a group costs the sum over its runs; inactive lanes cost nothing.
+:meth:`~warpspeed.device.Device.lsu_bytes_per_cycle`). Two rules, chosen by the device data:
+
+- **Pairing rule** (Ernst et al., measured on the A100; the default). Inside a group the distinct 8 B
+  words are sorted and split into runs: a run starts at the first word ``l1_pairing_distance`` bytes or
+  more past the current run's first word (addresses that far apart never share a wavefront). A run costs
+  the largest number of its words that fall into one bank (``word mod banks``); a group costs the sum
+  over its runs.
+- **Line rule** (devices that give ``l1_load_lines_per_wavefront``: Hopper, fitted to ncu counts of an
+  H100 and an H200). A group costs the largest number of its distinct words in one bank, with no
+  distance limit; summed over the warp's groups that is the bank cost B. The warp's distinct 128 B
+  lines L beyond B cost ``1 / lines_per_wavefront`` each (loads and stores have their own value): a
+  wavefront fetches one line per bank slot, and further lines share wavefronts up to that many. Each
+  warp also costs ``l1_wavefronts_per_warp`` once, whatever it accesses.
+
+Inactive lanes cost nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import Device
-from .footprint import SENTINEL, Instruction, warp_view
+from .footprint import SENTINEL, Instruction, count_distinct, warp_view
 
 
 def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: int) -> np.ndarray:
@@ -51,13 +62,24 @@ def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: i
     return out
 
 
+NO_SPLIT = np.iinfo(np.int64).max // 4  # a run length no word distance reaches: one run per group
+
+
+def line_rule(device: Device) -> bool:
+    """Whether the device's L1 follows the line rule (module docstring) instead of the pairing rule."""
+    return device.l1_load_lines_per_wavefront is not None
+
+
 def wavefronts(addresses: np.ndarray, active: np.ndarray, instructions: tuple[Instruction, ...],
                device: Device) -> np.ndarray:
-    """L1 cycles per (block, instruction) summed over the block's warps; arrays are (k, n_instr, T)."""
+    """L1 cycles per (block, instruction) summed over the block's warps; arrays are (k, n_instr, T).
+
+    The per-warp constant of the line rule is not included (:func:`warp_cycles`)."""
     k, n, _ = addresses.shape
-    out = np.zeros((k, n), dtype=np.int64)
+    lines_rule = line_rule(device)
+    out = np.zeros((k, n), dtype=np.float64 if lines_rule else np.int64)
     words = addresses // device.l1_bank_bytes
-    run_words = device.l1_pairing_distance_bytes // device.l1_bank_bytes
+    run_words = NO_SPLIT if lines_rule else device.l1_pairing_distance_bytes // device.l1_bank_bytes
     by_group: dict[int, list[int]] = {}
     for i, ins in enumerate(instructions):
         lanes = max(1, min(device.warp_size, device.lsu_bytes_per_cycle(ins.element_bytes) // ins.element_bytes))
@@ -72,5 +94,24 @@ def wavefronts(addresses: np.ndarray, active: np.ndarray, instructions: tuple[In
             a = np.pad(a, [(0, 0)] * 3 + [(0, pad)], constant_values=False)
         shape = w.shape[:3]
         cyc = group_cycles(w.reshape(-1, lanes), a.reshape(-1, lanes), device.l1_banks, run_words)
-        out[:, idx] = cyc.reshape(shape + (groups,)).sum(axis=(2, 3))
+        bank = cyc.reshape(shape + (groups,)).sum(axis=3)  # (k, m, warps): bank cost of each warp
+        if not lines_rule:
+            out[:, idx] = bank.sum(axis=2)
+            continue
+        lines = count_distinct(warp_view(addresses[:, idx, :] // device.l1_line_bytes, device.warp_size, 0),
+                               warp_view(active[:, idx, :], device.warp_size, False))
+        per_line = np.array([1.0 / (device.l1_store_lines_per_wavefront if instructions[i].store
+                                    else device.l1_load_lines_per_wavefront) for i in idx])
+        extra = np.maximum(lines - bank, 0) * per_line[None, :, None]
+        out[:, idx] = (bank + extra).sum(axis=2)
     return out
+
+
+def warp_cycles(active: np.ndarray, device: Device) -> np.ndarray:
+    """The line rule's fixed cost per block: ``l1_wavefronts_per_warp`` x warps with an active lane
+    (0 for the pairing rule); ``active`` is (k, n_instr, T)."""
+    per_warp = (device.l1_wavefronts_per_warp or 0) if line_rule(device) else 0
+    if not per_warp:
+        return np.zeros(active.shape[0])
+    busy = warp_view(active.any(axis=1), device.warp_size, False).any(axis=-1)  # (k, warps)
+    return per_warp * busy.sum(axis=1).astype(np.float64)
