@@ -399,3 +399,37 @@ def test_validation_plot_log_axes_have_readable_ticks():
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert labels and all("^" not in t and "times" not in t for t in labels)
     assert ax.get_title() == "performance" and ax.get_xlabel() == "measured (GLup/s)"
+
+
+def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
+    """Rows timed as the latency model predicts them on a GPU with 6 sectors in flight per warp and 120 B per
+    DRAM run: calibrate (which starts from the shipped 12 and 51 B) finds those two numbers again."""
+    pytest.importorskip("scipy")
+    from warpspeed.calibration import MIN_POINTS, calibrate, calibration_text
+    h100 = warpspeed.device("H100-SXM5-80GB")
+    truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_overhead="120B")
+    rows = []
+    for kernel, domain in (("star3d-r1", (512, 256, 128)), ("copy", (1 << 25, 1, 1))):
+        for b in ((1, 16, 16), (4, 8, 8), (16, 4, 4), (64, 4, 1), (256, 1, 1)):
+            block = b if kernel != "copy" else (b[0] * b[1] * b[2], 1, 1)
+            for regs in (32, 128, 255):
+                e = warpspeed.estimate(kernel, truth, block, domain=domain, registers=regs).to_dict()
+                v = e["volumes_B_per_lup"]
+                rows.append({"device": h100.id, "gpu_name": "synthetic", "driver": "none", "kernel": kernel,
+                             "block": triple_text(block), "folding": "1x1x1", "domain": triple_text(domain),
+                             "registers": regs, "repeats": 1, "time_s": e["time_s"], "GLup_s": e["performance_GLup_s"],
+                             **{k: v[k] for k in ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")}})
+    f = write_measurements(tmp_path / "lat.csv", rows)
+    cal = calibrate(read_measurements(f), h100, f, date="2026-11-23")
+    pf = cal.parallelism
+    assert (pf.sectors_in_flight_per_warp, pf.dram_run_overhead_bytes) == (6, 120)
+    # these exact volumes do not pin every hit-rate curve down: such a curve is kept, not an error
+    kept = [fit for fit in cal.fits if fit.fitted is None and len(fit.points) >= MIN_POINTS]
+    assert all(f"{fit.curve:<9} {len(fit.points)} points: the fit did not converge; kept" in calibration_text(cal)
+               for fit in kept)
+    assert pf.rows == 30 and pf.rms_log_ratio < 1e-3
+    assert main(["calibrate", str(f), "--device", h100.id, "-o", str(tmp_path / "c.toml")]) == 0
+    assert "sectors_in_flight_per_warp 6, dram_run_overhead 120 B from 30 timed rows" in capsys.readouterr().out
+    dev = warpspeed.device(str(tmp_path / "c.toml"))
+    assert dev.sectors_in_flight_per_warp == 6 and dev.dram_run_overhead_bytes == 120
+    assert dev.sources["sectors_in_flight_per_warp"].startswith("measured: fitted with the latency model to 30")

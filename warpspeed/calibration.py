@@ -354,7 +354,10 @@ def _fit_or_keep(curve: str, pts: Sequence[tuple[float, float]], old: HitRateCur
         fitted, rms = level_curve(pts, old, f"{source} ({len(pts)} points up to O = {max(o for o, _ in pts):.2f}, "
                                             f"none past the drop: level fitted, steepness kept)")
     else:
-        fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points)")
+        try:
+            fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points)")
+        except InputError:  # the points do not pin a curve down: keep the old one (the text says so)
+            return CurveFit(curve, tuple(pts), None, old, None)
     return CurveFit(curve, tuple(pts), fitted, old, rms)
 
 
@@ -425,7 +428,9 @@ def calibration_text(cal: Calibration) -> str:
                      f"{d.dram_run_overhead_bytes} B)")
     for f in cal.fits:
         if f.fitted is None:
-            lines.append(f"  {f.curve:<9} {len(f.points)} points: not enough to fit (need {MIN_POINTS}); kept "
+            why = (f"not enough to fit (need {MIN_POINTS})" if len(f.points) < MIN_POINTS else
+                   "the fit did not converge")
+            lines.append(f"  {f.curve:<9} {len(f.points)} points: {why}; kept "
                          f"a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}")
         else:
             c = f.fitted
