@@ -132,6 +132,21 @@ def cell_keys(kernel, cells, granularity, loads=True, stores=False):
     return out
 
 
+def full_store_sectors(kernel, cells, sector):
+    """Set of (field_index, sector) whose every element the stores of the given cells write."""
+    cx, cy, cz = cells
+    written = {}
+    if len(cx) == 0:
+        return set()
+    env = {"tidx": cx, "tidy": cy, "tidz": cz}
+    for fi, f in enumerate(kernel.fields):
+        for acc in f.stores:
+            for a in byte_address(f, evaluate(acc.linear, env)).ravel():
+                written.setdefault((fi, int(a) // sector), set()).add(int(a))
+    return {key for key, addrs in written.items()
+            if len(addrs) * kernel.fields[key[0]].element_bytes >= sector}
+
+
 def cell_rows(kernel, cells, line):
     """Set of (field_index, row) touched by the loads and stores of the cells; row = element // shape[0].
 
@@ -167,6 +182,7 @@ class _Blocks:
             self._cache[block_id] = {
                 "load_sectors": cell_keys(self.k, cells, self.sector, loads=True),
                 "store_sectors": cell_keys(self.k, cells, self.sector, loads=False, stores=True),
+                "full_store_sectors": full_store_sectors(self.k, cells, self.sector),
                 "lines": cell_keys(self.k, cells, self.line, loads=True, stores=True),
                 "rows": cell_rows(self.k, cells, self.line),
                 "lups": len(cells[0]),
@@ -329,7 +345,9 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         "layer_y_first": min(ly_ids) if ly_ids else None,
         "layer_y_range_start": y_start,
         "line_bytes": L2,
-        "redundant_stores": (warp_store_sectors - len(wave_stores)) * S2 * per,
+        # stored sectors that no block writes completely (their blocks' share of them is partial)
+        "partial_stores": (len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
+        * S2 * per,
     }
 
 
@@ -353,14 +371,14 @@ def from_estimate(est):
         "layer_z_potential": est.layer_z.potential_B_per_lup,
         "layer_z_alloc_bytes": est.layer_z.allocated_bytes,
         "wave_alloc_bytes": est.partial_stores.allocated_bytes,
-        "redundant_stores": est.partial_stores.potential_B_per_lup,
+        "partial_stores": est.partial_stores.potential_B_per_lup,
     }
 
 
 COMPARED = ("grid", "wave_blocks", "blocks_per_sm", "valid_lups", "l1_cycles_per_warp_lup", "l1_load",
             "l2_store", "l2_load_compulsory", "dram_load_compulsory", "dram_store", "layer_y_potential",
             "layer_y_alloc_bytes", "layer_z_potential", "layer_z_alloc_bytes", "wave_alloc_bytes",
-            "redundant_stores")
+            "partial_stores")
 
 
 def mismatches(bf, est_values, keys=COMPARED):

@@ -331,10 +331,11 @@ def cached_estimates(monkeypatch):
     """validate with estimates cached by kernel, device and configuration (mutants mostly repeat them)."""
     real, cache = warpspeed.validation.estimate, {}
 
-    def estimate(kernel, device, block, folding=None, *, registers=None):
-        key = (kernel.name, kernel.source, kernel.domain, device.id, tuple(block), tuple(folding or ()), registers)
+    def estimate(kernel, device, block, folding=None, *, registers=None, model=None):
+        key = (kernel.name, kernel.source, kernel.domain, device.id, tuple(block), tuple(folding or ()), registers,
+               model)
         if key not in cache:
-            cache[key] = real(kernel, device, block, folding, registers=registers)
+            cache[key] = real(kernel, device, block, folding, registers=registers, model=model)
         return cache[key]
 
     monkeypatch.setattr(warpspeed.validation, "estimate", estimate)

@@ -44,56 +44,56 @@ FLOORS = {
              within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.98, l1_cycles=0.73),
              roofline=dict(top1=83.5)),
     ('lbm-H100.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.97, top1=99.5, ratio=(0.03, 0.29),
-             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.66, dram_store=0.86, l1_cycles=0.86),
-             roofline=dict(spearman=0.96, top1=99.5)),
+        dict(spearman=0.97, top1=99.5, ratio=(0.04, 0.23),
+             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.96, dram_store=0.98, l1_cycles=0.86),
+             roofline=dict(spearman=0.94, top1=99.5)),
     ('lbm-H100.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.96, top1=98.5, ratio=(0.04, 0.20),
-             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.98, dram_store=0.98, l1_cycles=0.78),
-             roofline=dict(spearman=0.89, top1=78.0)),
+        dict(spearman=0.96, top1=98.5, ratio=(0.04, 0.19),
+             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.92, dram_store=0.98, l1_cycles=0.78),
+             roofline=dict(spearman=0.87, top1=78.0)),
     ('lbm-H200.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.97, top1=96.0, ratio=(0.05, 0.29),
-             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.84, dram_store=0.98, l1_cycles=0.86),
-             roofline=dict(spearman=0.96, top1=96.0)),
+        dict(spearman=0.97, top1=96.0, ratio=(0.06, 0.29),
+             within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.98, dram_store=0.98, l1_cycles=0.86),
+             roofline=dict(spearman=0.97, top1=96.0)),
     ('lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.95, top1=98.5, ratio=(0.12, 0.26),
+        dict(spearman=0.95, top1=98.5, ratio=(0.11, 0.26),
              within=dict(l1_load=0.98, l2_load=0.84, l2_store=0.98, dram_load=0.98, dram_store=0.98, l1_cycles=0.74),
-             roofline=dict(spearman=0.88, top1=78.5)),
+             roofline=dict(spearman=0.91, top1=78.5)),
     ('lbm-replica-H100.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.99, top1=99.5, ratio=(0.26, 0.54), within=dict(), roofline=dict(spearman=0.97, top1=99.5)),
+        dict(spearman=0.96, top1=99.5, ratio=(0.37, 0.53), within=dict(), roofline=dict(spearman=0.96, top1=99.5)),
     ('lbm-replica-H200.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.99, top1=99.5, ratio=(0.24, 0.54), within=dict(), roofline=dict(spearman=0.97, top1=99.5)),
+        dict(spearman=0.96, top1=99.5, ratio=(0.44, 0.56), within=dict(), roofline=dict(spearman=0.95, top1=99.5)),
     ('occupancy-lbm-H100.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.97, top1=93.5, ratio=(0.16, 0.44),
-             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.56, dram_store=0.71, l1_cycles=0.84),
-             roofline=dict(spearman=0.97, top1=94.0)),
+        dict(spearman=0.97, top1=93.5, ratio=(0.18, 0.30),
+             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.62, dram_store=0.70, l1_cycles=0.84),
+             roofline=dict(spearman=0.94, top1=99.5)),
     ('occupancy-lbm-H100.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.96, top1=93.5, ratio=(0.09, 0.29),
-             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.82, dram_store=0.91, l1_cycles=0.70),
-             roofline=dict(spearman=0.94, top1=93.5)),
+        dict(spearman=0.96, top1=93.5, ratio=(0.10, 0.22),
+             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.82, dram_store=0.88, l1_cycles=0.70),
+             roofline=dict(spearman=0.90, top1=97.0)),
     ('occupancy-lbm-H200.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.94, top1=93.0, ratio=(0.17, 0.40),
-             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.48, dram_store=0.58, l1_cycles=0.80),
-             roofline=dict(spearman=0.98, top1=92.5)),
+        dict(spearman=0.95, top1=93.0, ratio=(0.17, 0.38),
+             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.45, dram_store=0.62, l1_cycles=0.80),
+             roofline=dict(spearman=0.97, top1=99.5)),
     ('occupancy-lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.93, top1=96.0, ratio=(0.04, 0.32),
-             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.71, dram_store=0.87, l1_cycles=0.69),
-             roofline=dict(spearman=0.94, top1=86.0)),
+        dict(spearman=0.93, top1=96.0, ratio=(0.07, 0.32),
+             within=dict(l1_load=0.98, l2_load=0.98, l2_store=0.98, dram_load=0.66, dram_store=0.67, l1_cycles=0.69),
+             roofline=dict(spearman=0.94, top1=92.0)),
     ('occupancy-star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=95.5, ratio=(0.08, 0.25),
-             within=dict(l1_load=0.98, l2_load=0.81, l2_store=0.98, dram_load=0.61, dram_store=0.92, l1_cycles=0.88),
-             roofline=dict(spearman=0.94, top1=94.5)),
+             within=dict(l1_load=0.98, l2_load=0.81, l2_store=0.98, dram_load=0.62, dram_store=0.94, l1_cycles=0.88),
+             roofline=dict(spearman=0.92, top1=94.5)),
     ('occupancy-star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=97.5, ratio=(0.07, 0.24),
-             within=dict(l1_load=0.98, l2_load=0.86, l2_store=0.98, dram_load=0.58, dram_store=0.96, l1_cycles=0.88),
+             within=dict(l1_load=0.98, l2_load=0.86, l2_store=0.98, dram_load=0.59, dram_store=0.94, l1_cycles=0.88),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.92, top1=99.5, ratio=(0.09, 0.28),
-             within=dict(l1_load=0.98, l2_load=0.77, l2_store=0.98, dram_load=0.66, dram_store=0.94, l1_cycles=0.93),
+        dict(spearman=0.91, top1=99.5, ratio=(0.09, 0.28),
+             within=dict(l1_load=0.98, l2_load=0.77, l2_store=0.98, dram_load=0.66, dram_store=0.95, l1_cycles=0.93),
              roofline=dict(spearman=0.88, top1=99.5)),
     ('star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=93.0, ratio=(0.08, 0.22),
-             within=dict(l1_load=0.98, l2_load=0.78, l2_store=0.98, dram_load=0.65, dram_store=0.96, l1_cycles=0.93),
+             within=dict(l1_load=0.98, l2_load=0.78, l2_store=0.98, dram_load=0.64, dram_store=0.96, l1_cycles=0.93),
              roofline=dict(spearman=0.97, top1=94.0)),
 }
 

@@ -21,7 +21,14 @@ from .capacity import CacheReuse, reuse
 from .device import Device, FrozenMap
 from .device import device as get_device
 from .errors import InputError
-from .footprint import Instruction, block_addresses, block_classes, block_counts, folded_instructions
+from .footprint import (
+    Instruction,
+    block_addresses,
+    block_classes,
+    block_counts,
+    block_full_store_sectors,
+    folded_instructions,
+)
 from .isl_volumes import Footprint, Footprints, cell_set
 from .kernel import Kernel, load_kernel
 from .l1 import warp_cycles, wavefronts
@@ -76,7 +83,7 @@ class Estimate:
     l1_capacity: CacheReuse  # L1 redundant loads -> L2 load capacity misses
     layer_y: CacheReuse  # L2 reuse from the y-layer thread set
     layer_z: CacheReuse  # L2 reuse from the z-layer thread set
-    partial_stores: CacheReuse  # redundant stores whose misses are read from DRAM
+    partial_stores: CacheReuse  # partially written sectors whose misses are read from DRAM (and written twice)
     limiters_GLup_s: Mapping[str, float]
     performance_GLup_s: float
     limiter: str
@@ -254,8 +261,11 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, dev.hit_rates.l2_z)
 
     wave_alloc = lin.footprint_size(wave, stores=True) * dev.l2_line_bytes
-    redundant_stores = max(0, bc.warp_store_sectors - sum(stores)) * S2 * per_lup
-    ps = reuse(redundant_stores, wave_alloc, cap, dev.hit_rates.l2_store)
+    # partially written sectors: the wave's stored sectors that no single block writes completely; the blocks
+    # that complete them run at nearly the same time, but the sector may leave the L2 before they do
+    full = block_full_store_sectors(k, instrs, ba, w, S2)
+    partial_stores = max(0, sum(stores) - full) * S2 * per_lup
+    ps = reuse(partial_stores, wave_alloc, cap, dev.hit_rates.l2_store)
     dram_comp = sum(comp) * S2 * per_lup
     dram_load = dram_comp - ly.hit_B_per_lup - lz.hit_B_per_lup + ps.miss_B_per_lup
     # a partially written sector that leaves the L2 before it is complete is read from DRAM (to merge) and

@@ -154,6 +154,38 @@ def count_runs(values: np.ndarray, active: np.ndarray, step: int) -> np.ndarray:
     return start.sum(axis=-1)
 
 
+def count_full_sectors(values: np.ndarray, active: np.ndarray, element_bytes: int, sector_bytes: int) -> np.ndarray:
+    """Sectors whose every element the active byte addresses along the last axis cover (elements aligned)."""
+    per = max(1, sector_bytes // element_bytes)
+    v = np.where(active, values, SENTINEL)
+    v.sort(axis=-1)
+    distinct = v != SENTINEL
+    distinct[..., 1:] &= v[..., 1:] != v[..., :-1]
+    sec = np.where(distinct, v // sector_bytes, SENTINEL)
+    sec.sort(axis=-1)  # the distinct addresses' sectors, a sector's entries side by side (at most ``per``)
+    if sec.shape[-1] < per:
+        return np.zeros(sec.shape[:-1], dtype=np.int64)
+    head, tail = sec[..., :sec.shape[-1] - per + 1], sec[..., per - 1:]
+    start = np.ones(head.shape, dtype=bool)
+    start[..., 1:] = head[..., 1:] != sec[..., :head.shape[-1] - 1]
+    return (start & (head == tail) & (head != SENTINEL)).sum(axis=-1)
+
+
+def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses,
+                             weights: np.ndarray, sector_bytes: int) -> int:
+    """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field)."""
+    k = ba.addresses.shape[0]
+    total = 0
+    for fi, fld in enumerate(kernel.fields):
+        sel = np.array([ins.field == fi and ins.store for ins in instructions])
+        if not sel.any():
+            continue
+        full = count_full_sectors(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
+                                  fld.element_bytes, sector_bytes)
+        total += int((full * weights.astype(np.int64)).sum())
+    return total
+
+
 def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:
     """Reshape the lane axis (last) into (warps, warp_size), padding a partial last warp with ``fill``."""
     T = x.shape[-1]
