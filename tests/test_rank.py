@@ -145,6 +145,13 @@ def test_cli_rank_json_and_csv_round_trip(capsys):
         assert float(row["performance_GLup_s"]) == pytest.approx(res["performance_GLup_s"], rel=1e-12)
         assert float(row["dram_load"]) == pytest.approx(res["volumes_B_per_lup"]["dram_load"], rel=1e-12)
         assert row["limiter"] == res["limiter"]
+        assert row["model"] == res["model"] == "latency"
+        pm = res["performance_model"]
+        assert float(row["latency_GLup_s"]) == pytest.approx(pm["limits_GLup_s"]["latency"], rel=1e-12)
+        assert float(row["dram_efficiency"]) == pytest.approx(pm["dram_efficiency"], rel=1e-12)
+    assert main(argv + ["--format", "csv", "--model", "roofline"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["model"] for r in rows} == {"roofline"} and {r["latency_GLup_s"] for r in rows} == {""}
 
 
 def test_cli_rank_text_headline(capsys):

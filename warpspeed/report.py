@@ -148,7 +148,7 @@ CSV_COLUMNS = ("rank", "kernel", "device", "block_x", "block_y", "block_z", "fol
                "domain_x", "domain_y", "domain_z", "performance_GLup_s", "limiter", "FP_GLup_s", "L1_GLup_s",
                "L2_GLup_s", "DRAM_GLup_s", "l1_cycles_per_warp_lup", "l1_load", "l2_load_compulsory", "l2_load",
                "l2_store", "dram_load_compulsory", "dram_load", "dram_store", "blocks_per_sm", "wave_blocks",
-               "occupancy_limited_by", "time_s", "error")
+               "occupancy_limited_by", "time_s", "error", "model", "latency_GLup_s", "dram_efficiency")
 
 
 def ranking_csv_rows(ranking) -> list[dict]:
@@ -168,6 +168,10 @@ def ranking_csv_rows(ranking) -> list[dict]:
             row.update(d["volumes_B_per_lup"])
             row.update(l1_cycles_per_warp_lup=d["l1_cycles_per_warp_lup"], time_s=d["time_s"],
                        blocks_per_sm=d["occupancy"]["blocks_per_sm"], wave_blocks=d["occupancy"]["wave_blocks"],
-                       occupancy_limited_by=d["occupancy"]["limited_by"])
+                       occupancy_limited_by=d["occupancy"]["limited_by"], model=d.get("model", "roofline"))
+            pm = d.get("performance_model", {})
+            latency = pm.get("limits_GLup_s", {}).get("latency")
+            row.update(latency_GLup_s="" if latency is None else latency,
+                       dram_efficiency=pm.get("dram_efficiency", ""))
         rows.append(row)
     return rows
