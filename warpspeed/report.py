@@ -124,8 +124,12 @@ def ranking_headline(ranking, reference=None) -> str:
 
 
 def ranking_table(ranking, top: int = 10) -> str:
-    head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}{'FP':>8}{'L1':>8}{'L2':>8}{'DRAM':>8}"
-            f"{'DRAM B/lup':>11}{'L2 B/lup':>10}{'L1 cyc':>8}")
+    """The best ``top`` rows: performance, limiter, the model's limits (latency model: DRAM with its run cost,
+    and the latency limit), volumes and L1 cycles; the last line counts the limiters."""
+    shown = [r for r in ranking.results[:top] if not r.error]
+    keys = LIMITERS + (("latency",) if any(r.data.get("model") == "latency" for r in shown) else ())
+    head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}" + "".join(f"{k:>8}" for k in keys)
+            + f"{'DRAM B/lup':>11}{'L2 B/lup':>10}{'L1 cyc':>8}")
     rows = [head]
     for i, r in enumerate(ranking.results[:top], start=1):
         c = r.configuration
@@ -133,10 +137,11 @@ def ranking_table(ranking, top: int = 10) -> str:
             rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
                         f"{0:>8} {'-':<8}{r.error}")
             continue
-        d, lim, v = r.data, r.data["limiters_GLup_s"], r.data["volumes_B_per_lup"]
+        d, v = r.data, r.data["volumes_B_per_lup"]
+        lim = d.get("performance_model", {}).get("limits_GLup_s") or d["limiters_GLup_s"]
         rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
                     f"{_num(d['performance_GLup_s']):>8} {d['limiter']:<8}"
-                    + "".join(f"{_num(lim[k]):>8}" for k in LIMITERS)
+                    + "".join(f"{_num(lim.get(k)):>8}" for k in keys)
                     + f"{_num(v['dram_load'] + v['dram_store']):>11}{_num(v['l2_load'] + v['l2_store']):>10}"
                     f"{_num(d['l1_cycles_per_warp_lup']):>8}")
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
