@@ -123,3 +123,20 @@ def test_save_formats_and_cli(tmp_path, capsys):
     code = main(["plot", "roofline", "copy", "--device", "A100-SXM4-40GB", "--block", "256,1,1", "-o",
                  str(tmp_path / "x.gif")])
     assert code == 2 and ".png" in capsys.readouterr().err
+
+
+def test_latency_model_plots_show_the_latency_limit():
+    """A what-if over the DRAM latency (ns axis, latency-bound points in the legend) and a projection with the
+    latency model's five limits."""
+    h100 = warpspeed.device("H100-SXM5-80GB")
+    pts = whatif("copy", h100, "dram_latency", [2e-7, 8e-7, 3.2e-6], threads=(256,), domain=(1 << 22, 1, 1),
+                 registers=255, jobs=1)
+    ax = plots.whatif_plot(pts).axes[0]
+    assert ax.get_xlabel() == "dram_latency (ns)"
+    xs = [float(x) for x in ax.collections[0].get_offsets()[:, 0]]
+    assert xs == pytest.approx([200.0, 800.0, 3200.0])
+    assert "latency-bound" in [t.get_text() for t in ax.get_legend().get_texts()]
+    p = project("copy", A100, h100, threads=(256,), domain=SMALL, jobs=1, registers=255)
+    ax = plots.projection_plot(p).axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()][-2:] == ["latency limit", "predicted"]
+    assert len(ax.patches) == 12  # (5 limits + predicted) x 2 devices

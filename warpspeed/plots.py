@@ -25,7 +25,8 @@ from .measured import bandwidths_GB_s
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "whatif_plot", "projection_plot",
            "save", "FORMATS"]
 
-LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", None: "0.6"}
+LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
+                  None: "0.6"}
 LEVEL_MARKERS = {"L1": "s", "L2": "^", "DRAM": "o"}
 LEVEL_SIZES = {"L1": 150, "L2": 90, "DRAM": 40}  # nested, so that coinciding points stay visible
 FORMATS = ("png", "svg", "pdf")
@@ -182,8 +183,8 @@ def whatif_plot(points, *, kind: str | None = None):
         raise InputError("the what-if sweep has no points: nothing to plot.")
     key = points[0].key
     kind = kind or override_kind(key)
-    scale, unit = {"bytes": (2**20, "MiB"), "bandwidth": (1.0, "GB/s"), "frequency": (1.0, "GHz")}.get(
-        kind, (1.0, ""))
+    scale, unit = {"bytes": (2**20, "MiB"), "bandwidth": (1.0, "GB/s"), "frequency": (1.0, "GHz"),
+                   "time": (1e-9, "ns")}.get(kind, (1.0, ""))
     xs = [p.value / scale for p in points]
     perf = [p.best.performance_GLup_s for p in points]
     dram = [None if p.best.error else p.best.data["volumes_B_per_lup"]["dram_load"]
@@ -208,7 +209,7 @@ def whatif_plot(points, *, kind: str | None = None):
             ax.annotate(_label(p.best.configuration.block, p.best.configuration.folding), (x, y),
                         textcoords="offset points", xytext=(0, 7), ha="center", fontsize=6)
     from matplotlib.lines import Line2D
-    present = [k for k in ("FP", "L1", "L2", "DRAM") if any(p.best.limiter == k for p in points)]
+    present = [k for k in LIMITER_COLORS if k is not None and any(p.best.limiter == k for p in points)]
     handles = [Line2D([], [], marker="o", ls="", color=LIMITER_COLORS[k], markeredgecolor="black",
                       label=f"{k}-bound") for k in present]
     handles.append(Line2D([], [], color="tab:purple", ls="--", marker="x", label="DRAM volume of the best"))
@@ -231,17 +232,20 @@ def projection_plot(projection, measured=None):
     from .roofline import LIMITERS
 
     s, t = projection.source_best.data, projection.target_best.data
+    limits = {key: d.get("performance_model", {}).get("limits_GLup_s") or d["limiters_GLup_s"]
+              for key, d in (("s", s), ("t", t))}
+    keys = tuple(LIMITERS) + (("latency",) if any("latency" in v for v in limits.values()) else ())
     fig = _figure(8.5, 4.8)
     ax = fig.add_subplot()
-    labels = list(LIMITERS) + ["predicted"]
+    labels = list(keys) + ["predicted"]
     x = np.arange(len(labels))
     width = 0.38
-    for off, d, dev, color in ((-width / 2, s, projection.source.id, "tab:gray"),
-                               (width / 2, t, projection.target.id, "tab:cyan")):
-        vals = [d["limiters_GLup_s"][k] or 0.0 for k in LIMITERS] + [d["performance_GLup_s"]]
+    for off, d, lim, dev, color in ((-width / 2, s, limits["s"], projection.source.id, "tab:gray"),
+                                    (width / 2, t, limits["t"], projection.target.id, "tab:cyan")):
+        vals = [lim.get(k) or 0.0 for k in keys] + [d["performance_GLup_s"]]
         bars = ax.bar(x + off, vals, width, color=color, edgecolor="black", label=f"{dev} (block "
                       f"{_label(d['block'], d['folding'])})")
-        bars[LIMITERS.index(d["limiter"])].set_hatch("//")
+        bars[keys.index(d["limiter"])].set_hatch("//")
         for b, v in zip(bars, vals, strict=True):
             ax.annotate(f"{v:.3g}", (b.get_x() + b.get_width() / 2, v), textcoords="offset points",
                         xytext=(0, 2), ha="center", fontsize=7)
@@ -251,10 +255,10 @@ def projection_plot(projection, measured=None):
         xm = len(labels) - 1 + width / 2
         ax.errorbar([xm], [(lo + hi) / 2], yerr=[[(lo + hi) / 2 - lo], [hi - (lo + hi) / 2]], fmt="D",
                     color="black", capsize=6, label=f"{measured.mode} projection of the measured run")
-    finite = [v for d in (s, t) for v in d["limiters_GLup_s"].values() if v]
+    finite = [v for lim in limits.values() for v in lim.values() if v]
     ax.set_ylim(0, 1.25 * max(finite + [t["performance_GLup_s"]]))
     ax.set_xticks(x)
-    ax.set_xticklabels([f"{k} limit" for k in LIMITERS] + ["predicted"])
+    ax.set_xticklabels([f"{k} limit" for k in keys] + ["predicted"])
     ax.set_ylabel("performance (GLup/s)")
     ax.set_title(f"{projection.kernel}: {projection.target.id} / {projection.source.id} = "
                  f"{projection.speedup:.2f}x (hatched: the binding limiter)", fontsize=10)
