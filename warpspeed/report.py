@@ -68,7 +68,7 @@ def text_report(e: Estimate) -> str:
         rel = v / e.performance_GLup_s if math.isfinite(v) and e.performance_GLup_s > 0 else math.inf
         mark = "  <- limiter" if k == e.limiter else ""
         roof = f"{_num(e.limiters_GLup_s[k]) if k in LIMITERS else '':>10}" if own else ""
-        lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}")
+        lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}".rstrip())
     if own:
         lines += textwrap.wrap(MODEL_NOTE.format(model=e.model), 100)
         for reason in e.performance.reasons:
