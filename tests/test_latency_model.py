@@ -14,7 +14,7 @@ from warpspeed.estimate import estimate, with_model
 from warpspeed.footprint import count_runs
 from warpspeed.kernel import Flops
 from warpspeed.latency import OVERLAP_EXPONENT, LatencyModel
-from warpspeed.performance import MODELS, RooflineModel, Workload, performance_model
+from warpspeed.performance import MODELS, RooflineModel, Workload, models, performance_model
 from warpspeed.projection import project
 
 H100 = device("H100-SXM5-80GB")
@@ -114,7 +114,7 @@ def test_low_occupancy_estimates_are_latency_bound_and_explain_it():
 
 
 def test_models_are_chosen_by_name_with_clear_errors():
-    assert set(MODELS) == {"roofline", "latency"}
+    assert set(MODELS) == {"roofline", "latency"} == set(models())
     assert performance_model(None).name == "latency" and performance_model("Roofline").name == "roofline"
     with pytest.raises(InputError, match="unknown performance model 'ecm'; valid: roofline, latency"):
         estimate("copy", H100, (256, 1, 1), domain=(65536, 1, 1), model="ecm")

@@ -88,15 +88,15 @@ class RooflineModel:
         return Performance(self.name, perf, name, lim)
 
 
+MODELS = ("roofline", "latency")
+"""Names of the shipped performance models (:func:`models` maps them to the model objects)."""
+
+
 def models() -> dict[str, PerformanceModel]:
-    """Every model by name."""
+    """Every shipped model by name."""
     from .latency import LatencyModel  # the latency model builds on this module
 
     return {m.name: m for m in (RooflineModel(), LatencyModel())}
-
-
-MODELS = ("roofline", "latency")
-"""Names of the shipped performance models."""
 
 
 def performance_model(model: str | PerformanceModel | None) -> PerformanceModel:
