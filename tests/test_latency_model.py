@@ -163,3 +163,11 @@ def test_count_runs_matches_a_loop(values, mask, step):
     runs = sum(1 for i, x in enumerate(kept) if i == 0 or x - kept[i - 1] > step)
     assert got == runs
     assert math.isfinite(got)
+
+
+@pytest.mark.parametrize("raw", ["5", 3e-7, "373"])
+def test_latencies_need_a_unit(raw):
+    """A bare number would be seconds: 373 means 373 ns to a user, 373 s to the parser."""
+    with pytest.raises(InputError, match="dram_latency: give the unit, e.g."):
+        H100.with_overrides(dram_latency=raw)
+    assert H100.with_overrides(dram_latency="373ns").dram_latency_s == pytest.approx(3.73e-7)

@@ -398,12 +398,24 @@ def _parse_value(spec: _Key, raw: object, where: str) -> Any:
         if min(value) < spec.minimum:
             raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
         return value
+    if spec.kind == "time" and _is_bare_number(raw):  # latencies are nanoseconds; a bare 373 would be seconds
+        raise InputError(f"{label}: give the unit, e.g. '{raw}ns' (ns, us, ms or s), got {raw!r}.")
     value = parse_quantity(raw, spec.kind, key=label)
     if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time") and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
     if value < spec.minimum:
         raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
     return value
+
+
+def _is_bare_number(raw: object) -> bool:
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        return True
+    try:
+        float(str(raw).strip())
+    except ValueError:
+        return False
+    return True
 
 
 def _display(spec_kind: str, value: Any) -> str:
