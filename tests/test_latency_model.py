@@ -171,3 +171,9 @@ def test_latencies_need_a_unit(raw):
     with pytest.raises(InputError, match="dram_latency: give the unit, e.g."):
         H100.with_overrides(dram_latency=raw)
     assert H100.with_overrides(dram_latency="373ns").dram_latency_s == pytest.approx(3.73e-7)
+
+
+def test_a_grid_smaller_than_one_wave_gets_a_note():
+    small = estimate("copy", H100, (256, 1, 1), domain=(65536, 1, 1))
+    assert any("the grid has 256 blocks, fewer than the 1056" in n for n in small.notes)
+    assert not any("the grid has" in n for n in estimate("copy", H100, (256, 1, 1), domain=(1 << 24, 1, 1)).notes)

@@ -207,6 +207,11 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     notes = []
     if launch.occupancy.registers_source == "default":
         notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
+    blocks, full_wave = math.prod(launch.grid), launch.occupancy.blocks_per_sm * dev.sm_count
+    if blocks < full_wave:
+        notes.append(f"the grid has {blocks} blocks, fewer than the {full_wave} that fill {dev.id} at once: the "
+                     "GPU is not filled, and launch time and the wave's start-up, which the model leaves out, "
+                     "weigh more")
     S = dev.l1_sector_bytes
     instrs = an.instructions(launch.folding)
     modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, S, dev.l2_sector_bytes)

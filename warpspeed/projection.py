@@ -11,12 +11,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import ranking
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
 from .estimate import resolve_kernel
 from .kernel import Kernel
-from .ranking import RankedResult, evaluate, rank
+from .ranking import RankedResult, rank
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 
@@ -92,5 +93,5 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
     if rs.best.error or rt.best.error:
         bad = src.id if rs.best.error else tgt.id
         raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")
-    (c, data, err, _), = evaluate(k, tgt, [rs.best.configuration], registers, model=model)
+    (c, data, err, _), = ranking.evaluate(k, tgt, [rs.best.configuration], registers, model=model)
     return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err))
