@@ -68,3 +68,14 @@ def test_cli_whatif_and_project(capsys):
     assert out.startswith("copy: GH200 is") and "DRAM-bound" in out
     assert main(["whatif", "copy", "--device", "A100-SXM4-40GB", "--sweep", "l2_size=big"]) == 2
     assert "l2_size" in capsys.readouterr().err
+
+
+def test_cli_whatif_over_a_latency_key(capsys):
+    """A latency sweep parses its units once; the override keeps the value (no bare-number refusal) and a
+    longer DRAM latency never speeds a latency-model kernel up."""
+    assert main(["whatif", "copy", "--device", "H100-SXM5-80GB", "--sweep", "dram_latency=200ns:3.2us:3:log",
+                 "--threads", "256", "--domain", "4194304,1,1", "--jobs", "1", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert [pt["value"] for pt in d["points"]] == pytest.approx([2e-7, 8e-7, 3.2e-6])
+    perf = [pt["best"]["performance_GLup_s"] for pt in d["points"]]
+    assert perf[0] >= perf[1] > perf[2]

@@ -81,7 +81,8 @@ def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: 
         value = int(v) if kind in ("bytes", "count") else float(v)
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"what-if value {v!r} for '{key}' must be positive.")
-        dev = base.with_overrides(**{key: value})
+        # values are already in SI units; a time goes back with its unit (a bare number is refused as ambiguous)
+        dev = base.with_overrides(**{key: f"{value!r}s" if kind == "time" else value})
         r = rank(k, dev, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
                  model=model)
         points.append(WhatIfPoint(key, float(value), dev.id, r.best))
