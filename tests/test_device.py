@@ -471,3 +471,88 @@ def test_hit_rate_curve_validation(kwargs):
     kwargs.setdefault("source", "test")
     with pytest.raises(InputError):
         HitRateCurve(**kwargs)
+
+
+# ------------------------------------------------------------------------- one vocabulary, every problem at once
+
+
+def test_validate_reports_every_problem_of_a_file_in_one_run(tmp_path, capsys):
+    from warpspeed.cli import main
+    from warpspeed.device import DeviceFileError
+
+    f = tmp_path / "bad.toml"
+    f.write_text('base = "H100-SXM5-80GB"\nl2_siz = "40MiB"\nl1_line = "100B"\ndram_bw = 3000\n'
+                 'clock_GHz = "fast"\n[hit_rates.l2_z]\na = -1\nb = 1\nc = 1\nsource = "x"\n')
+    with pytest.raises(DeviceFileError) as err:
+        load_device_file(f)
+    problems = err.value.problems
+    assert len(problems) == 5
+    for word in ("'l2_siz'", "hit_rates.l2_z", "l1_line (100 B) must be a whole multiple", "dram_bw: give the unit",
+                 "clock_GHz"):
+        assert sum(word in p for p in problems) == 1, word
+    assert "Did you mean 'l2_size'" in next(p for p in problems if "l2_siz" in p)
+    assert main(["devices", "validate", str(f)]) == 2
+    out = capsys.readouterr().err
+    assert "5 problems:" in out and out.count("\n  - ") == 5
+    # a complete file too: the missing keys and the bad value in one message
+    g = tmp_path / "gpu.toml"
+    g.write_text('schema_version = 1\nname = "x"\nvendor = "NVIDIA"\narchitecture = "hopper"\n'
+                 'compute_capability = "9.0"\nsm_count.value = 0\nsm_count.source = "spec"\n')
+    with pytest.raises(DeviceFileError) as err:
+        load_device_file(g)
+    assert any("missing key(s)" in p for p in err.value.problems)
+    assert any(p.startswith("sm_count") for p in err.value.problems)
+    assert pickle.loads(pickle.dumps(err.value)).problems == err.value.problems
+
+
+def test_a_file_of_changes_needs_only_base(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_text('base = "H100-SXM5-80GB"\nl2_size = "100MiB"\n')
+    d = load_device_file(f)
+    assert d.l2_size_bytes == 100 * 2**20 and d.id == "H100-SXM5-80GB+l2_size=100MiB"
+    f.write_text('schema_version = 2\nbase = "H100-SXM5-80GB"\n')
+    with pytest.raises(InputError, match="schema_version = 2"):
+        load_device_file(f)
+    f.write_text('name = "no base"\n')
+    with pytest.raises(InputError, match="schema_version"):
+        load_device_file(f)
+
+
+@pytest.mark.parametrize(("key", "value"), [("l2_size", "80"), ("dram_bw", "2000"), ("clock_GHz", "1.5"),
+                                            ("dram_latency", "400"), ("shared_per_sm", "1e5")])
+def test_typed_numbers_without_unit_are_refused(tmp_path, key, value):
+    """--set and files: a size, bandwidth, clock or time needs its unit; counts and Python numbers do not."""
+    with pytest.raises(InputError, match=f"{key}: give the unit"):
+        device("H100-SXM5-80GB", **parse_set_options([f"{key}={value}"]))
+    f = tmp_path / "c.toml"
+    f.write_text(f'base = "H100-SXM5-80GB"\n{key} = {value}\n')
+    with pytest.raises(InputError, match=f"{key}: give the unit"):
+        load_device_file(f)
+    assert device("H100-SXM5-80GB", **parse_set_options(["sm_count=100"])).sm_count == 100
+    assert device("H100-SXM5-80GB").with_overrides(l2_size=80 * 2**20).l2_size_bytes == 80 * 2**20
+
+
+def test_show_text_lists_every_key_in_the_device_file_vocabulary_and_reads_back(capsys):
+    """`devices show --format text`: one `key = value  # source` line per set key, in the keys of files and
+    --set; each value, given back as an override, yields the same device value."""
+    from warpspeed.cli import main
+
+    h100 = device("H100-SXM5-80GB")
+    assert main(["devices", "show", "H100-SXM5-80GB", "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    assert not text.lstrip().startswith("{")  # not JSON
+    lines = {ln.split("=")[0].strip(): ln for ln in text.splitlines()
+             if " = " in ln and not ln.lstrip().startswith("#")}
+    for key, attr in KEY_ATTRIBUTES.items():
+        value = getattr(h100, attr)
+        if value is None:
+            assert f"# {key}: not given" in text
+            continue
+        assert key in lines, key
+        shown = lines[key].split("=", 1)[1].split("#")[0].strip()
+        again = h100.with_overrides(**{key: shown.replace(", ", ",")})
+        assert getattr(again, attr) == value, (key, shown)
+    assert "l2_size_bytes" not in text and "dram_bw_GB_s" not in text  # the JSON attribute names are not used
+    assert "= 50 MiB" in lines["l2_size"] and "# spec" in lines["l2_size"]
+    assert main(["devices", "show", "H100-SXM5-80GB"]) == 0  # without --format: JSON, as scripts expect
+    assert json.loads(capsys.readouterr().out)["sm_count"] == 132

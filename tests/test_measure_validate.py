@@ -399,6 +399,12 @@ def test_validation_plot_log_axes_have_readable_ticks():
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert labels and all("^" not in t and "times" not in t for t in labels)
     assert ax.get_title() == "performance" and ax.get_xlabel() == "measured (GLup/s)"
+    assert ax.get_xlim() == ax.get_ylim()  # y = x is the diagonal
+    for axis in (ax.xaxis, ax.yaxis):  # at most 6 labels, and no two of them overlap
+        shown = [t for t in axis.get_ticklabels() if t.get_text()]
+        assert 1 <= len(shown) <= 6
+        boxes = sorted((t.get_window_extent() for t in shown), key=lambda b: (b.x0, b.y0))
+        assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:], strict=False))
 
 
 def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):

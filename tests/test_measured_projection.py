@@ -5,7 +5,16 @@ import math
 import pytest
 
 import warpspeed
-from warpspeed.measured import MeasuredRun, Traffic, bandwidth_ceilings, estimated_traffic, fp_ceiling, project_measured
+from warpspeed.cli import main
+from warpspeed.measured import (
+    MeasuredRun,
+    Traffic,
+    bandwidth_ceilings,
+    estimated_traffic,
+    fp_ceiling,
+    implausible_run,
+    project_measured,
+)
 
 A100, H100 = warpspeed.device("A100-SXM4-40GB"), warpspeed.device("H100-SXM5-80GB")
 
@@ -74,3 +83,18 @@ def test_bad_runs():
         Traffic(-1, 0, 0)
     with pytest.raises(warpspeed.InputError):
         project_measured(MeasuredRun(1, Traffic(0, 0, 0), work=1), A100, H100)
+
+
+def test_cli_measured_time_needs_a_unit_and_an_implausible_run_is_flagged(capsys):
+    base = ["project", "copy", "--from", "A100-SXM4-40GB", "--to", "H100-SXM5-80GB", "--threads", "256",
+            "--domain", "128,64,64", "--jobs", "1", "--measured-bytes", "8MB,8MB,8MB"]
+    assert main([*base, "--measured-time", "2.1"]) == 2
+    assert "--measured-time 2.1: give the unit" in capsys.readouterr().err
+    # 128x64x64 cells at ~84 GLup/s (estimated) take ~6 us: 8 us is plausible, 2.1 ms is 337x slower
+    assert main([*base, "--measured-time", "8us"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main([*base, "--measured-time", "2.1ms"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the measured run (0.25 GLup/s) is 337x slower" in err and "unit" in err
+    assert implausible_run(1.0, 9.9, "X") is None and implausible_run(1.0, 0.11, "X") is None
+    assert "10.1x faster" in implausible_run(10.1, 1.0, "X")

@@ -65,7 +65,7 @@ def test_roofline_without_flops_uses_lups_and_has_no_fp_roof():
 
 def test_ranking_chart_bars_colours_and_strip():
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
-    fig = plots.ranking_plot(r)
+    fig = plots.ranking_plot(r, top=None)
     ax, strip = fig.axes
     bars = ax.patches
     assert len(bars) == len(r.results) == len(strip.patches)
@@ -98,9 +98,9 @@ def test_projection_bars_and_measured_interval():
                          p.source, p.target, target_traffic=estimated_traffic(p.target_best.data, lups))
     ax = plots.projection_plot(p, m).axes[0]
     heights = [b.get_height() for b in ax.patches]
-    assert len(heights) == 10  # (4 limiters + predicted) x 2 devices
-    assert heights[4] == pytest.approx(p.source_best.performance_GLup_s)
-    assert heights[9] == pytest.approx(p.target_best.performance_GLup_s)
+    assert len(heights) == 8  # (3 finite limiters + predicted) x 2 devices: copy's FP limit is infinite
+    assert heights[3] == pytest.approx(p.source_best.performance_GLup_s)
+    assert heights[7] == pytest.approx(p.target_best.performance_GLup_s)
     assert sum(1 for b in ax.patches if b.get_hatch() == "//") == 2  # the binding limiter of each device
     assert len(ax.containers) == 3  # two bar groups and the measured error bar
     # roofline, DRAM-bound copy on both: the speedup is the ratio of the bandwidths
@@ -139,4 +139,73 @@ def test_latency_model_plots_show_the_latency_limit():
     p = project("copy", A100, h100, threads=(256,), domain=SMALL, jobs=1, registers=255)
     ax = plots.projection_plot(p).axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()][-2:] == ["latency limit", "predicted"]
-    assert len(ax.patches) == 12  # (5 limits + predicted) x 2 devices
+    assert len(ax.patches) == 10  # (4 finite limits + predicted) x 2 devices: copy has no FP limit
+
+
+def test_ranking_chart_shows_the_best_n_labelled_by_default():
+    """More configurations than RANKING_TOP: the best 40 are drawn, the title says so, every bar is labelled
+    with its block (and its folding when it has one)."""
+    r = warpspeed.rank("star3d-r1", A100, threads=(256,), folding=[(1, 1, 1), (1, 2, 1)], domain=SMALL, jobs=1)
+    assert len(r.results) > plots.RANKING_TOP
+    ax, strip = plots.ranking_plot(r).axes
+    assert len(ax.patches) == plots.RANKING_TOP
+    assert f"best {plots.RANKING_TOP} of {len(r.results)} configurations shown" in ax.get_title()
+    labels = [t.get_text() for t in strip.get_xticklabels()]
+    assert labels == [plots.ranking_label(x) for x in r.results[: plots.RANKING_TOP]]
+    assert len(set(labels)) == len(labels)  # a label tells the configurations apart
+    folded = next(x for x in r.results if x.configuration.folding != (1, 1, 1))
+    assert plots.ranking_label(folded).endswith(" f" + "x".join(map(str, folded.configuration.folding)))
+    assert "all" in plots.ranking_plot(r, top=None).axes[0].get_title()
+    with pytest.raises(InputError, match="at least 1"):
+        plots.ranking_plot(r, top=0)
+
+
+def test_cli_plot_ranking_top(tmp_path, capsys):
+    args = ["plot", "ranking", "copy", "--device", "A100-SXM4-40GB", "--threads", "256", "--domain", "256,128,64",
+            "--jobs", "1", "-o", str(tmp_path / "r.png")]
+    assert main([*args, "--top", "all"]) == 0
+    assert main([*args, "--top", "0"]) == 2 and "at least 1" in capsys.readouterr().err
+
+
+def test_whatif_log_sweep_gets_a_log_axis_and_the_real_device_marked():
+    from warpspeed.whatif import sweep_values
+    key, values = sweep_values("l2_size=10MiB:160MiB:5:log")
+    pts = whatif("star3d-r1", A100, key, values, threads=(256,), domain=SMALL, jobs=1, model="roofline")
+    ax = plots.whatif_plot(pts).axes[0]
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert all("^" not in t for t in labels) and "10" in labels  # plain MiB numbers at the swept values
+    marker = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
+    assert len(marker) == 1 and marker[0].get_xdata()[0] == pytest.approx(40.0)  # A100's 40 MiB of L2
+    assert "A100-SXM4-40GB as it is" in [t.get_text() for t in ax.get_legend().get_texts()]
+    # an evenly spaced sweep stays linear; log=False forces it
+    lin = whatif("copy", A100, "dram_bw", [1000.0, 2000.0, 3000.0], threads=(256,), domain=SMALL, jobs=1,
+                 model="roofline")
+    assert plots.whatif_plot(lin).axes[0].get_xscale() == "linear"
+    assert plots.whatif_plot(pts, log=False).axes[0].get_xscale() == "linear"
+
+
+def test_projection_draws_no_bar_for_a_limit_that_does_not_limit():
+    """copy has no flops: its FP limit is infinite, so the FP group has no bars (never a 0 bar) but a note;
+    all bar labels share one number format."""
+    p = project("copy", A100, "H100-SXM5-80GB", threads=(256,), domain=SMALL, jobs=1, model="roofline")
+    ax = plots.projection_plot(p).axes[0]
+    assert len(ax.patches) == 8  # (3 finite limits + predicted) x 2 devices
+    assert min(b.get_height() for b in ax.patches) > 0
+    notes = [t.get_text() for t in ax.texts if "no limit" in t.get_text()]
+    assert len(notes) == 2
+    values = [t.get_text() for t in ax.texts if "no limit" not in t.get_text()]
+    decimals = {len(v.partition(".")[2]) for v in values}
+    assert len(values) == 8 and len(decimals) == 1  # one format for all labels
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "FP limit"
+
+
+def test_value_format_and_log_ticks():
+    fmt = plots.value_format([1218.4, 294.2, 85.7])
+    assert [fmt(v) for v in (1218.4, 294.2, 85.7)] == ["1,218", "294", "86"]
+    assert plots.value_format([3.14159, 0.5])(3.14159) == "3.14"
+    assert plots.log_ticks(1, 1000, most=6) == [1.0, 10.0, 100.0, 1000.0]
+    assert plots.log_ticks(1, 10, most=6) == [1.0, 2.0, 5.0, 10.0]
+    assert len(plots.log_ticks(1e-3, 1e9, most=6)) <= 6
+    with pytest.raises(ValueError):
+        plots.log_ticks(0, 1)

@@ -207,6 +207,60 @@ def test_create_kernel_rejects_a_cpu_target():
                          device=A100, registers=32, blocks=SMALL_BLOCKS)
 
 
+def test_create_kernel_reads_its_ranking_back_on_the_second_run(tmp_path, monkeypatch):
+    """The first run ranks and caches every configuration; the second evaluates none (the pystencils default
+    block is among SMALL_BLOCKS) and chooses the same block; a changed kernel is ranked afresh."""
+    import warpspeed.ranking
+
+    calls = []
+    real = warpspeed.ranking.evaluate
+    monkeypatch.setattr(warpspeed.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    first = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    assert len(calls) == len(SMALL_BLOCKS)
+    assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 1
+    calls.clear()
+    second = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32,
+                              blocks=SMALL_BLOCKS)
+    assert calls == []
+    assert second.metadata["warpspeed"]["ranking"] == first.metadata["warpspeed"]["ranking"]
+    wp.create_kernel(wp.star_stencil(2), shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    assert len(calls) == len(SMALL_BLOCKS)
+    calls.clear()
+    wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS,
+                     cache=None)
+    assert len(calls) == len(SMALL_BLOCKS)
+
+
+def test_catalog_kernels_are_built_once_across_runs(tmp_path, monkeypatch):
+    """A catalog kernel's description is stored on disk; a new process (here: a cleared in-memory cache) reads
+    it back without lbmpy and gets the same kernel; a damaged entry is rebuilt."""
+    from warpspeed_pystencils import catalog
+
+    catalog._built.cache_clear()
+    fresh = warpspeed.kernels.get("lbm", stencil="D2Q9", domain=(64, 64))
+    stored = list((tmp_path / "cache" / "kernels").glob("*.json"))
+    assert len(stored) == 1
+    catalog._built.cache_clear()
+
+    def no_build(*a, **kw):
+        raise AssertionError("built again")
+
+    real = wp._describe_spec
+    monkeypatch.setattr(wp, "_describe_spec", no_build)
+    again = warpspeed.kernels.get("lbm", stencil="D2Q9", domain=(64, 64))
+    assert dict(again.spec) == dict(fresh.spec) and again.domain == fresh.domain
+    e1, e2 = (warpspeed.estimate(k, A100, (64, 2, 1)).to_dict() for k in (fresh, again))
+    assert e1 == e2
+    stored[0].write_text('{"name": 3}')
+    catalog._built.cache_clear()
+    monkeypatch.setattr(wp, "_describe_spec", real)
+    rebuilt = warpspeed.kernels.get("lbm", stencil="D2Q9", domain=(64, 64))
+    same = ("description",)  # only where the registers came from may differ (nvcc's own cache)
+    assert {k: v for k, v in rebuilt.spec.items() if k not in same} == \
+        {k: v for k, v in fresh.spec.items() if k not in same}
+    catalog._built.cache_clear()
+
+
 # ----------------------------------------------------------------------------- registers
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 def test_registers_from_nvcc(tmp_path, monkeypatch):

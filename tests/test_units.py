@@ -109,6 +109,8 @@ def test_unknown_kind_is_a_programming_error():
     (40 * 2**20, "bytes", "40 MiB"),
     (192 * 1024, "bytes", "192 KiB"),
     (6_000_000, "bytes", "6 MB"),
+    (80 * 10**9, "bytes", "80 GB"),  # exact in KiB too (78125000 KiB): the shorter number wins
+    (1000 * 1024, "bytes", "1000 KiB"),
     (128, "bytes", "128 B"),
     (0, "bytes", "0 B"),
     (123456789, "bytes", "117.738 MiB"),

@@ -44,6 +44,7 @@ from .errors import InputError, install_hint
 from .latency import LatencyModel
 from .measurements import VOLUME_COLUMNS, Measurement
 from .performance import Workload
+from .progress import Progress
 from .validation import Pair, estimate_measurements
 
 MIN_POINTS = 4
@@ -367,7 +368,8 @@ def _reported(rows: Sequence[Measurement], column: str) -> list[str]:
 
 
 def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Device],
-              data_file: str | Path = "<measurements>", date: str | None = None) -> Calibration:
+              data_file: str | Path = "<measurements>", date: str | None = None,
+              progress: Progress | None = None) -> Calibration:
     """Fit every curve that the rows of ``device`` determine (module docstring), and its DRAM bandwidth.
 
     With several devices (GPUs of one architecture, e.g. an H100 and an H200), their rows are pooled into
@@ -384,7 +386,7 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
         raise InputError(f"no measurement of device {', '.join(missing)} in {data_file}; it holds "
                          f"{', '.join(found) or 'no rows'}.")
     rows = [r for d in devices for r in by_device[d]]
-    pairs = estimate_measurements(rows, {r.device: d for d in devices for r in by_device[d]})
+    pairs = estimate_measurements(rows, {r.device: d for d in devices for r in by_device[d]}, progress=progress)
     gpu = ", ".join(_reported(rows, "gpu_name")) or ", ".join(d.name for d in devices)
     driver = ", ".join(_reported(rows, "driver")) or "unknown"
     day = date or datetime.date.today().isoformat()

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 from .errors import InputError
+from .progress import progress_bar
 from .schemas import SCHEMA_VERSION
 
 
@@ -30,7 +31,7 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from ._version import __version__
 
     p = _Parser(prog="warpspeed", description="Analytic GPU performance estimates for stencil kernels.")
     p.add_argument("--version", action="version", version=f"warpspeed {__version__}")
@@ -48,6 +49,12 @@ def _parser() -> argparse.ArgumentParser:
                                 ("projection", _project_options, "per-limiter bars of two GPUs")):
         k = kinds.add_parser(kind, help=text)
         options(k)
+        if kind == "ranking":  # --top counts the chart's bars here, not the table's rows
+            top = next(act for act in k._actions if act.dest == "top")
+            top.type, top.metavar = _plot_top, "N|all"
+            top.help = ("bars of the chart: the best N configurations, each labelled with its block and folding "
+                        "(default 40; the title says 'best N of M shown'); 'all' draws every configuration "
+                        "(the chart widens with their number)")
         k.add_argument("--output", "-o", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
     ms = sub.add_parser("measure", help="time configurations on this machine's NVIDIA GPU (cupy; optional ncu)")
     ms.add_argument("kernel", help="kernel TOML file or catalog name")
@@ -90,7 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
-    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.add_argument("--format", choices=("text", "json"), default=None,
+                   help="text: for show, a listing in the keys of device files and --set, with units and "
+                        "sources; json: the device description (what show prints without --format, for "
+                        "scripts). Default: text, except show")
     k = sub.add_parser("kernels", help="list the kernel catalog; `kernels show NAME` prints a shipped kernel's "
                                        "TOML (a template for your own)")
     k.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -228,7 +238,9 @@ def _whatif_points(a):
     from .whatif import sweep_values, whatif
 
     key, values = sweep_values(a.sweep)
-    return key, whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, **_space_args(a))
+    with progress_bar(f"what-if {key}") as bar:
+        return key, whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, progress=bar,
+                           **_space_args(a))
 
 
 def _whatif(a) -> str:
@@ -262,8 +274,10 @@ def _projection(a):
 
     space = _space_args(a)
     kernel = resolve_kernel(a.kernel, space.pop("domain"))
-    p = project(kernel, device(a.source, **parse_set_options(a.set_from, option="--set-from")),
-                device(a.target, **parse_set_options(a.set)), **space)
+    src = device(a.source, **parse_set_options(a.set_from, option="--set-from"))
+    tgt = device(a.target, **parse_set_options(a.set))
+    with progress_bar(f"project {src.id} -> {tgt.id}") as bar:
+        p = project(kernel, src, tgt, progress=bar, **space)
     return kernel, p, _measured_projection(a, kernel, p)
 
 
@@ -301,7 +315,7 @@ def _projection_text(p) -> list[str]:
 
 def _measured_projection(a, kernel, p):
     """The seed-002 projection of a measured source run, when any measured option is given."""
-    from .measured import Traffic, estimated_traffic, measured_run, project_measured
+    from .measured import Traffic, estimated_traffic, implausible_run, measured_run, project_measured
     from .ncu import read_ncu_csv, select_launches
     from .units import parse_quantity
 
@@ -328,12 +342,28 @@ def _measured_projection(a, kernel, p):
         if len(fp) != 3 or not all(x >= 0 for x in fp):
             raise InputError(f"--measured-fp '{a.measured_fp}' is malformed: give three non-negative counts "
                              "FMA,ADD,MUL such as 4.2e9,1e9,0.")
-    time_s = None if a.measured_time is None else parse_quantity(a.measured_time, "time", key="--measured-time")
+    time_s = None
+    if a.measured_time is not None:
+        if _is_number(a.measured_time):  # 2.1 could mean s or ms: the unit decides
+            raise InputError(f"--measured-time {a.measured_time}: give the unit, e.g. {a.measured_time}ms (ns, us, ms "
+                             "or s).")
+        time_s = parse_quantity(a.measured_time, "time", key="--measured-time")
     lups = kernel.valid_lups
     run = measured_run(lups, time_s=time_s, traffic=traffic, fp=fp, warp_usage=a.warp_usage, ncu_rows=rows,
                        precision=kernel.precision, warp_size=p.source.warp_size)
+    warning = implausible_run(lups / run.time_s / 1e9, p.source_best.performance_GLup_s, p.source.id)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     target_traffic = estimated_traffic(p.target_best.data, lups) if a.mode == "hybrid" else None
     return project_measured(run, p.source, p.target, kernel.precision, target_traffic)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _measured_text(m) -> list[str]:
@@ -388,18 +418,16 @@ def _rankings(a):
     one_domain = domains[0] if domains and len(domains) == 1 else None
     rankings = []
     for dev in devices:
-        bar = _progress_bar(dev.id) if a.format == "text" and sys.stderr.isatty() else None
-        def run(ts, dev=dev, bar=bar):
-            return rank(a.kernel, dev, ts, foldings, one_domain, registers=a.registers, jobs=a.jobs,
-                        domains=None if one_domain else domains, cache=a.cache, progress=bar, model=a.model)
+        with progress_bar(f"rank on {dev.id}") as bar:
+            def run(ts, dev=dev, bar=bar):
+                return rank(a.kernel, dev, ts, foldings, one_domain, registers=a.registers, jobs=a.jobs,
+                            domains=None if one_domain else domains, cache=a.cache, progress=bar, model=a.model)
 
-        r = run(threads)
-        t, first_error = threads[0], r.best.error
-        while r.best.error and not chosen and t > dev.warp_size:  # e.g. LBM kernels with ~90 registers
-            t //= 2
-            r = run([t])
-        if bar is not None:
-            print(file=sys.stderr)
+            r = run(threads)
+            t, first_error = threads[0], r.best.error
+            while r.best.error and not chosen and t > dev.warp_size:  # e.g. LBM kernels with ~90 registers
+                t //= 2
+                r = run([t])
         if r.best.error:
             raise InputError(f"no configuration of {r.kernel} can launch on {dev.id}: {r.best.error} Try fewer "
                              "threads per block (--threads 128,256) or fewer registers (--registers N).")
@@ -435,12 +463,17 @@ def _rank(a) -> str:
     return "\n\n".join(texts)
 
 
-def _progress_bar(label: str):
-    def show(done: int, total: int) -> None:
-        n = int(30 * done / max(total, 1))
-        print(f"\r{label} [{'#' * n}{'.' * (30 - n)}] {done}/{total} configurations", end="", file=sys.stderr,
-              flush=True)
-    return show
+def _plot_top(text: str) -> int | str:
+    """``plot ranking --top``: a count of at least 1, or ``all``."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of bars (at least 1) or 'all', got {text!r}")
+    return n
 
 
 def _plot(a) -> str:
@@ -453,10 +486,16 @@ def _plot(a) -> str:
     elif a.plot == "ranking":
         if len(a.device) != 1:
             raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
+        top, a.top = a.top, None  # the chart's bars (checked by _plot_top), not the table's rows
         _, rankings, _ = _rankings(a)
-        fig = plots.ranking_plot(rankings[0], top=a.top)
+        fig = plots.ranking_plot(rankings[0], top=plots.RANKING_TOP if top is None else
+                                 None if top == "all" else top)
     elif a.plot == "whatif":
-        fig = plots.whatif_plot(_whatif_points(a)[1])
+        from .device import device
+
+        spec = a.sweep.partition("=")[2]
+        log = True if spec.rstrip().endswith(":log") else False if ":" in spec else None  # None: the values tell
+        fig = plots.whatif_plot(_whatif_points(a)[1], log=log, reference=device(a.device))
     else:
         _, p, m = _projection(a)
         fig = plots.projection_plot(p, m)
@@ -509,7 +548,9 @@ def _validate(a) -> str:
     if a.device:
         from .device import device
         dev = device(a.device)
-    reports = validate(read_measurements(a.file), device=dev, model=a.model)
+    rows = read_measurements(a.file)
+    with progress_bar("validate", "rows") as bar:
+        reports = validate(rows, device=dev, model=a.model, progress=bar)
     if a.plot:
         from .plots import save
         save(validation_plot(reports), a.plot)
@@ -530,7 +571,8 @@ def _calibrate(a) -> str:
         output_format(a.plot)
     devs = [device(d) for d in a.device]
     rows = [m for f in a.file for m in read_measurements(f)]
-    cal = calibrate(rows, devs, ", ".join(Path(f).name for f in a.file))
+    with progress_bar("calibrate", "rows") as bar:
+        cal = calibrate(rows, devs, ", ".join(Path(f).name for f in a.file), progress=bar)
     if len(devs) == 1:
         outs = [(devs[0], Path(a.output or f"{devs[0].id}-calibrated.toml"), Path(a.output).stem if a.output else None)]
     else:
@@ -554,18 +596,19 @@ def _calibrate(a) -> str:
 
 
 def _devices(a) -> str:
-    from .device import device, device_ids, load_device_file
+    from .device import DeviceFileError, device, device_ids, load_device_file
 
+    fmt = a.format or ("json" if a.action == "show" else "text")  # show's JSON default: scripts rely on it
     if a.action == "links":
         from .timeview import links
-        if a.format == "json":
+        if fmt == "json":
             return json.dumps([lk.to_dict() for lk in links().values()], indent=2)
         rows = [f"{'id':<12}{'GB/s':>8}  name (per direction; --link ID or --link BANDWIDTH)"]
         rows += [f"{lk.id:<12}{lk.bandwidth_GB_s:>8.4g}  {lk.name}" for lk in links().values()]
         return "\n".join(rows)
     if a.action == "list":
         devs = [device(i) for i in device_ids()]
-        if a.format == "json":
+        if fmt == "json":
             return json.dumps([d.to_dict() for d in devs], indent=2)
         rows = [f"{'id':<18}{'SMs':>5}{'GHz':>6}{'L2 MiB':>8}{'eff':>6}{'DRAM GB/s':>11}{'L2 GB/s':>9}  name"]
         for d in devs:
@@ -575,10 +618,22 @@ def _devices(a) -> str:
         return "\n".join(rows)
     if not a.target:
         raise InputError(f"warpspeed devices {a.action}: give a device id or file.")
-    d = device(a.target) if a.action == "show" else load_device_file(a.target)
-    if a.format == "json" or a.action == "show":
+    try:
+        d = device(a.target) if a.action == "show" else load_device_file(a.target)
+    except DeviceFileError as err:
+        if len(err.problems) < 2:
+            raise
+        # every problem of the file, one item each (main's one-paragraph error would run them together)
+        print(f"error: {err.where}: {len(err.problems)} problems:", file=sys.stderr)
+        for problem in err.problems:
+            print(textwrap.fill(problem, width=100, initial_indent="  - ", subsequent_indent="    ",
+                                break_on_hyphens=False, break_long_words=False), file=sys.stderr)
+        raise SystemExit(2) from None
+    if fmt == "json":
         # Device.to_dict leads with its own schema_version: the device-file format (docs/outputs.md)
         return json.dumps(d.to_dict(), indent=2)
+    if a.action == "show":
+        return d.to_text()
     return f"{a.target}: valid ({d.id}, {d.name})"
 
 

@@ -60,6 +60,9 @@ with their unit kinds (see :mod:`warpspeed.units`)::
     l2_line, l2_sector         l2_line_bytes, l2_sector_bytes bytes      L2 allocation / transfer sizes
     l2_bw  (+ peak)            l2_bw_GB_s (l2_bw_peak_GB_s)  bandwidth   L2 <-> L1 bandwidth
     dram_bw (+ peak)           dram_bw_GB_s (..._peak_GB_s)  bandwidth   DRAM <-> L2 bandwidth
+    dram_size                  dram_size_bytes               bytes       optional: device memory capacity
+                                                                         (a domain that does not fit gets
+                                                                         a note)
     fp32_lanes, fp64_lanes     fp32/fp64_lanes_per_sm        count       FMA lanes per SM per cycle
     max_threads_per_sm, max_blocks_per_sm, max_threads_per_block         count       occupancy limits
     max_block_dims             max_block_dims                three counts  [x, y, z] block limits
@@ -114,7 +117,7 @@ from __future__ import annotations
 import difflib
 import math
 import tomllib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cache, lru_cache
 from importlib import resources
@@ -124,11 +127,11 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
-from .units import format_quantity, parse_quantity
+from .units import format_quantity, parse_quantity, require_unit
 
 __all__ = [
     "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "PROVENANCE",
-    "FrozenMap",
+    "FrozenMap", "DeviceFileError",
     "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
     "parse_set_options",
 ]
@@ -173,6 +176,28 @@ def _suggest(word: str, choices: Iterable[str]) -> str:
     return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
+class DeviceFileError(InputError):
+    """An :class:`InputError` that lists every problem of one device file (or one set of overrides).
+
+    ``where`` names the file (``"device file x.toml"``) or the changed device; ``problems`` holds one
+    sentence per problem, each naming the key at fault and what would be valid. ``str()`` is the whole
+    message: ``"<where>: <problem>"`` for one problem, else ``"<where>: N problems:"`` and one
+    ``"  - <problem>"`` line each.
+    """
+
+    def __init__(self, where: str, problems: Sequence[str]) -> None:
+        self.where = where
+        self.problems = tuple(p if p.endswith((".", "?", "!")) else p + "." for p in problems)
+        if len(self.problems) == 1:
+            text = f"{where}: {self.problems[0]}"
+        else:
+            text = f"{where}: {len(self.problems)} problems:" + "".join(f"\n  - {p}" for p in self.problems)
+        super().__init__(text)
+
+    def __reduce__(self):  # picklable (worker processes hand errors back)
+        return (type(self), (self.where, self.problems))
+
+
 # --------------------------------------------------------------------------------------------------
 # Hit-rate curves
 
@@ -192,17 +217,12 @@ class HitRateCurve:
     source: str
 
     def __post_init__(self) -> None:
+        problems = _curve_problems({"a": self.a, "b": self.b, "c": self.c, "source": self.source})
+        if problems:
+            raise InputError(f"hit-rate curve (hit(O) = a*exp(-b*exp(c*O))): {'; '.join(problems)} "
+                             f"(source: {self.source!r}).")
         for name in ("a", "b", "c"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise InputError(f"hit-rate curve coefficient {name} must be a finite number, got {v!r} "
-                                 f"(curve source: {self.source!r}).")
-            object.__setattr__(self, name, float(v))
-        if self.a < 0 or self.b < 0:
-            raise InputError(f"hit-rate curve needs a >= 0 and b >= 0, got a={self.a}, b={self.b} "
-                             f"(hit(O) = a*exp(-b*exp(c*O)); source: {self.source!r}).")
-        if not isinstance(self.source, str) or not self.source.strip():
-            raise InputError("hit-rate curve needs a non-empty source string saying where a, b, c come from.")
+            object.__setattr__(self, name, float(getattr(self, name)))
 
     def __call__(self, oversubscription: float) -> float:
         if isinstance(oversubscription, np.ndarray):
@@ -237,20 +257,36 @@ class HitRates:
         return {name: getattr(self, name).to_dict() for name in HIT_RATE_CURVES}
 
 
+def _curve_problems(table: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the coefficients and source of a hit-rate curve that are in ``table``."""
+    problems = []
+    for name in ("a", "b", "c"):
+        if name not in table:
+            continue
+        v = table[name]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            problems.append(f"{name} must be a finite number, got {v!r}")
+        elif name != "c" and v < 0:
+            problems.append(f"{name} must be >= 0, got {v!r}")
+    source = table.get("source", "given")
+    if not isinstance(source, str) or not source.strip():
+        problems.append("source must be a non-empty text saying where a, b, c come from")
+    return problems
+
+
 def _curve_from_table(table: object, where: str) -> HitRateCurve:
     if not isinstance(table, dict):
         raise InputError(f"{where}: expected a table with keys a, b, c, source; got {table!r}.")
     unknown = sorted(set(table) - {"a", "b", "c", "source"})
     missing = [k for k in ("a", "b", "c", "source") if k not in table]
-    if unknown or missing:
-        raise InputError(f"{where}: a hit-rate curve has exactly the keys a, b, c, source "
-                         f"(hit(O) = a*exp(-b*exp(c*O)))"
+    bad = _curve_problems(table)
+    if unknown or missing or bad:
+        raise InputError(f"{where}: a hit-rate curve is a table of exactly a, b, c (numbers, hit(O) = "
+                         f"a*exp(-b*exp(c*O)), a and b >= 0) and source"
                          + (f"; unknown: {', '.join(unknown)}" if unknown else "")
-                         + (f"; missing: {', '.join(missing)}" if missing else "") + ".")
-    try:
-        return HitRateCurve(table["a"], table["b"], table["c"], table["source"])
-    except InputError as e:
-        raise InputError(f"{where}: {e}") from None
+                         + (f"; missing: {', '.join(missing)}" if missing else "")
+                         + "".join(f"; {b}" for b in bad) + ".")
+    return HitRateCurve(table["a"], table["b"], table["c"], table["source"])
 
 
 @lru_cache(maxsize=1)
@@ -285,10 +321,17 @@ def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
         if not isinstance(table, dict) or set(table) - set(LATENCY_KEYS):
             raise InputError(f"{where}may hold only the keys {', '.join(LATENCY_KEYS)}.")
         out[family] = {}
+        problems: list[str] = []
         for key, raw in table.items():
-            value, source, _, _ = _entry(raw, key, where, bare_source=None)
-            _parse_value(_BY_KEY[key], value, where)
-            out[family][key] = (value, source.strip())
+            for k, value, source in _entry(raw, key, bare_source=None, problems=problems):
+                try:
+                    _parse_value(_BY_KEY[k], value, "")
+                except InputError as e:
+                    problems.append(str(e))
+                else:
+                    out[family][k] = (value, source)
+        if problems:
+            raise DeviceFileError(where.rstrip(), problems)
     return out
 
 
@@ -334,6 +377,7 @@ _KEYS: tuple[_Key, ...] = (
     _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False),
     _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0),
     _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False),
+    _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False),
     _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1),
     _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1),
     _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1),
@@ -370,6 +414,20 @@ KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in _KEYS)
 
 _FILE_KEYS = tuple(k.key for k in _KEYS if k.key not in _PEAK_OF.values())  # peaks live in the bw tables
 
+_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("compute", ("sm_count", "clock_GHz", "warp_size", "fp32_lanes", "fp64_lanes")),
+    ("L1", ("l1_size", "l1_line", "l1_sector", "l1_bytes_per_cycle", "l1_bytes_per_cycle_8B", "l1_banks",
+            "l1_bank_width", "l1_pairing_distance", *L1_LINE_KEYS)),
+    ("L2", ("l2_size", "l2_partitions", "l2_effective_size", "l2_line", "l2_sector")),
+    ("DRAM and bandwidths", ("dram_size", "l2_bw", "l2_bw_peak", "dram_bw", "dram_bw_peak")),
+    ("occupancy limits", ("max_threads_per_sm", "max_blocks_per_sm", "max_threads_per_block", "max_block_dims",
+                          "registers_per_sm", "max_registers_per_thread", "register_alloc_unit",
+                          "register_subpartitions", "shared_per_sm", "shared_per_block", "shared_alloc_unit",
+                          "shared_reserved_per_block")),
+    ("latency model", LATENCY_KEYS),
+)
+"""The sections of :meth:`Device.to_text`; a key in none of them is listed under "other"."""
+
 
 def override_kind(key: str) -> str:
     """The unit kind (``bytes``, ``bandwidth``, ``frequency``, ``count``) of a numeric override key."""
@@ -385,8 +443,8 @@ def _valid_override_keys() -> str:
         ", ".join(HIT_RATE_CURVES) + ")"
 
 
-def _parse_value(spec: _Key, raw: object, where: str) -> Any:
-    label = f"{where}{spec.key}"
+def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
+    label = label or f"{where}{spec.key}"
     if spec.kind == "dims":
         parts: object = raw
         if isinstance(raw, str):
@@ -398,8 +456,8 @@ def _parse_value(spec: _Key, raw: object, where: str) -> Any:
         if min(value) < spec.minimum:
             raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
         return value
-    if spec.kind == "time" and _is_bare_number(raw):  # latencies are nanoseconds; a bare 373 would be seconds
-        raise InputError(f"{label}: give the unit, e.g. '{raw}ns' (ns, us, ms or s), got {raw!r}.")
+    if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
+        require_unit(raw, spec.kind, key=label)
     value = parse_quantity(raw, spec.kind, key=label)
     if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time") and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
@@ -408,14 +466,27 @@ def _parse_value(spec: _Key, raw: object, where: str) -> Any:
     return value
 
 
-def _is_bare_number(raw: object) -> bool:
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        return True
-    try:
-        float(str(raw).strip())
-    except ValueError:
-        return False
-    return True
+_NOT_GIVEN = {
+    "l1_bytes_per_cycle_8B": "8 B accesses run at l1_bytes_per_cycle",
+    "l1_load_lines_per_wavefront": "the L1 pairing rule applies",
+    "l1_store_lines_per_wavefront": "the L1 pairing rule applies",
+    "l1_wavefronts_per_warp": "the L1 pairing rule applies",
+    "l2_bw_peak": "no vendor peak recorded", "dram_bw_peak": "no vendor peak recorded",
+    "dram_size": "no capacity recorded: no note on domains too large",
+}
+
+
+def _value_text(spec: _Key, value: Any) -> str:
+    """``value`` with its unit, as :meth:`Device.to_text` lists it; :func:`_parse_value` reads it back exactly
+    (a value that 6 significant digits would round is written in full)."""
+    if spec.kind == "dims":
+        return ", ".join(str(v) for v in value)
+    text = format_quantity(value, spec.kind)
+    if _parse_value(spec, text, "") == value:
+        return text
+    full = {"bandwidth": f"{float(value)!r} GB/s", "frequency": f"{float(value)!r} GHz",
+            "time": f"{float(value)!r} s", "bytes": f"{int(value)} B"}
+    return full.get(spec.kind, str(value))
 
 
 def _display(spec_kind: str, value: Any) -> str:
@@ -487,6 +558,7 @@ class Device:
     dram_run_overhead_bytes: int | None
     hit_rates: HitRates
     sources: Mapping[str, str]
+    dram_size_bytes: int | None = None
     file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -544,7 +616,7 @@ class Device:
         vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
         source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
         """
-        return _apply(self, changes, {}, "override", where=f"override of device {self.id}: ")
+        return _apply(self, changes, {}, "override", where=f"override of device {self.id}")
 
     # -- export -------------------------------------------------------------------------------------
 
@@ -561,6 +633,53 @@ class Device:
                 v = list(v)
             out[f.name] = v
         return out
+
+    def to_text(self) -> str:
+        """A readable listing in the keys of device files and ``--set`` (``l2_size = 50 MiB``), grouped,
+        with each value's source after ``#``; optional values the device does not give are listed as
+        comments. Every ``key = value`` line reads back: the value text given to ``--set``,
+        :meth:`with_overrides` or a file of changes yields the same value (``<bw>_peak`` is written
+        ``<bw>.peak`` in a file)."""
+        rows: list[tuple[str, str, str] | str] = []  # (key, value, source) or a heading
+
+        def add(key: str, value: str, source: str = "") -> None:
+            rows.append((key, value, source))
+
+        rows.append("identity")
+        for k in _IDENTITY:
+            add(k, getattr(self, k))
+        if self.file:
+            add("file", str(self.file))
+        listed = {k for _, keys in _GROUPS for k in keys}
+        groups = (*_GROUPS, ("other", tuple(k.key for k in _KEYS if k.key not in listed)))
+        for title, keys in groups:
+            if not keys:
+                continue
+            rows.append(title)
+            for key in keys:
+                spec = _BY_KEY[key]
+                value = getattr(self, spec.attr)
+                if value is None:
+                    rows.append(f"  # {key}: not given ({_NOT_GIVEN.get(key, 'unused')})")
+                else:
+                    add(key, _value_text(spec, value), self.sources.get(key, ""))
+        rows.append("hit-rate curves: hit(O) = a*exp(-b*exp(c*O)), O = oversubscription")
+        for curve in HIT_RATE_CURVES:
+            c = getattr(self.hit_rates, curve)
+            for i, coef in enumerate("abc"):
+                add(f"hit_rates.{curve}.{coef}", repr(getattr(c, coef)), c.source if i == 0 else "")
+        kw = max(len(r[0]) for r in rows if isinstance(r, tuple))
+        vw = max(len(r[1]) for r in rows if isinstance(r, tuple) and r[2])
+        lines = [f"{self.id}: {self.name}",
+                 "keys as in device files and --set; each value's source follows '#'"]
+        for r in rows:
+            if isinstance(r, str):
+                lines.append(r if r.startswith(" ") else f"\n{r}")
+            elif r[2]:
+                lines.append(f"  {r[0]:<{kw}} = {r[1]:<{vw}}  # {r[2]}")
+            else:
+                lines.append(f"  {r[0]:<{kw}} = {r[1]}")
+        return "\n".join(lines)
 
     # -- checks -------------------------------------------------------------------------------------
 
@@ -583,49 +702,72 @@ class Device:
                                    f"a whole number >= {spec.minimum:g}") + ")")
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
-
-        def check(cond: bool, text: str) -> None:
-            if not cond:
-                problems.append(text)
-
-        for lvl in ("l1", "l2"):
-            line, sector = getattr(self, f"{lvl}_line_bytes"), getattr(self, f"{lvl}_sector_bytes")
-            check(line % sector == 0, f"{lvl}_line ({line} B) must be a whole multiple of {lvl}_sector "
-                                      f"({sector} B)")
-        line_keys = [getattr(self, _BY_KEY[k].attr) is None for k in L1_LINE_KEYS[:2]]
-        check(len(set(line_keys)) == 1, "l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together "
-                                        "(the L1 line rule); give both or neither")
-        check(self.l1_pairing_distance_bytes % self.l1_bank_bytes == 0,
-              f"l1_pairing_distance ({self.l1_pairing_distance_bytes} B) must be a whole multiple of "
-              f"l1_bank_width ({self.l1_bank_bytes} B)")
-        check(self.l2_effective_size_bytes <= self.l2_size_bytes,
-              f"l2_effective_size ({format_quantity(self.l2_effective_size_bytes, 'bytes')}) cannot exceed "
-              f"l2_size ({format_quantity(self.l2_size_bytes, 'bytes')})")
-        check(self.max_threads_per_sm % self.warp_size == 0,
-              f"max_threads_per_sm ({self.max_threads_per_sm}) must be a multiple of warp_size "
-              f"({self.warp_size})")
-        check(self.max_threads_per_block <= self.max_threads_per_sm,
-              f"max_threads_per_block ({self.max_threads_per_block}) cannot exceed max_threads_per_sm "
-              f"({self.max_threads_per_sm})")
-        check(self.shared_per_block_bytes <= self.shared_per_sm_bytes,
-              f"shared_per_block ({self.shared_per_block_bytes} B) cannot exceed shared_per_sm "
-              f"({self.shared_per_sm_bytes} B)")
-        check(self.registers_per_sm % self.register_subpartitions == 0,
-              f"registers_per_sm ({self.registers_per_sm}) must split evenly into "
-              f"{self.register_subpartitions} register_subpartitions")
-        for bw, peak in (("dram_bw", "dram_bw_peak"), ("l2_bw", "l2_bw_peak")):
-            used, top = getattr(self, _BY_KEY[bw].attr), getattr(self, _BY_KEY[peak].attr)
-            if top is not None and used > top * (1 + 1e-9):
-                problems.append(f"{bw} ({used:g} GB/s) cannot exceed its peak {peak} ({top:g} GB/s); "
-                                "change both")
+        problems = _consistency_problems(_values(self))
         required = {k.key for k in _KEYS if getattr(self, k.attr) is not None} | \
             {f"hit_rates.{c}" for c in HIT_RATE_CURVES}
         missing = sorted(required - set(self.sources))
-        check(not missing, f"values without a source: {', '.join(missing)}")
+        if missing:
+            problems.append(f"values without a source: {', '.join(missing)}")
         empty = sorted(k for k, s in self.sources.items() if not isinstance(s, str) or not s.strip())
-        check(not empty, f"empty sources: {', '.join(empty)}")
+        if empty:
+            problems.append(f"empty sources: {', '.join(empty)}")
         if problems:
             raise InputError(f"device {self.id} is inconsistent: " + "; ".join(problems) + ".")
+
+
+def _consistency_problems(v: Mapping[str, Any]) -> list[str]:
+    """The consistency rules between values (docs/device-format.md), on ``v``: Device attribute -> value.
+
+    The one place these rules live: :class:`Device` checks itself with it, and the loaders check the
+    values of a file that has other problems too, so that one run reports everything. A check whose
+    values are not all in ``v`` (a value that failed to parse) is skipped; ``None`` is a value not given.
+    """
+    problems: list[str] = []
+
+    def have(*attrs: str) -> bool:
+        return all(a in v for a in attrs)
+
+    def size(attr: str) -> str:
+        return format_quantity(v[attr], "bytes")
+
+    for lvl in ("l1", "l2"):
+        line, sector = f"{lvl}_line_bytes", f"{lvl}_sector_bytes"
+        if have(line, sector) and v[line] % v[sector]:
+            problems.append(f"{lvl}_line ({v[line]} B) must be a whole multiple of {lvl}_sector ({v[sector]} B)")
+    load, store = (_BY_KEY[k].attr for k in L1_LINE_KEYS[:2])
+    if have(load, store) and (v[load] is None) != (v[store] is None):
+        problems.append("l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together (the L1 line "
+                        "rule); give both or neither")
+    if have("l1_pairing_distance_bytes", "l1_bank_bytes") and v["l1_pairing_distance_bytes"] % v["l1_bank_bytes"]:
+        problems.append(f"l1_pairing_distance ({v['l1_pairing_distance_bytes']} B) must be a whole multiple of "
+                        f"l1_bank_width ({v['l1_bank_bytes']} B)")
+    if have("l2_effective_size_bytes", "l2_size_bytes") and v["l2_effective_size_bytes"] > v["l2_size_bytes"]:
+        problems.append(f"l2_effective_size ({size('l2_effective_size_bytes')}) cannot exceed l2_size "
+                        f"({size('l2_size_bytes')})")
+    if have("max_threads_per_sm", "warp_size") and v["max_threads_per_sm"] % v["warp_size"]:
+        problems.append(f"max_threads_per_sm ({v['max_threads_per_sm']}) must be a multiple of warp_size "
+                        f"({v['warp_size']})")
+    if have("max_threads_per_block", "max_threads_per_sm") and v["max_threads_per_block"] > v["max_threads_per_sm"]:
+        problems.append(f"max_threads_per_block ({v['max_threads_per_block']}) cannot exceed max_threads_per_sm "
+                        f"({v['max_threads_per_sm']})")
+    if have("shared_per_block_bytes", "shared_per_sm_bytes") and \
+            v["shared_per_block_bytes"] > v["shared_per_sm_bytes"]:
+        problems.append(f"shared_per_block ({v['shared_per_block_bytes']} B) cannot exceed shared_per_sm "
+                        f"({v['shared_per_sm_bytes']} B)")
+    if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
+        problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
+                        f"{v['register_subpartitions']} register_subpartitions")
+    for bw, peak in _PEAK_OF.items():
+        used, top = _BY_KEY[bw].attr, _BY_KEY[peak].attr
+        if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):
+            problems.append(f"{bw} ({v[used]:g} GB/s) cannot exceed its peak {peak} ({v[top]:g} GB/s); "
+                            "change both")
+    return problems
+
+
+def _values(dev: Device) -> dict[str, Any]:
+    """Device attribute -> value, for :func:`_consistency_problems`."""
+    return {f.name: getattr(dev, f.name) for f in fields(dev)}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -645,31 +787,59 @@ def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
 
 def _apply(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
            where: str = "", new_id: str | None = None) -> Device:
-    """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``)."""
+    """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``).
+
+    Every bad key or value and every rule the result breaks is reported at once: a
+    :class:`DeviceFileError` for ``where``.
+    """
+    problems: list[str] = []
+    attrs, new_sources, shown = _changes(dev, changes, sources, origin, problems)
+    if problems:
+        raise DeviceFileError(where, problems)
+    return replace(dev, id=new_id if new_id is not None else _suffixed_id(dev, shown),
+                   sources=FrozenMap(new_sources), **attrs)
+
+
+def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+             problems: list[str], broken: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """(attributes, sources, id suffixes) of ``dev`` changed by ``changes``; derived values follow.
+
+    Every problem (unknown key, unreadable or out-of-range value, broken consistency rule) goes to
+    ``problems``; a key with a problem, or named in ``broken`` (a file's keys that failed earlier), is
+    left unchanged and out of the consistency checks.
+    """
     attrs: dict[str, Any] = {}
     new_sources = dict(dev.sources)
     shown: dict[str, str] = {}
     curves = {c: getattr(dev.hit_rates, c) for c in HIT_RATE_CURVES}
     parsed: dict[str, Any] = {}
+    broken = set(broken)
     for key, raw in changes.items():
         if key in _HIT_KEYS:
             _, curve, coef = key.split(".")
-            value = _parse_float(raw, f"{where}{key}")
-            old = curves[curve]
-            src = (f"{sources.get(key, origin)}: {coef}={value:g} (was {getattr(old, coef):g}); "
-                   f"otherwise {old.source}")
             try:
+                value = _parse_float(raw, key)
+                old = curves[curve]
+                src = (f"{sources.get(key, origin)}: {coef}={value:g} (was {getattr(old, coef):g}); "
+                       f"otherwise {old.source}")
                 curves[curve] = HitRateCurve(**{**old.to_dict(), coef: value, "source": src})
             except InputError as e:
-                raise InputError(f"{where}{key}: {e}") from None
+                problems.append(str(e) if str(e).startswith(key) else f"{key}: {e}")
+                continue
             new_sources[f"hit_rates.{curve}"] = curves[curve].source
             shown[key] = _display("float", value)
             continue
         spec = _BY_KEY.get(key)
         if spec is None:
-            raise InputError(f"{where}unknown device key {key!r}.{_suggest(key, OVERRIDE_KEYS)} "
-                             f"Valid keys: {_valid_override_keys()}.")
-        parsed[key] = _parse_value(spec, raw, where)
+            problems.append(f"unknown device key {key!r}.{_suggest(key, OVERRIDE_KEYS)} "
+                            f"Valid keys: {_valid_override_keys()}.")
+            continue
+        try:
+            parsed[key] = _parse_value(spec, raw, "")
+        except InputError as e:
+            problems.append(str(e))
+            broken.add(key)
+            continue
         attrs[spec.attr] = parsed[key]
         new_sources[key] = sources.get(key, origin)
         shown[key] = _display(spec.kind, parsed[key])
@@ -682,22 +852,27 @@ def _apply(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], 
                                             f"{format_quantity(size, 'bytes')} / {parts} ({origin})")
     for bw, peak in _PEAK_OF.items():
         old_peak = getattr(dev, _BY_KEY[peak].attr)
-        if bw in parsed and peak not in parsed and old_peak is not None:
+        if bw in parsed and peak not in changes and old_peak is not None:
             ratio = parsed[bw] / getattr(dev, _BY_KEY[bw].attr)
             attrs[_BY_KEY[peak].attr] = old_peak * ratio
             new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw} ({origin}); "
                                  f"was: {dev.sources.get(peak, '?')}")
     if any(k in changes for k in _HIT_KEYS):
         attrs["hit_rates"] = HitRates(**curves)
+    values = {**_values(dev), **attrs}
+    for key in broken:  # a value that failed to parse takes part in no rule (its derived values neither)
+        values.pop(_BY_KEY[key].attr, None)
+        if key in ("l2_size", "l2_partitions"):
+            values.pop("l2_effective_size_bytes", None)
+    problems.extend(_consistency_problems(values))
+    return attrs, new_sources, shown
 
-    if new_id is None:
-        base, suffix = _split_id(dev.id)
-        suffix.update(shown)
-        new_id = base + "".join(f"+{k}={v}" for k, v in suffix.items())
-    try:
-        return replace(dev, id=new_id, sources=FrozenMap(new_sources), **attrs)
-    except InputError as e:
-        raise InputError(f"{where}{e}") from None
+
+def _suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
+    """``dev.id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
+    base, suffix = _split_id(dev.id)
+    suffix.update(shown)
+    return base + "".join(f"+{k}={v}" for k, v in suffix.items())
 
 
 def _parse_float(raw: object, label: str) -> float:
@@ -748,176 +923,235 @@ def _read_toml(data: bytes, path: str) -> dict:
         raise InputError(f"device file {path} is not valid TOML: {e}.") from None
 
 
+def _schema_problems(doc: dict, *, required: bool) -> list[str]:
+    if "schema_version" not in doc:
+        if not required:
+            return []
+        return [f"schema_version: missing; a complete device file starts with 'schema_version = "
+                f"{SCHEMA_VERSION}' (only a file of changes, with base = \"<id>\", may leave it out)."]
+    v = doc["schema_version"]
+    if isinstance(v, bool) or v != SCHEMA_VERSION:
+        return [f"schema_version = {v!r}: this warpspeed reads version {SCHEMA_VERSION} only; write "
+                f"schema_version = {SCHEMA_VERSION}."]
+    return []
+
+
 def _check_schema_version(doc: dict, path: str) -> None:
-    v = doc.get("schema_version")
-    if v is None:
-        raise InputError(f"device file {path} lacks 'schema_version'; add 'schema_version = "
-                         f"{SCHEMA_VERSION}' at the top.")
-    if v != SCHEMA_VERSION or isinstance(v, bool):
-        raise InputError(f"device file {path} has schema_version = {v!r}; this warpspeed reads version "
-                         f"{SCHEMA_VERSION} only.")
+    problems = _schema_problems(doc, required=True)
+    if problems:
+        raise DeviceFileError(f"device file {path}", problems)
 
 
-def _entry(raw: object, key: str, where: str, *, bare_source: str | None) -> tuple[Any, str, Any, Any]:
-    """(value, source, peak, peak_source) of one numeric key in a file."""
+def _entry(raw: object, key: str, *, bare_source: str | None, problems: list[str]) -> list[tuple[str, Any, str]]:
+    """(key, raw value, source) of one numeric key in a file: its value and, for a bandwidth table with a
+    ``peak``, the peak as key ``<bw>_peak``. Problems go to ``problems``; a part with a problem is left out."""
+    if not isinstance(raw, dict):
+        if bare_source is None:
+            problems.append(f"{key}: give the value with its source, e.g. {key}.value = {raw!r} and "
+                            f"{key}.source = \"spec: ...\" (bare values are allowed only in files with 'base').")
+            return []
+        return [(key, raw, bare_source)]
     allowed = {"value", "source"} | ({"peak", "peak_source"} if key in _PEAK_OF else set())
-    if isinstance(raw, dict):
-        unknown = sorted(set(raw) - allowed)
-        if unknown:
-            raise InputError(f"{where}{key}: unknown field(s) {', '.join(unknown)}; a value table has "
-                             f"{', '.join(sorted(allowed))}.")
-        if "value" not in raw:
-            raise InputError(f"{where}{key}: the table needs 'value' (and 'source').")
-        source = raw.get("source", bare_source)
-        if not isinstance(source, str) or not source.strip():
-            raise InputError(f"{where}{key}: needs a non-empty 'source' saying where the value comes from "
-                             f"(e.g. {key}.source = \"spec: vendor data sheet\").")
-        if ("peak" in raw) != ("peak_source" in raw) and bare_source is None:
-            raise InputError(f"{where}{key}: 'peak' and 'peak_source' go together; give both or neither.")
-        peak_source = raw.get("peak_source", bare_source)
-        return raw["value"], source, raw.get("peak"), peak_source
-    if bare_source is None:
-        raise InputError(f"{where}{key}: give the value with its source, e.g. {key}.value = {raw!r} and "
-                         f"{key}.source = \"spec: ...\" (bare values are allowed only in files with 'base').")
-    return raw, bare_source, None, None
-
-
-def _check_top_keys(doc: dict, where: str, *, with_base: bool) -> None:
-    valid = ["schema_version", *(["base"] if with_base else []), *_IDENTITY, *_FILE_KEYS, "hit_rates"]
-    unknown = [k for k in doc if k not in valid]
+    out: list[tuple[str, Any, str]] = []
+    unknown = sorted(set(raw) - allowed)
     if unknown:
-        k = unknown[0]
-        raise InputError(f"{where}unknown key {k!r}.{_suggest(k, valid)} Valid keys: {', '.join(valid)}.")
-    for k in _IDENTITY:
-        if k in doc and not (isinstance(doc[k], str) and doc[k].strip()):
-            raise InputError(f"{where}{k} must be a non-empty string, got {doc[k]!r}.")
-
-
-def _hit_rates_overrides(doc: dict, where: str) -> dict[str, HitRateCurve]:
-    table = doc.get("hit_rates", {})
-    if not isinstance(table, dict):
-        raise InputError(f"{where}hit_rates must be a table of curves ({', '.join(HIT_RATE_CURVES)}).")
-    out = {}
-    for name, t in table.items():
-        if name not in HIT_RATE_CURVES:
-            raise InputError(f"{where}unknown hit-rate curve {name!r}.{_suggest(name, HIT_RATE_CURVES)} "
-                             f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
-        out[name] = _curve_from_table(t, f"{where}hit_rates.{name}")
+        problems.append(f"{key}: unknown field(s) {', '.join(unknown)}; a value table has "
+                        f"{', '.join(sorted(allowed))}.")
+    source = raw.get("source", bare_source)
+    has_source = isinstance(source, str) and bool(source.strip())
+    if not has_source:
+        problems.append(f"{key}: needs a non-empty 'source' saying where the value comes from "
+                        f"(e.g. {key}.source = \"spec: vendor data sheet\").")
+    if "value" not in raw:
+        problems.append(f"{key}: the table needs 'value' (and 'source').")
+    elif has_source:
+        out.append((key, raw["value"], source.strip()))
+    if key in _PEAK_OF and ("peak" in raw or "peak_source" in raw):
+        peak_source = raw.get("peak_source", bare_source)
+        if ("peak" in raw) != ("peak_source" in raw) and bare_source is None:
+            problems.append(f"{key}: 'peak' and 'peak_source' go together; give both or neither.")
+        elif "peak" in raw and not (isinstance(peak_source, str) and peak_source.strip()):
+            problems.append(f"{key}.peak_source: must be a non-empty text saying where the peak comes from.")
+        elif "peak" in raw:
+            out.append((_PEAK_OF[key], raw["peak"], peak_source.strip()))
     return out
 
 
+def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> tuple[dict[str, tuple[Any, Any, str]],
+                                                                                        set[str]]:
+    """The numeric keys of a file: ({key: (raw value, parsed value, source)}, keys given but broken).
+
+    Peaks appear as ``<bw>_peak``. Every problem of the top-level keys (unknown keys, identity strings,
+    values) goes to ``problems``, in the order of the file; a file of changes has ``bare_source``.
+    """
+    values: dict[str, tuple[Any, Any, str]] = {}
+    broken: set[str] = set()
+    valid = ["schema_version", *(["base"] if bare_source is not None else []), *_IDENTITY, *_FILE_KEYS,
+             "hit_rates"]
+    for key in doc:
+        if key not in valid:
+            problems.append(_unknown_key(key, valid))
+        elif key in _IDENTITY and not (isinstance(doc[key], str) and doc[key].strip()):
+            problems.append(f"{key} must be a non-empty string, got {doc[key]!r}.")
+        if key not in _FILE_KEYS:
+            continue
+        given = [key] + ([_PEAK_OF[key]] if key in _PEAK_OF and isinstance(doc[key], dict) and "peak" in doc[key]
+                         else [])
+        for k, raw, source in _entry(doc[key], key, bare_source=bare_source, problems=problems):
+            spec = _BY_KEY[k]
+            label = f"{key}.peak" if k != key else key
+            try:
+                if spec.kind != "dims":  # a TOML number, too, was typed by a person: it needs its unit
+                    require_unit(raw, spec.kind, key=label)
+                values[k] = (raw, _parse_value(spec, raw, "", label=label), source)
+            except InputError as e:
+                problems.append(str(e))
+        broken.update(k for k in given if k not in values)
+    return values, broken
+
+
+def _unknown_key(key: str, valid: list[str]) -> str:
+    if key in _PEAK_OF.values():
+        bw = next(b for b, pk in _PEAK_OF.items() if pk == key)
+        return (f"unknown key {key!r}: in a file the peak goes in the {bw} table, as {bw}.peak = \"...\" with "
+                f"{bw}.peak_source = \"spec: ...\".")
+    return f"unknown key {key!r}." + (_suggest(key, valid) or f" Valid keys: {', '.join(valid)}.")
+
+
+def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCurve]:
+    table = doc.get("hit_rates", {})
+    if not isinstance(table, dict):
+        problems.append(f"hit_rates must be a table of curves ({', '.join(HIT_RATE_CURVES)}), e.g. "
+                        "[hit_rates.l2_z] with a, b, c and source.")
+        return {}
+    out = {}
+    for name, t in table.items():
+        if name not in HIT_RATE_CURVES:
+            problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{_suggest(name, HIT_RATE_CURVES)} "
+                            f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
+            continue
+        try:
+            out[name] = _curve_from_table(t, f"hit_rates.{name}")
+        except InputError as e:
+            problems.append(str(e))
+    return out
+
+
+def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve]) -> str | None:
+    if not isinstance(family, str) or family in _family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
+        return None
+    return (f"architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} (known families: "
+            f"{', '.join(hit_rate_families())}); use one of those or give all four [hit_rates.<curve>] tables "
+            f"({', '.join(HIT_RATE_CURVES)}).")
+
+
 def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -> Device:
-    where = f"device file {path}: "
+    """A device file, complete or of changes (``base``). Every problem of the file is reported in one
+    :class:`DeviceFileError` (a file that is not TOML stops at that)."""
+    where = f"device file {path}"
     doc = _read_toml(data, path)
-    _check_schema_version(doc, path)
-    if "base" in doc:
-        if builtin:
-            raise InputError(f"{where}shipped device files must be complete (no 'base').")
-        return _load_based(doc, path, depth)
-    _check_top_keys(doc, where, with_base=False)
-    missing_id = [k for k in _IDENTITY if k not in doc and k != "id"]
-    missing = [k for k in _FILE_KEYS if _BY_KEY[k].required and k not in doc]
-    if missing_id or missing:
+    based = "base" in doc
+    if based and builtin:
+        raise DeviceFileError(where, ["shipped device files must be complete (no 'base')."])
+    problems = _schema_problems(doc, required=not based)
+    if based:
+        return _load_based(doc, path, depth, problems)
+    missing = [k for k in _IDENTITY[1:] if k not in doc]
+    missing += [k for k in _FILE_KEYS if _BY_KEY[k].required and k not in doc]
+    if missing:
         required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
-        raise InputError(f"{where}missing key(s) {', '.join(missing_id + missing)}; a complete device file "
-                         f"gives {', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
-                         f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
-                         f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
-                         f"base = \"<id>\" to change an existing device.")
+        problems.append(f"missing key(s) {', '.join(missing)}; a complete device file gives "
+                        f"{', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
+                        f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
+                        f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
+                        f"base = \"<id>\" to change an existing device.")
+    values, broken = _file_values(doc, bare_source=None, problems=problems)
     dev_id = doc.get("id", stem)
     if builtin and dev_id != stem:
-        raise InputError(f"{where}id {dev_id!r} must equal the file name {stem!r}.")
-    family = doc["architecture"]
+        problems.append(f"id {dev_id!r} must equal the file name {stem!r}.")
+    family = doc.get("architecture")
+    family = family if isinstance(family, str) else None
+    curve_overrides = _hit_rates_overrides(doc, problems)
+    if (text := _family_problem(family, curve_overrides)) is not None:
+        problems.append(text)
     families = _family_hit_rates()
-    curve_overrides = _hit_rates_overrides(doc, where)
-    if family not in families and len(curve_overrides) < len(HIT_RATE_CURVES):
-        raise InputError(f"{where}architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} "
-                         f"(known families: {', '.join(sorted(families))}); use one of those or give all "
-                         f"four [hit_rates.<curve>] tables ({', '.join(HIT_RATE_CURVES)}).")
     base_curves = {c: getattr(families[family], c) for c in HIT_RATE_CURVES} if family in families else {}
     curves = {**base_curves, **curve_overrides}
 
-    attrs: dict[str, Any] = {}
-    sources: dict[str, str] = {}
-    for key in _FILE_KEYS:
-        if key not in doc:
-            continue
-        spec = _BY_KEY[key]
-        value, source, peak, peak_source = _entry(doc[key], key, where, bare_source=None)
-        attrs[spec.attr] = _parse_value(spec, value, where)
-        sources[key] = source.strip()
-        if peak is not None:
-            pk = _BY_KEY[_PEAK_OF[key]]
-            attrs[pk.attr] = _parse_value(pk, peak, where)
-            sources[pk.key] = peak_source.strip()
+    attrs: dict[str, Any] = {_BY_KEY[k].attr: parsed for k, (_, parsed, _) in values.items()}
+    sources: dict[str, str] = {k: source for k, (_, _, source) in values.items()}
     for key, (value, source) in _family_latency().get(family, {}).items():
         if key not in doc:
             attrs[_BY_KEY[key].attr] = _parse_value(_BY_KEY[key], value, f"{_LATENCY_FILE} [{family}] ")
             sources[key] = source
-    if "l2_effective_size" not in doc:
+    if "l2_effective_size" not in doc and "l2_size_bytes" in attrs and "l2_partitions" in attrs:
         parts = attrs["l2_partitions"]
         attrs["l2_effective_size_bytes"] = attrs["l2_size_bytes"] // parts
         sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
                                         f"{format_quantity(attrs['l2_size_bytes'], 'bytes')} / {parts}")
     for c, curve in curves.items():
         sources[f"hit_rates.{c}"] = curve.source
-    attrs.setdefault("l2_bw_peak_GB_s", None)
-    attrs.setdefault("dram_bw_peak_GB_s", None)
-    attrs.setdefault("l1_bytes_per_cycle_8B", None)
-    for key in (*LATENCY_KEYS, *L1_LINE_KEYS):
-        attrs.setdefault(_BY_KEY[key].attr, None)
+    for spec in _KEYS:  # optional values not given are None (a value given but broken stays out)
+        if not spec.required and spec.key not in broken:
+            attrs.setdefault(spec.attr, None)
+    problems += _consistency_problems(attrs)
+    if problems:
+        raise DeviceFileError(where, problems)
     try:
         return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
                       compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),
                       sources=FrozenMap(sources), file=path, **attrs)
     except InputError as e:
-        raise InputError(f"{where}{e}") from None
+        raise DeviceFileError(where, [str(e)]) from None
 
 
-def _load_based(doc: dict, path: str, depth: int) -> Device:
-    where = f"device file {path}: "
-    _check_top_keys(doc, where, with_base=True)
+def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device:
+    """A file of changes: ``base`` plus changed keys (``schema_version`` optional, checked if given)."""
+    where = f"device file {path}"
     base_ref = doc["base"]
+    base: Device | None = None
     if not isinstance(base_ref, str) or not base_ref.strip():
-        raise InputError(f"{where}base must be a device id ({', '.join(device_ids())}) or a path.")
-    if depth > 8:
-        raise InputError(f"{where}too many nested 'base' files (a cycle?).")
-    base_path = Path(path).parent / base_ref
-    if _looks_like_path(base_ref):
+        problems.append(f"base must be a device id ({', '.join(device_ids())}) or a path, got {base_ref!r}.")
+    elif depth > 8:
+        problems.append("too many nested 'base' files (a cycle?).")
+    elif _looks_like_path(base_ref):
+        base_path = Path(path).parent / base_ref
         if not base_path.is_file():
-            raise InputError(f"{where}base file {base_path} does not exist.")
-        base = _load(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
-                     depth=depth + 1)
+            problems.append(f"base file {base_path} does not exist.")
+        else:
+            try:
+                base = _load(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
+                             depth=depth + 1)
+            except InputError as e:
+                problems.append(f"base: {e}")
     else:
         try:
             base = device(base_ref)
         except InputError as e:
-            raise InputError(f"{where}base: {e}") from None
-    changes: dict[str, Any] = {}
-    sources: dict[str, str] = {}
+            problems.append(f"base: {e}")
     bare = f"override ({Path(path).name})"
-    for key in _FILE_KEYS:
-        if key not in doc:
-            continue
-        value, source, peak, peak_source = _entry(doc[key], key, where, bare_source=bare)
-        changes[key], sources[key] = value, source.strip()
-        if peak is not None:
-            changes[_PEAK_OF[key]], sources[_PEAK_OF[key]] = peak, peak_source.strip()
+    values, broken = _file_values(doc, bare_source=bare, problems=problems)
+    curve_overrides = _hit_rates_overrides(doc, problems)
+    identity = {k: doc[k] for k in _IDENTITY[1:] if k in doc and isinstance(doc[k], str) and doc[k].strip()}
+    family = identity.get("architecture", base.architecture if base is not None else None)
+    if base is not None and family != base.architecture and \
+            (text := _family_problem(family, curve_overrides)) is not None:
+        problems.append(text)
+    if base is None:
+        raise DeviceFileError(where, problems)
+    changes = {k: raw for k, (raw, _, _) in values.items()}
+    sources = {k: source for k, (_, _, source) in values.items()}
+    attrs, new_sources, shown = _changes(base, changes, sources, bare, problems, broken)
+    if problems:
+        raise DeviceFileError(where, problems)
     new_id = doc.get("id")
-    dev = _apply(base, changes, sources, bare, where, new_id=new_id)
-    curve_overrides = _hit_rates_overrides(doc, where)
-    identity = {k: doc[k] for k in _IDENTITY[1:] if k in doc}
+    dev = replace(base, id=new_id if isinstance(new_id, str) else _suffixed_id(base, shown),
+                  sources=FrozenMap(new_sources), **attrs)
     if "name" not in identity and (changes or curve_overrides):
         identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
-    family = identity.get("architecture", base.architecture)
     inherited = dev.hit_rates
     if family != base.architecture:  # a new family brings its own curves
-        families = _family_hit_rates()
-        if family not in families and len(curve_overrides) < len(HIT_RATE_CURVES):
-            raise InputError(f"{where}architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} "
-                             f"(known families: {', '.join(sorted(families))}); use one of those or give "
-                             f"all four [hit_rates.<curve>] tables ({', '.join(HIT_RATE_CURVES)}).")
-        inherited = families.get(family, inherited)
+        inherited = _family_hit_rates().get(family, inherited)
     if curve_overrides or inherited is not dev.hit_rates:
         curves = {c: curve_overrides.get(c, getattr(inherited, c)) for c in HIT_RATE_CURVES}
         src = dict(dev.sources)
@@ -927,7 +1161,7 @@ def _load_based(doc: dict, path: str, depth: int) -> Device:
     try:
         return replace(dev, file=path, **identity)
     except InputError as e:
-        raise InputError(f"{where}{e}") from None
+        raise DeviceFileError(where, [str(e)]) from None
 
 
 def load_device_file(path: str | Path) -> Device:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import islpy as isl
 
-from . import __version__
+from ._version import __version__
 from .capacity import CacheReuse, reuse
 from .device import Device, FrozenMap
 from .device import device as get_device
@@ -208,6 +208,15 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     if launch.occupancy.registers_source == "default":
         notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
     blocks, full_wave = math.prod(launch.grid), launch.occupancy.blocks_per_sm * dev.sm_count
+    small = [f"{v} {n} < {c}" for v, n, c in zip("xyz", k.domain, launch.cells_per_block, strict=True) if n < c]
+    if small:
+        idle = 1 - k.valid_lups / (blocks * math.prod(launch.cells_per_block))
+        notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {idle:.0%} of the launched "
+                     "threads have no cell; choose a smaller block in that direction")
+    if dev.dram_size_bytes is not None and k.footprint_bytes > dev.dram_size_bytes:
+        notes.append(f"the arrays need {k.footprint_bytes / 1e9:.4g} GB, more than the "
+                     f"{dev.dram_size_bytes / 1e9:.4g} GB of {dev.id}'s memory (dram_size): this domain does not "
+                     "fit on one GPU; the estimate is for a GPU that could hold it")
     if blocks < full_wave:
         notes.append(f"the grid has {blocks} blocks, fewer than the {full_wave} that fill {dev.id} at once: the "
                      "GPU is not filled, and launch time and the wave's start-up, which the model leaves out, "

@@ -111,6 +111,11 @@ class Kernel:
     def valid_lups(self) -> int:
         return math.prod(self.domain)
 
+    @property
+    def footprint_bytes(self) -> int:
+        """Bytes of all arrays at their allocated shapes: what the GPU's memory must hold to run the kernel."""
+        return sum(math.prod(f.shape) * f.element_bytes for f in self.fields)
+
     def __reduce__(self):
         """Pickle as the description it was built from (for process pools and distributed executors)."""
         return (_rebuild_kernel, (dict(self.spec), self.source, self.domain))

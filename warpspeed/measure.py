@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .device import Device
 from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var

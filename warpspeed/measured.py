@@ -171,6 +171,25 @@ class MeasuredProjection:
         return d
 
 
+#: a measured run this many times faster or slower than the estimate is probably mistyped (unit, domain)
+IMPLAUSIBLE_FACTOR = 10.0
+
+
+def implausible_run(measured_GLup_s: float, estimated_GLup_s: float, device: str) -> str | None:
+    """A warning when a measured run is more than :data:`IMPLAUSIBLE_FACTOR` away from the estimate of the
+    source's best configuration (the model is rarely off by 2x: such a gap is usually a wrong time unit, a
+    different domain or a different kernel); None otherwise."""
+    if not (measured_GLup_s > 0 and 0 < estimated_GLup_s < math.inf):
+        return None
+    ratio = estimated_GLup_s / measured_GLup_s
+    if 1 / IMPLAUSIBLE_FACTOR <= ratio <= IMPLAUSIBLE_FACTOR:
+        return None
+    how = f"{ratio:.3g}x slower" if ratio > 1 else f"{1 / ratio:.3g}x faster"
+    return (f"the measured run ({measured_GLup_s:.3g} GLup/s) is {how} than warpspeed's estimate on {device} "
+            f"({estimated_GLup_s:.3g} GLup/s at its best configuration); check the time's unit, the domain "
+            "(--domain: the run's cells) and that the measured kernel is this one.")
+
+
 def project_measured(run: MeasuredRun, source: Device, target: Device, precision: str = "fp64",
                      target_traffic: Traffic | None = None) -> MeasuredProjection:
     """Project a measured run; ``target_traffic`` (estimated bytes on the target) makes it *hybrid*."""

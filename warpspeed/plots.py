@@ -22,8 +22,9 @@ from .device import device as get_device
 from .errors import InputError, install_hint
 from .measured import bandwidths_GB_s
 
-__all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "whatif_plot", "projection_plot",
-           "save", "FORMATS"]
+__all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
+           "whatif_plot", "device_value", "projection_plot", "log_ticks", "plain_log_ticks", "save",
+           "FORMATS"]
 
 LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
                   None: "0.6"}
@@ -135,13 +136,24 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
 # ----------------------------------------------------------------------------------------------- ranking
 
 
-def ranking_plot(ranking, *, top: int | None = None):
-    """GLup/s per configuration, best first: bars coloured by limiter, a strip below in the block colour."""
-    results = list(ranking.results)[: top or None]
+RANKING_TOP = 40
+"""Bars of :func:`ranking_plot` by default: few enough that every bar can carry its configuration label."""
+
+
+def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
+    """GLup/s per configuration, best first: bars coloured by limiter, a strip below in the block colour,
+    every bar labelled with its block (and folding, and domain when the ranking has several).
+
+    ``top``: the best ``top`` configurations are shown (default :data:`RANKING_TOP`; the title then says
+    "best N of M shown"); ``None`` shows all of them (the figure widens with their number).
+    """
+    if top is not None and top < 1:
+        raise InputError(f"ranking plot: top must be at least 1 (or None for all), got {top}.")
+    results = list(ranking.results)[:top]
     if not results:
         raise InputError("the ranking is empty: nothing to plot.")
-    n = len(results)
-    fig = _figure(max(7.5, min(0.16 * n + 2, 16)), 5.2)
+    n, total = len(results), len(ranking.results)
+    fig = _figure(max(7.5, 0.16 * n + 2), 5.6)
     ax, strip = fig.subplots(2, 1, sharex=True, height_ratios=[12, 1])
     xs = range(n)
     ax.bar(xs, [r.performance_GLup_s for r in results], color=[LIMITER_COLORS[r.limiter] for r in results],
@@ -150,8 +162,8 @@ def ranking_plot(ranking, *, top: int | None = None):
     strip.set_yticks([])
     strip.set_ylabel("block", rotation=0, ha="right", va="center", fontsize=8)
     ax.set_ylabel("performance (GLup/s)")
-    ax.set_title(f"{ranking.kernel} on {ranking.device}: {len(ranking.results)} configurations"
-                 + (f" (best {n} shown)" if n < len(ranking.results) else ""), fontsize=10)
+    shown = f"best {n} of {total} configurations shown" if n < total else f"all {total} configurations"
+    ax.set_title(f"{ranking.kernel} on {ranking.device}: {shown}", fontsize=10)
     from matplotlib.patches import Patch
     present = [k for k in LIMITER_COLORS if k is not None and any(r.limiter == k for r in results)]
     handles = [Patch(color=LIMITER_COLORS[k], label=f"{k}-bound") for k in present]
@@ -159,23 +171,57 @@ def ranking_plot(ranking, *, top: int | None = None):
         handles.append(Patch(color=LIMITER_COLORS[None], label="cannot launch"))
     ax.legend(handles=handles, fontsize=8, loc="upper right")
     ax.grid(True, axis="y", alpha=0.3)
-    if n <= 60:
-        strip.set_xticks(list(xs))
-        strip.set_xticklabels([_label(r.configuration.block, r.configuration.folding) for r in results],
-                              rotation=90, fontsize=7)
-    else:
-        strip.set_xticks([])
-    strip.set_xlabel("configuration (block XxYxZ, folding), best first; strip: block colour RGB(log x/log 256, "
-                     "log y/log 256, log z/log 64)", fontsize=8)
+    ax.tick_params(axis="x", bottom=False)
+    several_domains = len({r.configuration.domain for r in results}) > 1
+    strip.set_xticks(list(xs))
+    strip.set_xticklabels([ranking_label(r, domain=several_domains) for r in results], rotation=90, fontsize=7)
+    strip.set_xlabel("configuration (block XxYxZ" + (", domain" if several_domains else "")
+                     + ", folding fXxYxZ when not 1x1x1), best first; strip: block colour "
+                       "RGB(log x/log 256, log y/log 256, log z/log 64)", fontsize=8)
     strip.set_xlim(-0.5, n - 0.5)
     return fig
+
+
+def ranking_label(result, *, domain: bool = False) -> str:
+    """The tick label of one ranked configuration: ``32x8x4``, ``32x8x4 f1x2x1``, with ``domain``
+    ``32x8x4 @640x512x512``."""
+    c = result.configuration
+    text = _label(c.block, c.folding)
+    if domain and c.domain:
+        text += " @" + "x".join(map(str, c.domain))
+    return text
 
 
 # ----------------------------------------------------------------------------------------------- what-if
 
 
-def whatif_plot(points, *, kind: str | None = None):
-    """Best GLup/s over the swept value (markers coloured by limiter) and DRAM B/lup on a second axis."""
+def device_value(dev: Device, key: str) -> float | None:
+    """The value of the numeric device key ``key`` (``"l2_size"``, ``"dram_bw"``, ...) on ``dev``, in the key's
+    canonical unit (bytes, GB/s, GHz, seconds, a count); ``None`` where the device leaves it unset."""
+    from .device import KEY_ATTRIBUTES, override_kind
+
+    override_kind(key)  # an unknown or non-numeric key is an InputError
+    value = getattr(dev, KEY_ATTRIBUTES[key])
+    return None if value is None else float(value)
+
+
+def _geometric(values: Sequence[float]) -> bool:
+    """Three or more positive values with a constant ratio (a ``:log`` sweep; counts and bytes are rounded)."""
+    if len(values) < 3 or min(values) <= 0 or _evenly_spaced(values):
+        return False
+    ratios = [b / a for a, b in zip(values, values[1:], strict=False)]
+    return all(r > 1.0 for r in ratios) and all(math.isclose(r, ratios[0], rel_tol=0.05) for r in ratios)
+
+
+def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
+                reference: Device | str | None = None):
+    """Best GLup/s over the swept value (markers coloured by limiter) and DRAM B/lup on a second axis.
+
+    ``log``: a logarithmic value axis; by default when the values are geometrically spaced (a ``:log``
+    sweep) or span more than a factor 20 without being evenly spaced. ``reference``: the real device (or its
+    id), whose value of the swept key is marked by a vertical line; by default the device the points' ids
+    name without their ``+key=value`` suffixes, when it loads.
+    """
     from .device import override_kind
     from .units import format_quantity
 
@@ -201,9 +247,22 @@ def whatif_plot(points, *, kind: str | None = None):
     ax.set_ylim(0, 1.15 * max(perf + [1e-9]))  # room for the block labels
     ax.set_xlabel(f"{key}" + (f" ({unit})" if unit else ""))
     ax.set_ylabel("best performance (GLup/s)")
-    ratio = max(xs) / min(xs) if min(xs) > 0 else 1
-    if ratio > 20:
-        ax.set_xscale("log")
+    values = sorted(set(xs))
+    if log is None:
+        ratio = max(xs) / min(xs) if min(xs) > 0 else 1
+        log = _geometric(values) or (ratio > 20 and not _evenly_spaced(values))
+    if log:
+        if min(xs) <= 0:
+            raise InputError(f"what-if plot: a log axis needs positive values of {key}.")
+        _log_value_axis(ax, values)
+    real = _reference_value(points, key, reference)
+    if real is not None:
+        name, value = real
+        x = value / scale
+        ax.axvline(x, color="black", ls=":", lw=1.2, zorder=0)
+        ax.annotate(f"{name}: {format_quantity(value, kind)}", (x, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(3, -4), textcoords="offset points", rotation=90, ha="left", va="top", fontsize=7,
+                    bbox={"boxstyle": "square,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     for p, x, y in zip(points, xs, perf, strict=True):
         if not p.best.error:
             ax.annotate(_label(p.best.configuration.block, p.best.configuration.folding), (x, y),
@@ -213,6 +272,8 @@ def whatif_plot(points, *, kind: str | None = None):
     handles = [Line2D([], [], marker="o", ls="", color=LIMITER_COLORS[k], markeredgecolor="black",
                       label=f"{k}-bound") for k in present]
     handles.append(Line2D([], [], color="tab:purple", ls="--", marker="x", label="DRAM volume of the best"))
+    if real is not None:
+        handles.append(Line2D([], [], color="black", ls=":", lw=1.2, label=f"{real[0]} as it is"))
     ax.legend(handles=handles, fontsize=8, loc="lower right")
     ax.grid(True, alpha=0.3)
     first = points[0]
@@ -221,18 +282,94 @@ def whatif_plot(points, *, kind: str | None = None):
     return fig
 
 
+def _evenly_spaced(values: Sequence[float]) -> bool:
+    steps = [b - a for a, b in zip(values, values[1:], strict=False)]
+    return len(values) >= 3 and all(math.isclose(d, steps[0], rel_tol=0.02) for d in steps)
+
+
+def _log_value_axis(ax, values: Sequence[float]) -> None:
+    """Log x axis labelled in plain numbers: at the swept values when they are few, else at :func:`log_ticks`."""
+    ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis, list(values) if len(values) <= 8 else log_ticks(min(values), max(values), 8),
+                    digits=3)
+
+
+_LOG_SUBS = ((1.0,), (1.0, 2.0, 5.0), (1.0, 1.5, 2.0, 3.0, 5.0, 7.0),
+             (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0))
+
+
+def log_ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """Major ticks of a log axis from ``lo`` to ``hi`` that leave room for plain-number labels: the densest of
+    10^k x (1), (1, 2, 5), (1, 1.5, 2, 3, 5, 7), (1, 1.2, 1.5, 2, 2.5, 3, 4, ..., 8) with at most ``most`` ticks
+    in the range; every n-th decade where even the decades are too many."""
+    if not 0 < lo <= hi:
+        raise ValueError(f"log_ticks needs 0 < lo <= hi, got {lo}, {hi}")
+    first, last = math.floor(math.log10(lo)), math.floor(math.log10(hi))
+    chosen: list[float] = []
+    for subs in _LOG_SUBS:
+        ticks = [float(f"{m * 10.0**k:.6g}") for k in range(first, last + 1) for m in subs]
+        ticks = [t for t in ticks if lo * (1 - 1e-9) <= t <= hi * (1 + 1e-9)]
+        if len(ticks) > most:
+            break
+        chosen = ticks
+    if not chosen or len(chosen) > most:  # more decades than labels: every step-th decade
+        decades = list(range(math.ceil(math.log10(lo) - 1e-9), last + 1))
+        step = max(1, math.ceil(len(decades) / most))
+        chosen = [10.0**k for k in decades[::step]]
+    return chosen
+
+
+def plain_log_ticks(axis, ticks: Sequence[float], digits: int | None = None) -> None:
+    """Major ticks of a log ``axis`` at ``ticks``, labelled as plain numbers (no 10^k, no minor labels)."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    axis.set_major_locator(FixedLocator(list(ticks)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.{digits}g}" if digits else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _reference_value(points, key: str, reference) -> tuple[str, float] | None:
+    """(device id, value of ``key``) of the real device; ``None`` when it is unknown or has no value."""
+    if reference is None:
+        try:
+            reference = get_device(points[0].device.split("+")[0])
+        except InputError:
+            return None  # e.g. a device file's own id: the caller can pass the device
+    dev = reference if isinstance(reference, Device) else get_device(reference)
+    value = device_value(dev, key)
+    return None if value is None else (dev.id, value)
+
+
 # ----------------------------------------------------------------------------------------------- projection
+
+
+def _limit(value) -> float | None:
+    """A limiter's GLup/s, or ``None`` where it does not limit (absent, ``None``, infinite, not positive)."""
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def value_format(values: Sequence[float]):
+    """One number format for all ``values`` (bar labels): thousands separators and as many decimals as the
+    largest needs for three significant digits (1,218 / 294 / 85.7 -> "1,218", "294", "86")."""
+    top = max((abs(v) for v in values if v and math.isfinite(v)), default=1.0)
+    decimals = max(0, 2 - math.floor(math.log10(top)))
+    return lambda v: f"{v:,.{decimals}f}"
 
 
 def projection_plot(projection, measured=None):
     """Per-limiter GLup/s of both devices at their best configurations (the bound one hatched), the two
-    predictions, and the measured-source interval when given."""
+    predictions, and the measured-source interval when given. A limiter that does not limit a device (the FP
+    limit of a kernel without flops: ``None`` or infinite) gets no bar but a "no limit" note."""
     import numpy as np
 
     from .roofline import LIMITERS
 
     s, t = projection.source_best.data, projection.target_best.data
-    limits = {key: d.get("performance_model", {}).get("limits_GLup_s") or d["limiters_GLup_s"]
+    limits = {key: {k: _limit(v) for k, v in (d.get("performance_model", {}).get("limits_GLup_s")
+                                              or d["limiters_GLup_s"]).items()}
               for key, d in (("s", s), ("t", t))}
     keys = tuple(LIMITERS) + (("latency",) if any("latency" in v for v in limits.values()) else ())
     fig = _figure(8.5, 4.8)
@@ -240,28 +377,38 @@ def projection_plot(projection, measured=None):
     labels = list(keys) + ["predicted"]
     x = np.arange(len(labels))
     width = 0.38
+    finite = [v for lim in limits.values() for v in lim.values() if v is not None]
+    top = 1.25 * max(finite + [s["performance_GLup_s"], t["performance_GLup_s"]])
+    fmt = value_format(finite + [s["performance_GLup_s"], t["performance_GLup_s"]])
     for off, d, lim, dev, color in ((-width / 2, s, limits["s"], projection.source.id, "tab:gray"),
                                     (width / 2, t, limits["t"], projection.target.id, "tab:cyan")):
-        vals = [lim.get(k) or 0.0 for k in keys] + [d["performance_GLup_s"]]
-        bars = ax.bar(x + off, vals, width, color=color, edgecolor="black", label=f"{dev} (block "
-                      f"{_label(d['block'], d['folding'])})")
-        bars[keys.index(d["limiter"])].set_hatch("//")
-        for b, v in zip(bars, vals, strict=True):
-            ax.annotate(f"{v:.3g}", (b.get_x() + b.get_width() / 2, v), textcoords="offset points",
+        vals = [lim.get(k) for k in keys] + [d["performance_GLup_s"]]
+        drawn = [i for i, v in enumerate(vals) if v is not None]
+        bars = ax.bar(x[drawn] + off, [vals[i] for i in drawn], width, color=color, edgecolor="black",
+                      label=f"{dev} (block {_label(d['block'], d['folding'])})")
+        for i, b in zip(drawn, bars, strict=True):
+            if i < len(keys) and keys[i] == d["limiter"]:
+                b.set_hatch("//")
+            ax.annotate(fmt(vals[i]), (b.get_x() + b.get_width() / 2, vals[i]), textcoords="offset points",
                         xytext=(0, 2), ha="center", fontsize=7)
+        for i, v in enumerate(vals):
+            if v is None:  # no bar: a 0 would read as "limits to zero"
+                ax.annotate("no limit (\u221e)", (x[i] + off, 0.02 * top), ha="center", va="bottom", rotation=90,
+                            fontsize=8, color="0.25")
     if measured is not None:
         md = measured.to_dict()
         lo, hi = md.get("interval_GLup_s", md["interval"])
         xm = len(labels) - 1 + width / 2
         ax.errorbar([xm], [(lo + hi) / 2], yerr=[[(lo + hi) / 2 - lo], [hi - (lo + hi) / 2]], fmt="D",
                     color="black", capsize=6, label=f"{measured.mode} projection of the measured run")
-    finite = [v for lim in limits.values() for v in lim.values() if v]
-    ax.set_ylim(0, 1.25 * max(finite + [t["performance_GLup_s"]]))
+        top = max(top, 1.1 * hi)
+    ax.set_ylim(0, top)
+    ax.set_xlim(-0.6, len(labels) - 0.4)  # groups without bars (no limit) stay on the chart
     ax.set_xticks(x)
     ax.set_xticklabels([f"{k} limit" for k in keys] + ["predicted"])
     ax.set_ylabel("performance (GLup/s)")
     ax.set_title(f"{projection.kernel}: {projection.target.id} / {projection.source.id} = "
                  f"{projection.speedup:.2f}x (hatched: the binding limiter)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="best")
     ax.grid(True, axis="y", alpha=0.3)
     return fig

@@ -17,6 +17,7 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import resolve_kernel
 from .kernel import Kernel
+from .progress import Progress, scaled
 from .ranking import RankedResult, rank
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
@@ -77,7 +78,8 @@ class Projection:
 def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
             threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
             domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
-            jobs: int | None = None, executor=None, model: str | None = None) -> Projection:
+            jobs: int | None = None, executor=None, model: str | None = None,
+            progress: Progress | None = None) -> Projection:
     """Analytic projection of a kernel from one GPU to another (each at its own best configuration).
 
     ``model`` names the performance model (default: the latency model, so a GPU with more bandwidth but
@@ -87,9 +89,9 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
     tgt = get_device(target)
     threads, folding = tuple(threads), tuple(folding)
     rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
-              model=model)
+              model=model, progress=scaled(progress, 0, 2))
     rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
-              model=model)
+              model=model, progress=scaled(progress, 1, 2))
     if rs.best.error or rt.best.error:
         bad = src.id if rs.best.error else tgt.id
         raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")

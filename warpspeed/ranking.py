@@ -17,7 +17,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .device import Device
 from .device import device as get_device
 from .errors import InputError

@@ -88,10 +88,11 @@ def text_report(e: Estimate) -> str:
         lines.append(f"{label:<28}{_num(c.potential_B_per_lup):>11}{_num(c.oversubscription):>8}"
                      f"{_num(c.hit_rate):>10}{_num(c.hit_B_per_lup):>8}")
     lines.append("")
-    lines.append(f"{'field':<16}{'L2 comp':>9}{'DRAM comp':>11}{'y hit':>8}{'z hit':>8}{'store':>8}")
+    width = max([16] + [len(f.name) + 1 for f in e.fields])  # columns keep a blank between them
+    lines.append(f"{'field':<{width}}{'L2 comp':>9}{'DRAM comp':>11}{'y hit':>9}{'z hit':>9}{'store':>9}")
     for f in e.fields:
-        lines.append(f"{f.name:<16}{_num(f.l2_load_compulsory):>9}{_num(f.dram_load_compulsory):>11}"
-                     f"{_num(f.dram_layer_y_hit):>8}{_num(f.dram_layer_z_hit):>8}{_num(f.dram_store):>8}")
+        lines.append(f"{f.name:<{width}}{_num(f.l2_load_compulsory):>9}{_num(f.dram_load_compulsory):>11}"
+                     f"{_num(f.dram_layer_y_hit):>9}{_num(f.dram_layer_z_hit):>9}{_num(f.dram_store):>9}")
     for n in e.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)

@@ -18,6 +18,8 @@ Decimal (SI) and binary prefixes are kept apart on purpose: ``6MB`` is 6,000,000
 a size with a prefixed unit that is not a whole number of bytes is rounded to the nearest byte
 ("5.72205MiB"), while a bare number or a number of ``B`` must be whole.
 Every error is an :class:`~warpspeed.errors.InputError` that names the key and lists the valid units.
+The canonical unit is for numbers a program passes; text a person writes goes through
+:func:`require_unit` first, so that ``l2_size=80`` is refused rather than read as 80 bytes.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["KINDS", "parse_quantity", "format_quantity", "units_for"]
+__all__ = ["KINDS", "parse_quantity", "format_quantity", "units_for", "require_unit"]
 
 _BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -77,6 +79,32 @@ def units_for(kind: str) -> tuple[str, ...]:
     """The unit symbols accepted for ``kind`` (empty for ``count``)."""
     _check_kind(kind)
     return tuple(_UNITS[kind])
+
+
+_EXAMPLE_UNIT = {"bytes": "MiB", "bandwidth": "GB/s", "frequency": "GHz", "time": "ns"}
+
+
+def require_unit(value: object, kind: str, *, key: str) -> None:
+    """Refuse ``value`` when it is a number without a unit for a kind that has units.
+
+    Text a person typed (``--set l2_size=80``, ``l2_size = 80`` in a file) is ambiguous: 80 B, or the 80 MiB
+    the person probably meant? Such values must carry their unit; counts are plain numbers and pass.
+    """
+    _check_kind(kind)
+    if kind == "count" or isinstance(value, bool):
+        return
+    if isinstance(value, str):
+        m = _QUANTITY.match(value)
+        if m is None or m.group("unit"):
+            return  # a unit, or unreadable (parse_quantity says why)
+        number = m.group("num")
+    elif isinstance(value, numbers.Real):
+        number = f"{value:g}"
+    else:
+        return
+    units = ", ".join(_UNITS[kind])
+    raise InputError(f"{key}: give the unit, e.g. '{number}{_EXAMPLE_UNIT[kind]}' ({units}); a number "
+                     f"without a unit, {value!r}, is ambiguous.")
 
 
 def _check_kind(kind: str) -> None:
@@ -151,8 +179,8 @@ def format_quantity(value: int | float, kind: str) -> str:
     """Display text that :func:`parse_quantity` reads back (exactly for sizes in whole units, else to
     6 significant digits).
 
-    Sizes use the largest binary unit that divides them exactly ("40 MiB"), else the largest decimal
-    unit that does ("6 MB"), else the largest binary unit not above them with 6 significant digits.
+    Sizes use the unit, binary or decimal, that divides them exactly into the smallest number ("40 MiB",
+    "6 MB", "80 GB"), else the largest binary unit not above them with 6 significant digits.
     Bandwidths are shown in GB/s, frequencies in GHz and durations in ns, us, ms or s (the largest unit
     below 1000 of it) with up to 6 significant digits.
     """
@@ -174,12 +202,11 @@ def format_quantity(value: int | float, kind: str) -> str:
         raise ValueError(f"a size in bytes must be a whole number, got {value!r}")
     if n == 0:
         return "0 B"
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        if n % _BYTE_UNITS[unit] == 0:
-            return f"{n // _BYTE_UNITS[unit]} {unit}"
-    for unit in ("TB", "GB", "MB", "kB"):
-        if n % _BYTE_UNITS[unit] == 0:
-            return f"{n // _BYTE_UNITS[unit]} {unit}"
+    exact = [(n // _BYTE_UNITS[u], i, u) for i, u in enumerate(("TiB", "GiB", "MiB", "KiB", "TB", "GB", "MB", "kB"))
+             if n % _BYTE_UNITS[u] == 0]
+    if exact:  # the shortest number: 40 MiB, 6 MB, 80 GB (not 78125000 KiB); binary first on a tie
+        amount, _, unit = min(exact)
+        return f"{amount} {unit}"
     for unit in ("TiB", "GiB", "MiB", "KiB"):
         if n >= _BYTE_UNITS[unit]:
             return f"{_number(n / _BYTE_UNITS[unit])} {unit}"

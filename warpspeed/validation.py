@@ -31,6 +31,7 @@ from .errors import InputError
 from .estimate import Estimate, estimate, resolve_kernel, with_model
 from .launch import LaunchError
 from .measurements import VOLUME_COLUMNS, Measurement, triple_text
+from .progress import Progress
 
 
 @dataclass(frozen=True)
@@ -182,9 +183,10 @@ def performance_ratio(pairs: Sequence[Pair]) -> Ratio | None:
 
 
 def estimate_measurements(measurements: Sequence[Measurement],
-                          devices: dict[str, Device] | None = None, model: str | None = None) -> list[Pair]:
+                          devices: dict[str, Device] | None = None, model: str | None = None,
+                          progress: Progress | None = None) -> list[Pair]:
     """The estimate of every measured configuration (kernel and device resolved once per name) under the
-    performance model ``model`` (default: the default model)."""
+    performance model ``model`` (default: the default model); ``progress(done, total)`` per row."""
     kernels: dict = {}
     devs = dict(devices or {})
     pairs = []
@@ -200,6 +202,8 @@ def estimate_measurements(measurements: Sequence[Measurement],
             raise InputError(f"measured configuration {triple_text(m.block)} of {m.kernel} cannot launch on "
                              f"{m.device} in the model: {err}") from None
         pairs.append(Pair(m, e.to_dict(), e, devs[m.device]))
+        if progress is not None:
+            progress(len(pairs), len(measurements))
     return pairs
 
 
@@ -233,7 +237,8 @@ def sweeps(measurements: Sequence[Measurement]) -> dict[tuple, list[Measurement]
 
 
 def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | None = None,
-             device: Device | None = None, model: str | None = None) -> list[GroupReport]:
+             device: Device | None = None, model: str | None = None,
+             progress: Progress | None = None) -> list[GroupReport]:
     """One report per sweep (see the module docstring), in the order the sweeps first appear.
 
     ``devices`` maps a row's device name to the device to estimate it on (default: the named device);
@@ -246,7 +251,7 @@ def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | N
                              f"given for all rows ({device.id}) fits one of them: validate one file per device.")
         devices = {m.device: device for m in measurements}
     groups = sweeps(measurements)
-    estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices, model))
+    estimated = iter(estimate_measurements([m for rows in groups.values() for m in rows], devices, model, progress))
     reports = []
     for (kernel, dev, domain, code), rows in groups.items():
         pairs = [next(estimated) for _ in rows]
@@ -318,9 +323,7 @@ def summary_line(reports: Sequence[GroupReport]) -> str:
 
 def validation_plot(reports: Sequence[GroupReport]):
     """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    from .plots import _figure
+    from .plots import _figure, log_ticks, plain_log_ticks
 
     keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
     cols = min(3, len(keys))
@@ -339,13 +342,15 @@ def validation_plot(reports: Sequence[GroupReport]):
             ax.scatter(m, e, s=14, alpha=0.8, label=r.title)
             lo, hi = min(lo, *m, *e), max(hi, *m, *e)
         if hi > 0:
-            ax.plot([lo * 0.8, hi * 1.25], [lo * 0.8, hi * 1.25], color="0.4", lw=1, ls="--")
+            lims = (lo * 0.8, hi * 1.25)
+            ax.plot(lims, lims, color="0.4", lw=1, ls="--")
             ax.set_xscale("log")
             ax.set_yscale("log")
-            for axis in (ax.xaxis, ax.yaxis):  # plain numbers at the decades and 2x, 5x: no crowded labels
-                axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-                axis.set_minor_formatter(NullFormatter())
+            ax.set_xlim(*lims)  # the same range on both axes: y = x is the diagonal
+            ax.set_ylim(*lims)
+            ticks = log_ticks(*lims, most=6)  # plain numbers, at most 6 per axis: labels never collide
+            for axis in (ax.xaxis, ax.yaxis):
+                plain_log_ticks(axis, ticks)
         unit = {"GLup_s": "GLup/s", L1_CYCLES: "cycles/warp-lup"}.get(key, "B/lup")
         title = {"GLup_s": "performance", L1_CYCLES: "L1 cycles"}.get(key, key)
         ax.set_title(title, fontsize=10)

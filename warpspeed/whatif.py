@@ -16,8 +16,9 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import resolve_kernel
 from .kernel import Kernel
+from .progress import Progress, scaled
 from .ranking import RankedResult, rank
-from .units import format_quantity, parse_quantity
+from .units import format_quantity, parse_quantity, require_unit
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
         parts = spec.split(":")
         if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] != "log") or not parts[2].strip().isdigit():
             raise InputError(f"--sweep '{text}': write KEY=START:STOP:N or KEY=START:STOP:N:log (N >= 2).")
+        for p in parts[:2]:
+            require_unit(p.strip(), kind, key=f"--sweep {key}")
         lo, hi = (parse_quantity(p.strip(), kind, key=key) for p in parts[:2])
         n = int(parts[2])
         if n < 2 or n > 200:
@@ -59,7 +62,10 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
         else:
             values = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
     else:
-        values = [parse_quantity(p.strip(), kind, key=key) for p in spec.split(",") if p.strip()]
+        texts = [p.strip() for p in spec.split(",") if p.strip()]
+        for p in texts:
+            require_unit(p, kind, key=f"--sweep {key}")
+        values = [parse_quantity(p, kind, key=key) for p in texts]
         if not values:
             raise InputError(f"--sweep '{text}': no values.")
     if kind in ("bytes", "count"):
@@ -70,20 +76,22 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
 def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: Iterable[float], *,
            threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
            domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
-           jobs: int | None = None, executor=None, model: str | None = None) -> list[WhatIfPoint]:
+           jobs: int | None = None, executor=None, model: str | None = None,
+           progress: Progress | None = None) -> list[WhatIfPoint]:
     """Rank the space on the device with ``key`` set to each value; the best per value (``model``: the
-    performance model)."""
+    performance model; ``progress(done, total)``: configurations over all values)."""
     k = resolve_kernel(kernel, domain)
     base = get_device(device)
     kind = override_kind(key)
     points = []
-    for v in values:
+    values = list(values)
+    for i, v in enumerate(values):
         value = int(v) if kind in ("bytes", "count") else float(v)
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"what-if value {v!r} for '{key}' must be positive.")
         # values are already in SI units; a time goes back with its unit (a bare number is refused as ambiguous)
         dev = base.with_overrides(**{key: f"{value!r}s" if kind == "time" else value})
         r = rank(k, dev, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
-                 model=model)
+                 model=model, progress=scaled(progress, i, len(values)))
         points.append(WhatIfPoint(key, float(value), dev.id, r.best))
     return points

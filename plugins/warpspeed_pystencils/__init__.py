@@ -102,6 +102,15 @@ def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str =
               arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None) -> Any:
     import warpspeed
 
+    spec = _describe_spec(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
+                          index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers)
+    return warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
+
+
+def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+                   registers: int | None = None, name: str | None = None, index_layout: str | None = None,
+                   arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None) -> dict:
+    """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``."""
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
@@ -123,14 +132,14 @@ def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str =
         if n is not None:
             spec["registers"] = n
         else:
-            from warpspeed.launch import DEFAULT_REGISTERS
+            from warpspeed.plugin_api import DEFAULT_REGISTERS
 
             warnings.warn(f"warpspeed_pystencils: registers per thread of kernel '{name}' unknown ({source}); "
                           f"warpspeed assumes {DEFAULT_REGISTERS}. Pass registers=N or put nvcc on PATH.",
                           stacklevel=3)
             source = f"unknown ({source}): warpspeed's default {DEFAULT_REGISTERS}"
     spec["description"] += f"; registers from {source}"
-    return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
+    return spec
 
 
 def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
@@ -185,6 +194,21 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
     return warpspeed.rank(kernel, device, threads=threads, folding=folding, **opts)
 
 
+def _ranking_cache(kernel: Any) -> Any:
+    """The default ranking cache file of ``create_kernel`` (None where the cache folder is not writable)."""
+    import os
+
+    from . import _cache
+
+    path = _cache.path_for("rankings", _cache.content_key(dict(kernel.spec), kernel.domain, _cache.model_version()),
+                           ".jsonl")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path.parent, os.W_OK) else None
+
+
 def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int], device: Any,
                   layout: str = "fzyx", registers: int | None = None, **rank_options: Any) -> Any:
     """``pystencils.create_kernel`` with the thread-block size chosen by warpspeed.
@@ -196,6 +220,11 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``, with a ``"ranking"`` summary (best block,
     folding, performance, limiter, the estimate for pystencils' default block).
 
+    The ranking is cached across runs (``$WARPSPEED_CACHE_DIR``, default ``~/.cache/warpspeed``, keyed on the
+    kernel's description, the domain and warpspeed's code and device data): creating the same kernel again
+    costs only pystencils' code generation. ``cache=None`` turns this off, ``cache=PATH`` chooses the file.
+    On a terminal a progress bar shows the ranking.
+
     pystencils has no thread folding: only folding (1,1,1) is ranked unless ``folding=`` is given, and then a
     chosen folding is only reported (``"folding_applied": false``), not applied to the kernel.
     """
@@ -203,7 +232,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     from pystencils.codegen.config import GpuOptions
     from pystencils.codegen.kernel import Kernel
 
-    from warpspeed.ranking import reference_estimate
+    from warpspeed.plugin_api import progress_bar, reference_estimate
 
     if isinstance(assignments, Kernel):
         raise _input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
@@ -223,7 +252,11 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     dkw.setdefault("arch", arch_for(device))
     wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
                         fallback_registers=rank_options.pop("fallback_registers", None), **dkw)
-    ranking = rank_block_sizes(wkernel, shape, device=device, **rank_options)
+    if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
+        rank_options["cache"] = _ranking_cache(wkernel)
+    with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:
+        rank_options.setdefault("progress", bar)
+        ranking = rank_block_sizes(wkernel, shape, device=device, **rank_options)
     best = ranking.best
     if best.error:
         raise _input_error(f"no block shape can launch on {ranking.device}: {best.error}")

@@ -16,7 +16,7 @@ from typing import Any
 from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
 
 from warpspeed import InputError
-from warpspeed.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+from warpspeed.plugin_api import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 
 #: Every array starts at this value: a finite, non-zero state (an LBM cell of density 0.1 * Q at rest).
 DEFAULT_FILL = 0.1

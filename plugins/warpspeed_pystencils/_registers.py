@@ -8,7 +8,6 @@ from the compiler); ``find_nvcc`` is the hook tests replace (it honours ``$WARPS
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -16,6 +15,8 @@ import subprocess
 import tempfile
 import warnings
 from pathlib import Path
+
+from ._cache import read_json, write_json
 
 PRELUDE = "#include <cstdint>\n#define RESTRICT __restrict__\n"
 NVCC_TIMEOUT_S = 120
@@ -30,38 +31,19 @@ def find_nvcc() -> str | None:
     return shutil.which("nvcc")
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("WARPSPEED_CACHE_DIR")
-    return Path(base) if base else Path.home() / ".cache" / "warpspeed"
-
-
 def _key(source: str, arch: str) -> str:
-    return hashlib.sha256(f"{arch}\n{PRELUDE}{source}".encode()).hexdigest()[:24]
-
-
-def _cache_file(source: str, arch: str) -> Path:
-    return cache_dir() / "nvcc-registers" / f"{_key(source, arch)}-{arch}.json"
+    digest = hashlib.sha256(f"{arch}\n{PRELUDE}{source}".encode()).hexdigest()[:24]
+    return f"{digest}-{arch}"
 
 
 def cached_registers(source: str, arch: str) -> int | None:
-    try:
-        data = json.loads(_cache_file(source, arch).read_text())
-        n = data["registers"]
-        return n if isinstance(n, int) and n > 0 else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    data = read_json("nvcc-registers", _key(source, arch))
+    n = data.get("registers") if isinstance(data, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
 def _store(source: str, arch: str, registers: int, nvcc: str) -> None:
-    path = _cache_file(source, arch)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"registers": registers, "arch": arch, "nvcc": nvcc}, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only cache only costs a recompilation next time
+    write_json("nvcc-registers", _key(source, arch), {"registers": registers, "arch": arch, "nvcc": nvcc})
 
 
 def compile_registers(source: str, arch: str, nvcc: str) -> int | None:

@@ -147,11 +147,25 @@ def _rule(name: str, key: tuple) -> Any:
 
 @functools.lru_cache(maxsize=16)
 def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
-    from . import _describe
+    """The warpspeed kernel of a catalog entry; its description is cached on disk across runs (building it
+    through lbmpy and pystencils costs seconds), keyed on everything it depends on."""
+    import warpspeed
 
+    from . import _cache, _describe_spec
+    from ._registers import find_nvcc
+
+    ck = _cache.content_key("catalog", name, key, domain, _cache.code_version(), find_nvcc() is not None)
+    spec = _cache.read_json("kernels", ck)
+    if isinstance(spec, dict):
+        try:
+            return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
+        except warpspeed.InputError:
+            pass  # a damaged entry: build again
     shape = tuple(n + 2 for n in domain)  # one ghost layer
-    return _describe(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
-                     fallback_registers=MEASURED_REGISTERS_SM80.get(name))
+    spec = _describe_spec(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
+                          fallback_registers=MEASURED_REGISTERS_SM80.get(name))
+    _cache.write_json("kernels", ck, spec)
+    return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
 
 
 def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
@@ -202,7 +216,7 @@ def program_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None
 
 def catalog_entries() -> list:
     """Entries for ``warpspeed.kernels`` (cheap: nothing is built until an entry is used)."""
-    from warpspeed.kernels import CatalogEntry
+    from warpspeed.plugin_api import CatalogEntry
 
     return [
         CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide two-grid (pystencils plugin; "

@@ -1,0 +1,36 @@
+"""Plugins use the package face and warpspeed.plugin_api only; the names there are the real objects."""
+
+import ast
+from pathlib import Path
+
+import warpspeed
+import warpspeed.plugin_api as api
+from warpspeed import kernels, launch, measure, progress, ranking
+
+PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+
+
+def test_plugin_api_reexports_the_real_objects():
+    assert api.CatalogEntry is kernels.CatalogEntry and api.CudaProgram is measure.CudaProgram
+    assert api.DEFAULT_REGISTERS == launch.DEFAULT_REGISTERS and api.reference_estimate is ranking.reference_estimate
+    assert api.progress_bar is progress.progress_bar
+    assert set(api.__all__) == {n for n in dir(api) if not n.startswith("_") and n not in ("annotations",)}
+
+
+def test_shipped_plugins_import_no_warpspeed_internals():
+    allowed = {"warpspeed", "warpspeed.plugin_api"}
+    for py in PLUGINS.rglob("*.py"):
+        for node in ast.walk(ast.parse(py.read_text())):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                if name and name.split(".")[0] == "warpspeed":
+                    assert name in allowed, f"{py.name} imports {name}; use warpspeed.plugin_api"
+
+
+def test_version_has_one_home():
+    from importlib.metadata import version
+
+    from warpspeed._version import __version__
+
+    assert warpspeed.__version__ == __version__ == version("warpspeed")

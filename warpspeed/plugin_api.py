@@ -1,0 +1,23 @@
+"""What a code-generator plugin may use from warpspeed: a small, stable face (the rest is internal).
+
+A plugin is a module registered under the entry-point group ``warpspeed.plugins`` (see docs/plugins.md).
+Besides the public package face (``warpspeed.kernel_from_dict``, ``warpspeed.rank``, ``warpspeed.device``,
+``warpspeed.InputError``, ...) it may use these names, and only these, so warpspeed can reorganize its
+modules without breaking plugins:
+
+- :class:`CatalogEntry`: a named kernel the plugin adds to ``warpspeed kernels`` (built on first use);
+- :class:`CudaProgram`, :class:`ArraySpec`, :data:`ARG_TYPES`, :data:`NAME_TOKEN`: a kernel's own CUDA code
+  for ``warpspeed measure``;
+- :data:`DEFAULT_REGISTERS`: the registers per thread warpspeed assumes when a kernel does not say;
+- :func:`reference_estimate`: a ranking's row for a given block (e.g. the generator's default block);
+- :func:`progress_bar`: a terminal-only progress bar for long work.
+"""
+
+from .kernels import CatalogEntry
+from .launch import DEFAULT_REGISTERS
+from .measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+from .progress import progress_bar
+from .ranking import reference_estimate
+
+__all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
+           "progress_bar", "reference_estimate"]
