@@ -128,19 +128,28 @@ def test_line_aligned_fields_match_brute_force_exactly(spec, config):
 
 
 @st.composite
-def population_kernels(draw):
+def population_kernels(draw, aos=False):
     """LBM-like kernels: 4-D fields (x, y, z, q) with a ghost layer, population q read at cell - c_q and
     written at the cell (or in place). Random velocity subsets and plane paddings make neighbouring
-    q-planes share granules or not, so the access groups of isl_volumes split and merge."""
+    q-planes share granules or not, so the access groups of isl_volumes split and merge.
+
+    ``aos``: array of structures (q, x, y, z), q fastest: rows of one cell whose 32 B phases cycle with x
+    and y (and z) together: an odd number of 8 B populations and x extents 2 mod 4 give 8 or 16 residue
+    classes (the residue-class encoding of isl_volumes; the brute-force cases cover more classes)."""
     domain = (draw(st.integers(2, 24)), draw(st.integers(1, 8)), draw(st.integers(1, 6)))
     vel = st.tuples(st.integers(-1, 1), st.integers(-1, 1), st.integers(-1, 1))
-    velocities = draw(st.lists(vel, min_size=1, max_size=6, unique=True))
-    eb = draw(st.sampled_from([4, 8]))
+    n_vel = draw(st.sampled_from([5, 7, 9])) if aos else None
+    velocities = draw(st.lists(vel, min_size=n_vel or 1, max_size=n_vel or 6, unique=True))
+    eb = 8 if aos else draw(st.sampled_from([4, 8]))
     shape = [domain[0] + 2 + draw(st.integers(0, 3)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),
              len(velocities)]
+    shape[0] += (2 - shape[0]) % 4 if aos else 0
     loads = [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
              for q, (cx, cy, cz) in enumerate(velocities)]
     stores = [["tidx+1", "tidy+1", "tidz+1", str(q)] for q in range(len(velocities))]
+    if aos:
+        shape = shape[3:] + shape[:3]
+        loads, stores = ([a[3:] + a[:3] for a in accs] for accs in (loads, stores))
     offset = draw(st.integers(0, 7))
     src = {"name": "src", "element_bytes": eb, "shape": shape, "offset": offset, "loads": loads, "stores": []}
     dst = {"name": "dst", "element_bytes": eb, "shape": shape, "offset": draw(st.integers(0, 7)), "loads": [],
@@ -154,4 +163,11 @@ def population_kernels(draw):
 @given(spec=population_kernels(), config=configurations())
 def test_population_fields_match_brute_force(spec, config):
     """4-D fields whose accesses split into several disjoint access groups (counted group by group)."""
+    _compare(spec, *config)
+
+
+@settings(PROFILE, max_examples=_EXAMPLES or 20)  # ~1 s per example: the residue classes' maps
+@given(spec=population_kernels(aos=True), config=configurations())
+def test_array_of_structures_populations_match_brute_force(spec, config):
+    """Populations of a cell side by side: row phases that depend on x, y and z together."""
     _compare(spec, *config)

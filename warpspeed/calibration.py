@@ -444,9 +444,9 @@ def calibration_text(cal: Calibration) -> str:
 
 def calibration_plot(cal: Calibration):
     """Observed hit rates over O per curve with the old and the fitted curve."""
-    from .plots import _figure
+    from .plots import new_figure
 
-    fig = _figure(11, 3.4)
+    fig = new_figure(11, 3.4)
     axes = fig.subplots(1, len(cal.fits), squeeze=False).ravel()
     for ax, f in zip(axes, cal.fits, strict=True):
         pts = np.array(f.points) if f.points else np.zeros((0, 2))

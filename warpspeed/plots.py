@@ -24,7 +24,7 @@ from .measured import bandwidths_GB_s
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "log_ticks", "plain_log_ticks", "save",
-           "FORMATS"]
+           "FORMATS", "new_figure"]
 
 LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
                   None: "0.6"}
@@ -33,7 +33,9 @@ LEVEL_SIZES = {"L1": 150, "L2": 90, "DRAM": 40}  # nested, so that coinciding po
 FORMATS = ("png", "svg", "pdf")
 
 
-def _figure(width: float = 7.5, height: float = 4.8):
+def new_figure(width: float = 7.5, height: float = 4.8):
+    """A matplotlib Figure of ``width`` x ``height`` inches, constrained layout, not attached to pyplot (so
+    no display is needed); a clear error naming the ``plot`` extra when matplotlib is missing."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -99,7 +101,7 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
     fp = data["limiters_GLup_s"]["FP"]
     peak = None if fp is None else fp * work
 
-    fig = _figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     lo = min(list(oi.values()) + [0.01]) / 4
     hi = max(list(oi.values()) + [(peak or 0) / bw["DRAM"]]) * 8
@@ -153,7 +155,7 @@ def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
     if not results:
         raise InputError("the ranking is empty: nothing to plot.")
     n, total = len(results), len(ranking.results)
-    fig = _figure(max(7.5, 0.16 * n + 2), 5.6)
+    fig = new_figure(max(7.5, 0.16 * n + 2), 5.6)
     ax, strip = fig.subplots(2, 1, sharex=True, height_ratios=[12, 1])
     xs = range(n)
     ax.bar(xs, [r.performance_GLup_s for r in results], color=[LIMITER_COLORS[r.limiter] for r in results],
@@ -235,7 +237,7 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
     perf = [p.best.performance_GLup_s for p in points]
     dram = [None if p.best.error else p.best.data["volumes_B_per_lup"]["dram_load"]
             + p.best.data["volumes_B_per_lup"]["dram_store"] for p in points]
-    fig = _figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     ax.plot(xs, perf, color="0.3", lw=1, zorder=1)
     ax.scatter(xs, perf, c=[LIMITER_COLORS[p.best.limiter] for p in points], s=50, edgecolor="black", zorder=2)
@@ -372,7 +374,7 @@ def projection_plot(projection, measured=None):
                                               or d["limiters_GLup_s"]).items()}
               for key, d in (("s", s), ("t", t))}
     keys = tuple(LIMITERS) + (("latency",) if any("latency" in v for v in limits.values()) else ())
-    fig = _figure(8.5, 4.8)
+    fig = new_figure(8.5, 4.8)
     ax = fig.add_subplot()
     labels = list(keys) + ["predicted"]
     x = np.arange(len(labels))

@@ -323,12 +323,12 @@ def summary_line(reports: Sequence[GroupReport]) -> str:
 
 def validation_plot(reports: Sequence[GroupReport]):
     """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line."""
-    from .plots import _figure, log_ticks, plain_log_ticks
+    from .plots import log_ticks, new_figure, plain_log_ticks
 
     keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
     cols = min(3, len(keys))
     rows = math.ceil(len(keys) / cols)
-    fig = _figure(4.0 * cols, 3.6 * rows)
+    fig = new_figure(4.0 * cols, 3.6 * rows)
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, key in zip(axes, keys, strict=False):
         lo, hi = math.inf, 0.0
