@@ -4,8 +4,8 @@ Prints the median time of one estimate after the first (640x512x512, block (32,4
 that time between a 256^3 and a 4096^3 domain (target: well under 0.1 s, ratio <= 1.5); with the
 pystencils plugin installed, also the lbmpy D3Q19 SRT and Allen-Cahn kernels at 256^3 (rows of 258 cells:
 their fields have an index dimension and unaligned rows), and D3Q19 in the array-of-structures layout
-(rows of one cell's 152 B whose phases cycle with x, y and z: the dearest case for the ISL counts; issue
-15's goal is 0.3 s per estimate for every catalog kernel).
+(rows of one cell's 152 B whose phases cycle with x, y and z: counted by enumeration, see
+warpspeed/enumerated_volumes.py; issue 15's goal is 0.3 s per estimate for every catalog kernel).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def main() -> int:
             print(f"{name}: skipped (pystencils plugin not installed)")
             continue
         for block in ((64, 4, 2), (16, 4, 8)):
-            ms = timed(lbm, lbm.domain, block=block, repeats=1 if "zyxf" in name else 3) * 1e3
+            ms = timed(lbm, lbm.domain, block=block, repeats=3) * 1e3
             print(f"{name} 256^3 block {block} on {DEVICE}: {ms:.0f} ms per estimate")
     return 0
 

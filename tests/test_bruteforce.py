@@ -63,7 +63,7 @@ def populations(domain, pad_z=0, eb=8, offset=0, registers=None, aos=False, velo
     rows; whether the q-planes share granules depends on the plane's size (``pad_z``).
 
     ``aos``: array of structures, shape (q, x, y, z) with q fastest: a cell's populations are adjacent,
-    every row is one cell and the rows' byte phases cycle with x, y and z (the residue-class encoding)."""
+    every row is one cell and the rows' byte phases cycle with x, y and z (counted by enumeration)."""
     shape = [n + 2 for n in domain] + [len(velocities)]
     shape[2] += pad_z
     loads = [(f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q))
@@ -178,9 +178,8 @@ CASES = [
      (1, 1, 1), 3),
     ("populations-fp32-fold", lambda: populations((9, 5, 6), eb=4, offset=3, registers=128), (4, 2, 2),
      (1, 2, 1), 2),
-    # array of structures: rows of 9 x 8 B (one cell each) whose 32 B phases cycle with x mod 4 and y mod 2
-    # (x pitch 72 B, y pitch 10 * 72 B); 9 x 4 B with an offset: x mod 8 and y mod 2 (pitches 36 B, 432 B);
-    # and a pitch with 64 phase classes (more than the encoding splits: the row phase stays a mod)
+    # array of structures (counted by enumeration): rows of 9 x 8 B (one cell each) whose 32 B phases cycle
+    # with x mod 4 and y mod 2; 9 x 4 B with an offset, folded; and phases mod 4 in x, y and z
     ("populations-aos", lambda: populations((8, 6, 6), registers=128, aos=True), (8, 2, 2), (1, 1, 1), 2),
     ("populations-aos-fp32-fold", lambda: populations((10, 6, 4), eb=4, offset=3, registers=128, aos=True),
      (4, 2, 2), (1, 2, 1), 2),

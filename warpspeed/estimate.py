@@ -20,6 +20,7 @@ from ._version import __version__
 from .capacity import CacheReuse, reuse
 from .device import Device, FrozenMap
 from .device import device as get_device
+from .enumerated_volumes import AddressSet, EnumeratedFootprints
 from .errors import InputError
 from .footprint import (
     Instruction,
@@ -29,7 +30,7 @@ from .footprint import (
     block_full_store_sectors,
     folded_instructions,
 )
-from .isl_volumes import Footprint, Footprints, cell_set
+from .isl_volumes import Footprint, Footprints, cell_set, counts_are_dear
 from .kernel import Kernel, load_kernel
 from .l1 import warp_cycles, wavefronts
 from .launch import Launch, Occupancy, make_launch, triple
@@ -140,17 +141,19 @@ class KernelAnalysis:
         self.kernel = kernel
         self.sector_bytes, self.line_bytes = sector_bytes, line_bytes
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
-        self._footprints: dict[tuple[int, bool], Footprints] = {}
+        self._footprints: dict[tuple[int, bool], Footprints | EnumeratedFootprints] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
             self._instructions[folding] = folded_instructions(self.kernel, folding)
         return self._instructions[folding]
 
-    def footprints(self, granularity: int, exact: bool = True) -> Footprints:
+    def footprints(self, granularity: int, exact: bool = True) -> Footprints | EnumeratedFootprints:
+        """ISL footprints, or enumerated ones where ISL would count slowly (see ``enumerated_volumes``)."""
         key = (granularity, exact)
         if key not in self._footprints:
-            self._footprints[key] = Footprints(self.kernel, granularity, exact=exact)
+            kind = EnumeratedFootprints if counts_are_dear(self.kernel, granularity) else Footprints
+            self._footprints[key] = kind(self.kernel, granularity, exact=exact)
         return self._footprints[key]
 
 
@@ -256,7 +259,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     cap = dev.l2_effective_size_bytes
     empty = sec.empty()
 
-    def layer(first: int, stop: int, cells: isl.Set, exclude: Footprint, curve):
+    def layer(first: int, stop: int, cells: isl.Set, exclude: Footprint | AddressSet, curve):
         if stop <= first:
             return empty, (0,) * len(k.fields), reuse(0.0, 0.0, cap, curve)
         fp = sec.footprint(cells)

@@ -7,11 +7,9 @@ its allocated shape, counted from the row's first element with the row's true al
 straddles two rows is canonicalized to the next row's first sector, so the encoding is a bijection onto
 the linear sectors and counts, intersections and differences are exact. Only when an access cannot be
 written per dimension is the field's linear index used (``[f, sector]``, exact but slower to count).
-A row's byte phase is a ``mod`` of its indices, which ISL counts slowly when it mixes several of them
-(array-of-structures layouts: rows of one cell's 152 B). Where a few residue classes of the cells fix every
-row's phase, cells are written as ``x = Mx*xq + xr`` (and y, z) and every access is split by class: each
-row index becomes a quotient and a residue ``a = m*q + r``, the phase a constant, and a box of cells maps
-to boxes of addresses (:class:`CellResidues`). The encoding is ``[f, u, q1, r1, .., q3, r3]`` throughout.
+A row's byte phase is a ``mod`` of its indices. When it changes from one cell to the next along x and mixes
+several row indices (array-of-structures layouts: a row is one cell's values), ISL counts take seconds to
+minutes; :func:`counts_are_dear` sends such kernels to ``enumerated_volumes`` instead.
 The accesses are split into groups whose address ranges over the whole domain are disjoint (checked with
 ISL once per kernel); footprints are kept, intersected and counted group by group (:class:`Footprint`).
 
@@ -24,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import product
 
 import islpy as isl
 
@@ -34,8 +31,6 @@ from .launch import Launch, id_range_boxes
 
 CELL_VARS = {"tidx": "x", "tidy": "y", "tidz": "z"}
 MAX_ROW_DIMS = 3  # a1..a3: up to 4-dimensional fields (x, y, z and an index dimension)
-MAX_RESIDUE_CLASSES = 16  # more cell classes than this: keep the row phase as a mod (fewer, harder pieces)
-TARGET_DIMS = 2 + 2 * MAX_ROW_DIMS  # [f, u, q1, r1, q2, r2, q3, r3]
 
 
 def _isl(e: Expr) -> str:
@@ -80,58 +75,8 @@ def per_dimension_index(acc: Access, fld: Field, domain: tuple[int, int, int]) -
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class CellResidues:
-    """Cells as quotient and residue, ``x = Mx*xq + xr`` (and y, z), so that row phases become constants.
-
-    ``moduli`` (1, 1, 1) leaves cells as ``[x, y, z]``. Otherwise the cell space is
-    ``[xq, xr, yq, yr, zq, zr]``; a box of cells stays a box (one per residue class), and an access whose
-    row indices are affine maps each class to rows of one residue class each.
-    """
-
-    moduli: tuple[int, int, int]
-
-    @property
-    def active(self) -> bool:
-        return self.moduli != (1, 1, 1)
-
-    def space(self) -> str:
-        return "[xq, xr, yq, yr, zq, zr]" if self.active else "[x, y, z]"
-
-    def classes(self) -> list[tuple[int, int, int]]:
-        return list(product(*(range(m) for m in self.moduli)))
-
-    def names(self, cls: tuple[int, int, int] | None = None) -> dict[str, str]:
-        """Thread variables in this cell space: the class's residues (or the residue variables)."""
-        if not self.active:
-            return CELL_VARS
-        out = {}
-        for (var, v), m, r in zip(CELL_VARS.items(), self.moduli, cls or ("xr", "yr", "zr"), strict=True):
-            if cls is not None and m == 1:
-                out[var] = f"{v}q"
-            else:
-                out[var] = f"({m}*{v}q + {r if cls is not None else v + 'r'})"
-        return out
-
-    @cached_property
-    def transform(self) -> isl.Map | None:
-        """``[x, y, z] -> [xq, xr, ..]``, or None when inactive."""
-        if not self.active:
-            return None
-        cons = " and ".join(f"{v} = {m}*{v}q + {v}r and 0 <= {v}r < {m}" for v, m in zip("xyz", self.moduli,
-                                                                                        strict=True))
-        return isl.Map(f"{{ [x, y, z] -> {self.space()} : {cons} }}")
-
-    def cells(self, cells: isl.Set) -> isl.Set:
-        """A cell set of ``[x, y, z]`` in this cell space."""
-        return cells if self.transform is None else cells.apply(self.transform)
-
-
-NO_RESIDUES = CellResidues((1, 1, 1))
-
-
 def row_moduli(fld: Field, granularity: int) -> tuple[int, ...]:
-    """For each row dimension d (a1..): the row phase depends on a_d only through a_d mod m_d."""
+    """For each row dimension d (a1..): the row phase depends on a_d only through a_d mod m_d (1: not at all)."""
     g = granularity
     return tuple(g // math.gcd(g, c) if (c := (s * fld.element_bytes) % g) else 1 for s in fld.strides[1:])
 
@@ -145,14 +90,6 @@ class FieldEncoding:
     granularity: int
     per_dim: tuple[tuple[Expr, ...], ...] | None  # per-dimension index of every access, or None: linear
 
-    @property
-    def moduli(self) -> tuple[int, ...]:
-        """Row moduli m_d (all 1: rows start at the same phase; () for linear addresses)."""
-        return row_moduli(self.field, self.granularity) if self.per_dim is not None else ()
-
-    def needs_residues(self) -> bool:
-        return any(m > 1 for m in self.moduli)
-
     def _rho(self, rows: Sequence[str]) -> str:
         """Byte phase of a row's first element inside a granule (0 when rows are granule aligned)."""
         f, g = self.field, self.granularity
@@ -160,84 +97,28 @@ class FieldEncoding:
                  if (s * f.element_bytes) % g]
         return f"(({' + '.join(terms)}) mod {g})" if terms else "0"
 
-    def _rho_of_residues(self, residues: Sequence[int]) -> int:
-        """Byte phase of a row whose indices have the residues ``residues`` (mod their row moduli)."""
-        f = self.field
-        return sum(s * f.element_bytes * r for s, r in zip(f.strides[1:], residues, strict=False)) % self.granularity
-
-    def _u(self, rows: Sequence[str], x_bytes: str, rho: str | None = None) -> str:
+    def _u(self, rows: Sequence[str], x_bytes: str) -> str:
         f, g = self.field, self.granularity
-        return f"floor(({f.offset * f.element_bytes} + {self._rho(rows) if rho is None else rho} + {x_bytes})/{g})"
+        return f"floor(({f.offset * f.element_bytes} + {self._rho(rows)} + {x_bytes})/{g})"
 
-    def access_maps(self, stores: bool, cells: CellResidues = NO_RESIDUES, canonical: bool = False
-                    ) -> list[isl.Map]:
-        """Cell -> encoded address maps of the field's loads (or stores), one per access.
-
-        Addresses are ``[f, u, a1, a2, a3]`` for cells ``[x, y, z]``, and ``[f, u, q1, r1, .., q3, r3]`` for
-        cells written by residue class (``cells`` active), split into one piece per class where the field's
-        row phase needs it.
-        """
+    def access_maps(self, stores: bool) -> list[isl.Map]:
+        """Cell -> encoded address maps of the field's loads (or stores)."""
         f, g = self.field, self.granularity
         first = len(f.loads) if stores else 0
-        accesses = f.stores if stores else f.loads
-        if not cells.active:
-            out = []
-            for pos, acc in enumerate(accesses, start=first):
-                if self.per_dim is None:
-                    addr = f"floor(({f.offset} + {_isl(acc.linear)})*{f.element_bytes}/{g})"
-                    tgt = [str(self.index), addr] + ["0"] * MAX_ROW_DIMS
-                else:
-                    idx = self.per_dim[pos]
-                    rows = [_isl(e) for e in idx[1:]]
-                    u = self._u(rows, f"{_isl(idx[0])}*{f.element_bytes}")
-                    tgt = [str(self.index), u] + rows + ["0"] * (MAX_ROW_DIMS - len(rows))
-                names = [f"o{i}" for i in range(len(tgt))]
-                cons = " and ".join(f"{n} = {t}" for n, t in zip(names, tgt, strict=True))
-                out.append(isl.Map(f"{{ [x, y, z] -> [{', '.join(names)}] : {cons} }}"))
-            return out
-        split = self.needs_residues()
-        n_rows = len(f.shape) - 1
-        compose = canonical and self.per_dim is not None and n_rows > 0
         out = []
-        for pos, acc in enumerate(accesses, start=first):
-            pieces = []
-            for cls in cells.classes() if split else [None]:
-                names = cells.names(cls)
-                residues: tuple[int, ...] = (0,) * n_rows
-                if self.per_dim is None:
-                    linear = to_isl(acc.linear, names)
-                    tgt = [str(self.index), f"floor(({f.offset} + ({linear}))*{f.element_bytes}/{g})"]
-                else:
-                    idx = self.per_dim[pos]
-                    x_bytes = f"({to_isl(idx[0], names)})*{f.element_bytes}"
-                    if cls is None:
-                        rows = ["(" + to_isl(e, names) + ")" for e in idx[1:]]
-                        tgt = [str(self.index), self._u(rows, x_bytes)] + [t for a in rows for t in (a, "0")]
-                    else:
-                        pairs, residues = self._row_pairs(idx[1:], cls, cells.moduli)
-                        tgt = [str(self.index), self._u([], x_bytes, rho=str(self._rho_of_residues(residues)))]
-                        tgt += [t for p in pairs for t in p]
-                tgt += ["0"] * (TARGET_DIMS - len(tgt))
-                names_out = [f"o{i}" for i in range(len(tgt))]
-                cons = [f"{n} = {t}" for n, t in zip(names_out, tgt, strict=True)]
-                cons += [] if cls is None else [f"{v}r = {r}" for v, r in zip("xyz", cls, strict=True)]
-                piece = isl.Map(f"{{ {cells.space()} -> [{', '.join(names_out)}] : {' and '.join(cons)} }}")
-                pieces.append(piece.apply_range(self._canonical_class(residues)) if compose else piece)
-            out.append(_union(pieces, coalesce=False))
+        for pos, acc in enumerate(f.stores if stores else f.loads, start=first):
+            if self.per_dim is None:
+                addr = f"floor(({f.offset} + {_isl(acc.linear)})*{f.element_bytes}/{g})"
+                tgt = [str(self.index), addr] + ["0"] * MAX_ROW_DIMS
+            else:
+                idx = self.per_dim[pos]
+                rows = [_isl(e) for e in idx[1:]]
+                u = self._u(rows, f"{_isl(idx[0])}*{f.element_bytes}")
+                tgt = [str(self.index), u] + rows + ["0"] * (MAX_ROW_DIMS - len(rows))
+            names = [f"o{i}" for i in range(len(tgt))]
+            cons = " and ".join(f"{n} = {t}" for n, t in zip(names, tgt, strict=True))
+            out.append(isl.Map(f"{{ [x, y, z] -> [{', '.join(names)}] : {cons} }}"))
         return out
-
-    def _row_pairs(self, rows: Sequence[Expr], cls: tuple[int, int, int],
-                   moduli: tuple[int, int, int]) -> tuple[list[tuple[str, str]], tuple[int, ...]]:
-        """(quotient, residue) of every row index for the cells of residue class ``cls``, and the residues."""
-        pairs, residues = [], []
-        for e, m in zip(rows, self.moduli, strict=True):
-            coeffs, const = affine_form(e)  # type: ignore[misc]  # cell_residues checked it is affine
-            base = const + sum(c * r for c, r in zip(coeffs, cls, strict=True))
-            r = base % m
-            terms = [f"{c * mv // m}*{v}q" for c, mv, v in zip(coeffs, moduli, "xyz", strict=True) if c]
-            pairs.append((" + ".join(terms + [str((base - r) // m)]), str(r)))
-            residues.append(r)
-        return pairs, tuple(residues)
 
     @cached_property
     def canonical(self) -> isl.Map | None:
@@ -269,54 +150,7 @@ class FieldEncoding:
             u_first = self._u(nxt, "0")
             pieces.append(f"[{', '.join(src)}] -> [f, {u_first}, {', '.join(nxt)}{''.join(', ' + p for p in pad)}]"
                           f" : {domain} and u = {u_last} and {shared} and {' and '.join(cond)}")
-        return isl.Map("{ " + "; ".join(pieces) + " }").coalesce()
-
-    @cached_property
-    def _canonical_classes(self) -> dict[tuple[int, ...], isl.Map]:
-        return {}
-
-    def _canonical_class(self, residues: tuple[int, ...]) -> isl.Map:
-        """:attr:`canonical` on the rows whose indices have the residues ``residues`` mod the row moduli,
-        in addresses ``[f, u, q1, r1, ..]`` (row index ``a = m*q + r``); the row phase is a constant here."""
-        if residues not in self._canonical_classes:
-            self._canonical_classes[residues] = self._build_canonical_class(residues)
-        return self._canonical_classes[residues]
-
-    def _build_canonical_class(self, residues: tuple[int, ...]) -> isl.Map:
-        f, g = self.field, self.granularity
-        nd = len(f.shape)
-        n_rows = nd - 1
-        eb = f.element_bytes
-        ms = self.moduli
-        qs, rs = [f"q{d}" for d in range(1, nd)], [f"r{d}" for d in range(1, nd)]
-        src = ["f", "u"] + [t for q, r in zip(qs, rs, strict=True) for t in (q, r)]
-        src += [f"p{i}" for i in range(TARGET_DIMS - len(src))]
-        a = [f"({m}*{q} + {r})" for m, q, r in zip(ms, qs, rs, strict=True)]
-        domain = " and ".join([f"f = {self.index}"] + [f"0 <= {x} < {n}" for x, n in zip(a, f.shape[1:],
-                                                                                        strict=True)]
-                              + [f"{r} = {c}" for r, c in zip(rs, residues, strict=True)]
-                              + [f"{p} = 0" for p in src[2 + 2 * n_rows:]])
-        rho = self._rho_of_residues(residues)
-        if ((f.offset + f.shape[0]) * eb + rho) % g == 0:  # the row's last granule is its own
-            return isl.Map(f"{{ [{', '.join(src)}] -> [{', '.join(src)}] : {domain} }}")
-        u_last = (f.offset * eb + rho + (f.shape[0] - 1) * eb) // g
-        last_row = " and ".join(f"{x} = {n - 1}" for x, n in zip(a, f.shape[1:], strict=True))
-        pieces = [f"[{', '.join(src)}] -> [{', '.join(src)}] : {domain} and (u < {u_last} or ({last_row}))"]
-        # next row: increment a1, carrying into a2, a3 when a row index is at its last value
-        for k in range(n_rows):
-            cond = [f"{a[j]} = {f.shape[j + 1] - 1}" for j in range(k)] + [f"{a[k]} < {f.shape[k + 1] - 1}"]
-            nxt_q, nxt_r = ["0"] * k + qs[k:], ["0"] * k + rs[k:]
-            res = [0] * k + list(residues[k:])
-            if residues[k] + 1 < ms[k]:
-                nxt_r[k], res[k] = str(residues[k] + 1), residues[k] + 1
-            else:
-                nxt_q[k], nxt_r[k], res[k] = f"{qs[k]} + 1", "0", 0
-            u_first = (f.offset * eb + self._rho_of_residues(res)) // g
-            tgt = ["f", str(u_first)] + [t for q, r in zip(nxt_q, nxt_r, strict=True) for t in (q, r)]
-            tgt += src[len(tgt):]
-            pieces.append(f"[{', '.join(src)}] -> [{', '.join(tgt)}] : {domain} and u = {u_last}"
-                          f" and {' and '.join(cond)}")
-        return isl.Map("{ " + "; ".join(pieces) + " }").coalesce()
+        return coalesced(isl.Map("{ " + "; ".join(pieces) + " }"))
 
 
 def field_encodings(kernel: Kernel, granularity: int) -> tuple[FieldEncoding, ...]:
@@ -332,33 +166,28 @@ def field_encodings(kernel: Kernel, granularity: int) -> tuple[FieldEncoding, ..
     return tuple(out)
 
 
-def cell_residues(encodings: Sequence[FieldEncoding], limit: int = MAX_RESIDUE_CLASSES) -> CellResidues:
-    """The cell moduli that make every row phase a constant per residue class, or none.
+def counts_are_dear(kernel: Kernel, granularity: int) -> bool:
+    """Whether ISL would count this kernel's footprints slowly, so that they are enumerated instead
+    (``enumerated_volumes``): some field's row phase changes from one cell to the next along x (a row index
+    moves with x: array-of-structures layouts, where a row is one cell) and depends on two or more row
+    indices. The footprint then falls apart into one piece per cell, each with its own phase. Rows along x
+    (structure of arrays) keep one phase for many cells, and a phase of one index is a single ``mod``: both
+    stay with ISL (measured: D3Q19 in zyxf, 10 CPU-s with ISL, 2 by enumeration; in fzyx the reverse)."""
+    return any(_phase_moves_with_x(e) for e in field_encodings(kernel, granularity))
 
-    A row index ``a = cx*x + cy*y + cz*z + k`` with row modulus m is fixed mod m by x mod m/gcd(m, cx) (and
-    y, z). None when a phase-carrying row index is not affine or the classes would exceed ``limit``, and
-    when no field's phase mixes two row indices: a phase of one index is a single ``mod``, which ISL counts
-    faster than the classes (measured: the LBM kernels in their default layout, 3-D stencils at 128 B).
-    """
-    if not any(sum(m > 1 for m in e.moduli) >= 2 for e in encodings):
-        return NO_RESIDUES
-    moduli = [1, 1, 1]
-    for e in encodings:
-        ms = e.moduli
-        if not e.needs_residues():
-            continue
-        for idx in e.per_dim or ():
-            for row, m in zip(idx[1:], ms, strict=True):
-                if m == 1:
-                    continue
-                form = affine_form(row)
-                if form is None:
-                    return NO_RESIDUES
-                for v, c in enumerate(form[0]):
-                    moduli[v] = math.lcm(moduli[v], m // math.gcd(m, c % m))
-    if math.prod(moduli) > limit:
-        return NO_RESIDUES
-    return CellResidues(tuple(moduli))  # type: ignore[arg-type]
+
+def _phase_moves_with_x(e: FieldEncoding) -> bool:
+    if e.per_dim is None:
+        return False
+    moduli = row_moduli(e.field, e.granularity)
+    if sum(m > 1 for m in moduli) < 2:
+        return False
+    for idx in e.per_dim:
+        for row, m in zip(idx[1:], moduli, strict=True):
+            form = affine_form(row)
+            if m > 1 and (form is None or form[0][0] % m):
+                return True
+    return False
 
 
 def cell_set(launch: Launch, start: int, stop: int) -> isl.Set:
@@ -405,17 +234,25 @@ class AccessGroup:
     accesses: tuple[int, int]  # number of loads and of stores in the group
 
 
-def _no_addresses(residues: CellResidues) -> isl.Set:
-    if residues.active:
-        return isl.Set("{ [f, u, q1, r1, q2, r2, q3, r3] : 1 = 0 }")
+def _no_addresses() -> isl.Set:
     return isl.Set("{ [f, u, a1, a2, a3] : 1 = 0 }")
 
 
-def _union(maps: Sequence[isl.Map], coalesce: bool = True) -> isl.Map | None:
+def coalesced(s: isl.Set | isl.Map) -> isl.Set | isl.Map:
+    """``s`` with its pieces merged where ISL can (fewer pieces: cheaper counts), or ``s`` unchanged where
+    ISL's coalescing fails: the isl of islpy 2026.2 stops on some unions of footprints ("original
+    tableau does not correspond to original basic map"); the set is the same either way."""
+    try:
+        return s.coalesce()
+    except isl.Error:
+        return s
+
+
+def _union(maps: Sequence[isl.Map]) -> isl.Map | None:
     out = None
     for m in maps:
         out = m if out is None else out.union(m)
-    return out.coalesce() if out is not None and coalesce else out
+    return None if out is None else coalesced(out)
 
 
 def connected_groups(items: Sequence, linked) -> list[list[int]]:
@@ -445,7 +282,7 @@ def _overlap(a: isl.Set, b: isl.Set) -> bool:
 
 
 def access_groups(encodings: Sequence[FieldEncoding], domain: tuple[int, int, int],
-                  canonical: bool, residues: CellResidues = NO_RESIDUES) -> tuple[AccessGroup, ...]:
+                  canonical: bool) -> tuple[AccessGroup, ...]:
     """Split every field's accesses into groups whose address ranges over the whole domain are disjoint.
 
     Two accesses are in one group when their images of the domain's cells intersect (transitively). Any
@@ -454,13 +291,12 @@ def access_groups(encodings: Sequence[FieldEncoding], domain: tuple[int, int, in
     is much cheaper than the whole union for kernels whose accesses touch separate rows (the populations
     of an LBM field); a stencil whose accesses all overlap is one group per field, as before.
     """
-    cells = residues.cells(isl.Set("{ [x, y, z] : " + " and ".join(
-        f"0 <= {v} < {n}" for v, n in zip("xyz", domain, strict=True)) + " }"))
+    cells = isl.Set("{ [x, y, z] : " + " and ".join(f"0 <= {v} < {n}" for v, n in zip("xyz", domain, strict=True))
+                    + " }")
     out = []
     for e in encodings:
-        maps = [(st, m) for st in (False, True) for m in e.access_maps(stores=st, cells=residues,
-                                                                        canonical=canonical)]
-        if canonical and not residues.active and e.canonical is not None:
+        maps = [(False, m) for m in e.access_maps(stores=False)] + [(True, m) for m in e.access_maps(stores=True)]
+        if canonical and e.canonical is not None:
             maps = [(st, m.apply_range(e.canonical)) for st, m in maps]
         images = [cells.apply(m) for _, m in maps]
         for idx in connected_groups(images, _overlap):
@@ -479,9 +315,8 @@ class Footprints:
         Four times cheaper; good enough for allocation volumes, which only feed the hit-rate curves."""
         self.granularity = granularity
         self.encodings = field_encodings(kernel, granularity)
-        self.residues = cell_residues(self.encodings)
         self.nfields = len(kernel.fields)
-        self.groups = access_groups(self.encodings, kernel.domain, canonical=exact, residues=self.residues)
+        self.groups = access_groups(self.encodings, kernel.domain, canonical=exact)
 
     @cached_property
     def _coalesce_before_count(self) -> bool:
@@ -494,7 +329,7 @@ class Footprints:
                        for e in self.encodings)
 
     def empty(self) -> Footprint:
-        return Footprint(tuple(_no_addresses(self.residues) for _ in self.groups))
+        return Footprint(tuple(_no_addresses() for _ in self.groups))
 
     def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         """Number of distinct encoded addresses, ``footprint(...).size()``, computed the cheaper way."""
@@ -502,17 +337,16 @@ class Footprints:
 
     def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
                   coalesce: bool = True) -> Footprint:
-        """Distinct encoded addresses the valid cells (``[x, y, z]``) touch through the loads (and/or stores)."""
-        cells = self.residues.cells(cells)
+        """Distinct encoded addresses the valid cells touch through the loads (and/or stores)."""
         parts = []
         for g in self.groups:
-            out = _no_addresses(self.residues)
+            out = _no_addresses()
             n = 0
             for m, wanted, k in ((g.loads, loads, g.accesses[0]), (g.stores, stores, g.accesses[1])):
                 if wanted and m is not None:
                     out = out.union(cells.apply(m))
                     n += k
-            parts.append(out.coalesce() if coalesce and n > 1 else out)
+            parts.append(coalesced(out) if coalesce and n > 1 else out)
         return Footprint(tuple(parts))
 
     def count_by_field(self, fp: Footprint) -> tuple[int, ...]:

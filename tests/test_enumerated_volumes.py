@@ -1,0 +1,120 @@
+"""Enumerated footprints (warpspeed/enumerated_volumes.py) against their ISL twins and by hand.
+
+The estimator counts array-of-structures kernels by enumeration where ISL is slow (``counts_are_dear``);
+the brute-force tests (test_bruteforce, test_properties) check those estimates end to end. Here the
+enumeration itself: the same sets as the exact ISL footprints, on random kernels and cell sets where ISL
+is fast, and the helpers on cases with known answers.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from test_properties import PROFILE, population_kernels, stencil_kernels
+
+import warpspeed
+from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
+from warpspeed.isl_volumes import Footprints, cell_set, counts_are_dear
+from warpspeed.launch import LaunchError, make_launch
+
+H100 = warpspeed.device("H100-SXM5-80GB")
+
+
+@given(st.lists(st.integers(0, 2**45), max_size=200), st.integers(0, 3))
+def test_distinct_is_sorted_unique_by_bitmap_and_by_sort(values, spread):
+    arr = np.array(values, dtype=np.int64) // (10 ** (3 * spread) if spread else 1)  # narrow: the bitmap
+    assert np.array_equal(distinct(arr), np.unique(arr))
+
+
+def test_cell_points_of_boxes_and_of_a_piece_that_is_not_a_box():
+    boxes = isl.Set("{ [x, y, z] : (0 <= x < 3 and 1 <= y < 3 and z = 4) or (5 <= x < 7 and y = 0 and 0 <= z < 2) }")
+    pts = set(zip(*(a.tolist() for a in cell_points(boxes)), strict=True))
+    assert pts == {(x, y, 4) for x in range(3) for y in (1, 2)} | {(x, 0, z) for x in (5, 6) for z in (0, 1)}
+    tri = isl.Set("{ [x, y, z] : 0 <= x < 4 and 0 <= y <= x and z = 1 }")  # a triangle: point by point
+    assert sorted(zip(*(a.tolist() for a in cell_points(tri)), strict=True)) == sorted(
+        (x, y, 1) for x in range(4) for y in range(x + 1))
+    assert all(a.size == 0 for a in cell_points(isl.Set("{ [x, y, z] : 1 = 0 }")))
+
+
+def _aos(shape_x, nq, eb=8):
+    vel = [(0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1), (1, 1, 0), (-1, -1, 0)]
+    loads = [[str(q), f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}"] for q, (cx, cy, cz) in
+             enumerate(vel[:nq])]
+    return warpspeed.kernel_from_dict({
+        "name": "aos", "precision": "fp64", "flops_per_lup": 1, "domain": [shape_x - 2, 6, 4],
+        "field": [{"name": "f", "element_bytes": eb, "shape": [nq, shape_x, 8, 6], "loads": loads,
+                   "stores": [[str(q), "tidx+1", "tidy+1", "tidz+1"] for q in range(nq)]}]})
+
+
+def test_which_kernels_are_enumerated():
+    # rows of one cell, 72 B: the 32 B phase cycles with x (mod 4) and y (x extent 10: 720 B, mod 2)
+    assert counts_are_dear(_aos(10, 9), 32)
+    assert not counts_are_dear(_aos(10, 9), 128)  # rows shorter than a line: linear addresses, ISL
+    assert not counts_are_dear(_aos(12, 8), 32)  # 64 B rows: every row starts on a sector
+    assert not counts_are_dear(_aos(8, 9), 32)  # x extent 8: the phase depends on x only (one mod)
+    assert not counts_are_dear(warpspeed.find_kernel("star3d-r4"), 32)
+    assert not counts_are_dear(warpspeed.find_kernel("star3d-r4"), 128)
+    lbm = pytest.importorskip("warpspeed_pystencils") and warpspeed.find_kernel("d3q19-srt")
+    assert not counts_are_dear(lbm, 32) and not counts_are_dear(lbm, 128)  # fzyx: rows along x
+    zyxf = warpspeed.find_kernel("d3q19-srt:layout=zyxf")
+    assert counts_are_dear(zyxf, 32) and counts_are_dear(zyxf, 128)
+
+
+def _compare_with_isl(spec, block, ranges, granularity):
+    kernel = warpspeed.kernel_from_dict(spec)
+    try:
+        launch = make_launch(kernel, H100, block)
+    except LaunchError:
+        assume(False)
+    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    (a0, a1), (b0, b1) = (sorted((int(u * n), int(v * n))) for u, v in ranges)
+    isl_fp, enum_fp = Footprints(kernel, granularity), EnumeratedFootprints(kernel, granularity)
+    sets = []
+    for lo, hi in ((a0, a1), (b0, b1)):
+        cells = cell_set(launch, lo, hi)
+        for loads, stores in ((True, False), (False, True), (True, True)):
+            i, e = isl_fp.footprint(cells, loads=loads, stores=stores), enum_fp.footprint(cells, loads=loads,
+                                                                                           stores=stores)
+            assert enum_fp.count_by_field(e) == isl_fp.count_by_field(i), (lo, hi, loads, stores)
+            assert enum_fp.footprint_size(cells, loads=loads, stores=stores) == i.size()
+        sets.append((i, e))
+    (ia, ea), (ib, eb) = sets
+    assert enum_fp.count_by_field(ea.intersect(eb)) == isl_fp.count_by_field(ia.intersect(ib))
+    assert enum_fp.count_by_field(ea.subtract(eb)) == isl_fp.count_by_field(ia.subtract(ib))
+    assert np.all(np.diff(ea.keys) > 0) and np.all(ea.keys >> FIELD_SHIFT < len(kernel.fields))
+
+
+RANGES = st.tuples(st.tuples(st.floats(0, 1), st.floats(0, 1)), st.tuples(st.floats(0, 1), st.floats(0, 1)))
+BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4)])
+
+
+@PROFILE
+@given(spec=stencil_kernels(max_domain=(40, 16, 8)), block=BLOCKS, ranges=RANGES,
+       granularity=st.sampled_from([32, 128]))
+def test_enumerated_footprints_equal_the_exact_isl_ones_for_stencils(spec, block, ranges, granularity):
+    _compare_with_isl(spec, block, ranges, granularity)
+
+
+@PROFILE
+@given(spec=st.one_of(population_kernels(), population_kernels(aos=True)), block=BLOCKS, ranges=RANGES)
+def test_enumerated_footprints_equal_the_exact_isl_ones_for_populations(spec, block, ranges):
+    _compare_with_isl(spec, block, ranges, 32)
+
+
+def test_a_footprint_isl_cannot_coalesce_is_counted_uncoalesced():
+    """The loads and stores of this fp32 population field make isl_set_coalesce fail (an ISL error); the
+    footprint is then counted as it is: the same 50 sectors as the enumeration."""
+    spec = {"name": "populations", "precision": "fp32", "flops_per_lup": 10, "domain": [11, 5, 2],
+            "field": [{"name": "src", "element_bytes": 4, "shape": [15, 7, 4, 2], "offset": 2,
+                       "loads": [["tidx+1", "tidy+1", "tidz+1", "0"], ["tidx+1", "tidy+0", "tidz+0", "1"]],
+                       "stores": [["tidx+1", "tidy+1", "tidz+1", "0"], ["tidx+1", "tidy+1", "tidz+1", "1"]]}]}
+    kernel = warpspeed.kernel_from_dict(spec)
+    cells = cell_set(make_launch(kernel, H100, (32, 2, 1)), 0, 6)
+    raw = Footprints(kernel, 32).footprint(cells, loads=True, stores=True, coalesce=False)
+    with pytest.raises(isl.Error, match="coalesce"):
+        [p.coalesce() for p in raw.parts]
+    fp = Footprints(kernel, 32).footprint(cells, loads=True, stores=True)
+    assert fp.size() == EnumeratedFootprints(kernel, 32).footprint(cells, loads=True, stores=True).size() == 50
