@@ -1,9 +1,11 @@
 """One estimate: a kernel, a device and a launch configuration -> volumes, limiters, performance.
 
-The stages (each in its own module): launch (occupancy, wave) -> footprint (explicit blocks) -> l1
-(wavefronts) and L2<->L1 volumes -> isl_volumes (wave and layer footprints) -> capacity (hit rates)
--> a performance model (performance: roofline or latency). The result is one frozen, picklable
-``Estimate`` whose ``to_dict`` is the JSON of docs/outputs.md.
+``_estimate`` is a straight chain of the stages, each in its own module with its own typed result:
+launch (occupancy, the wave; ``launch``) -> the wave's blocks, enumerated per class (``footprint``)
+-> L1 cycles (``l1``) -> L2<->L1 volumes, the block traffic (``l2``) -> DRAM<->L2 volumes, the wave
+traffic (``dram``, counting sectors through a ``counters.FootprintCounter``) -> a performance model
+(``performance``: roofline or latency). Hit rates of every cache come from ``capacity``. The result is
+one frozen, picklable ``Estimate`` whose ``to_dict`` is the JSON of docs/outputs.md.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
-import islpy as isl
-
 from ._version import __version__
-from .capacity import CacheReuse, reuse
+from .capacity import CacheReuse
+from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, footprint_counter
 from .device import Device, FrozenMap
 from .device import device as get_device
-from .enumerated_volumes import AddressSet, EnumeratedFootprints
+from .dram import wave_traffic
 from .errors import InputError
 from .footprint import (
     Instruction,
@@ -30,9 +31,9 @@ from .footprint import (
     block_full_store_sectors,
     folded_instructions,
 )
-from .isl_volumes import Footprint, Footprints, cell_set, counts_are_dear
 from .kernel import Kernel, load_kernel
-from .l1 import warp_cycles, wavefronts
+from .l1 import cycles_per_warp_lup
+from .l2 import block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
 from .performance import Performance, PerformanceModel, Workload, performance_model
 from .roofline import LIMITERS
@@ -135,32 +136,34 @@ def _finite(v: float) -> float | None:
 
 
 class KernelAnalysis:
-    """What repeats across configurations of one (domain-resolved) kernel: folded instructions, ISL maps."""
+    """What repeats across configurations of one (domain-resolved) kernel: folded instructions, footprint
+    counters. ``counter`` names the footprint counter (:mod:`warpspeed.counters`; ``auto`` by default)."""
 
-    def __init__(self, kernel: Kernel, sector_bytes: int = 32, line_bytes: int = 128):
+    def __init__(self, kernel: Kernel, sector_bytes: int = 32, line_bytes: int = 128, *,
+                 counter: str = DEFAULT_COUNTER):
         self.kernel = kernel
         self.sector_bytes, self.line_bytes = sector_bytes, line_bytes
+        self.counter = check_counter(counter)
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
-        self._footprints: dict[tuple[int, bool], Footprints | EnumeratedFootprints] = {}
+        self._footprints: dict[tuple[int, bool], FootprintCounter] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
             self._instructions[folding] = folded_instructions(self.kernel, folding)
         return self._instructions[folding]
 
-    def footprints(self, granularity: int, exact: bool = True) -> Footprints | EnumeratedFootprints:
-        """ISL footprints, or enumerated ones where ISL would count slowly (see ``enumerated_volumes``)."""
+    def footprints(self, granularity: int, exact: bool = True) -> FootprintCounter:
+        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``)."""
         key = (granularity, exact)
         if key not in self._footprints:
-            kind = EnumeratedFootprints if counts_are_dear(self.kernel, granularity) else Footprints
-            self._footprints[key] = kind(self.kernel, granularity, exact=exact)
+            self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=self.counter)
         return self._footprints[key]
 
 
 @lru_cache(maxsize=16)
-def _cached_analysis(kernel: Kernel, sector_bytes: int, line_bytes: int) -> KernelAnalysis:
+def _cached_analysis(kernel: Kernel, counter: str) -> KernelAnalysis:
     """Repeated estimates of one kernel (a sweep, a benchmark) share their parsed maps."""
-    return KernelAnalysis(kernel, sector_bytes, line_bytes)
+    return KernelAnalysis(kernel, counter=counter)
 
 
 def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = None) -> Kernel:
@@ -175,16 +178,19 @@ def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = N
 def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
              folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
              registers: int | None = None, overrides: Mapping[str, object] | None = None,
-             analysis: KernelAnalysis | None = None, model: str | PerformanceModel | None = None) -> Estimate:
+             analysis: KernelAnalysis | None = None, model: str | PerformanceModel | None = None,
+             counter: str | None = None) -> Estimate:
     """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md).
 
     ``model`` names the performance model (``"latency"``, the default, or ``"roofline"``; see
-    :mod:`warpspeed.performance`)."""
+    :mod:`warpspeed.performance`). ``counter`` names the footprint counter of the DRAM volumes
+    (``"auto"``, the default, ``"isl"`` or ``"enumerated"``; see :mod:`warpspeed.counters`): all give
+    the same numbers, at different costs."""
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device, **(overrides or {}))
-    if analysis is None or analysis.kernel != k:
-        analysis = _cached_analysis(k, dev.l2_sector_bytes, dev.l2_line_bytes)
+    if analysis is None or analysis.kernel != k or (counter is not None and analysis.counter != counter):
+        analysis = _cached_analysis(k, counter or DEFAULT_COUNTER)
     launch = make_launch(k, dev, block, folding, registers)
     return _estimate(k, dev, launch, analysis, pm)
 
@@ -206,7 +212,8 @@ def _time_s(valid_lups: int, perf: float) -> float:
     return valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
 
 
-def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
+def _notes(k: Kernel, dev: Device, launch: Launch) -> list[str]:
+    """What the user should know about this launch: assumed inputs, idle threads, memory, a partial wave."""
     notes = []
     if launch.occupancy.registers_source == "default":
         notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
@@ -224,91 +231,40 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         notes.append(f"the grid has {blocks} blocks, fewer than the {full_wave} that fill {dev.id} at once: the "
                      "GPU is not filled, and launch time and the wave's start-up, which the model leaves out, "
                      "weigh more")
-    S = dev.l1_sector_bytes
+    return notes
+
+
+def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
+    # the wave's blocks, one per class of blocks whose addresses agree modulo every granularity used below
     instrs = an.instructions(launch.folding)
-    modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, S, dev.l2_sector_bytes)
+    modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes, dev.l2_sector_bytes)
     classes = block_classes(k, launch, instrs, modulus)
-    ba = block_addresses(launch, instrs, classes.coords)
-    w = classes.weights
-    cycles = ((wavefronts(ba.addresses, ba.active, instrs, dev).sum(axis=1) + warp_cycles(ba.active, dev)) * w).sum()
-    cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
-    bc = block_counts(k, launch, instrs, ba, w, S, dev.l1_line_bytes, dev.warp_size)
-    valid = bc.valid_lups
-    per_lup = 1.0 / valid
-    l1_cycles = cycles * 32 / valid
-
-    # L2 -> L1: compulsory block footprints, the L1's redundant requests, capacity misses
-    l1_load = bc.warp_load_sectors * S * per_lup
-    l2_comp = sum(bc.block_load_sectors) * S * per_lup
+    ba, w = block_addresses(launch, instrs, classes.coords), classes.weights
+    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size)
+    l1_cycles = cycles_per_warp_lup(ba, instrs, w, dev, counts.valid_lups)
+    bt = block_traffic(k, dev, launch, counts)
+    wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes),
+                      an.footprints(dev.l2_line_bytes, exact=False),
+                      block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes), counts.valid_lups)
+    volumes = dict(zip(VOLUME_KEYS, (bt.l1_load, bt.l2_load_compulsory, bt.l2_load, bt.l2_store,
+                                     wt.dram_load_compulsory, wt.dram_load, wt.dram_store), strict=True))
+    fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
+                                fw.dram_store)
+                   for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))
     bps = launch.occupancy.blocks_per_sm
-    l1_alloc = bps * sum(bc.block_load_lines) * dev.l1_line_bytes / bc.wave_blocks
-    shared = bps * (k.shared_bytes_per_block + dev.shared_reserved_per_block_bytes)
-    l1 = reuse(l1_load - l2_comp, l1_alloc, max(dev.l1_size_bytes - shared, 0), dev.hit_rates.l1)
-    l2_load = l2_comp + l1.miss_B_per_lup
-    l2_store = bc.warp_store_sectors * S * per_lup
-
-    # DRAM <-> L2: the wave's footprint, reuse from the y- and z-layer thread sets, partial stores
-    sec, lin = an.footprints(dev.l2_sector_bytes), an.footprints(dev.l2_line_bytes, exact=False)
-    S2 = dev.l2_sector_bytes
-    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
-    gx, gy, gz = launch.grid
-    wave = cell_set(launch, s, e)
-    f_wave = sec.footprint(wave)
-    comp = sec.count_by_field(f_wave)
-    stores = sec.count_by_field(sec.footprint(wave, loads=False, stores=True))
-    cap = dev.l2_effective_size_bytes
-    empty = sec.empty()
-
-    def layer(first: int, stop: int, cells: isl.Set, exclude: Footprint | AddressSet, curve):
-        if stop <= first:
-            return empty, (0,) * len(k.fields), reuse(0.0, 0.0, cap, curve)
-        fp = sec.footprint(cells)
-        overlap = fp.intersect(f_wave).subtract(exclude)
-        by_field = sec.count_by_field(overlap)
-        alloc = lin.footprint_size(cell_set(launch, first, e), stores=True) * dev.l2_line_bytes
-        return fp, by_field, reuse(sum(by_field) * S2 * per_lup, alloc, cap, curve)
-
-    ya, yb = max(0, s - gx), min(s, e - gx) if gy > 1 else 0
-    if ya < yb and (ya // gx) % gy == gy - 1:  # blocks of a plane's last row have no y-neighbour in the wave
-        ya = min(yb, (ya // gx + 1) * gx)
-    y_cells = cell_set(launch, ya, yb).intersect(
-        isl.Set(f"{{ [x, y, z] : y < {(gy - 1) * launch.cells_per_block[1]} }}"))
-    f_y, over_y, ly = layer(ya, yb, y_cells, empty, dev.hit_rates.l2_y)
-    za, zb = max(0, s - gx * gy), min(s, e - gx * gy) if gz > 1 else 0
-    _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, dev.hit_rates.l2_z)
-
-    wave_alloc = lin.footprint_size(wave, stores=True) * dev.l2_line_bytes
-    # partially written sectors: the wave's stored sectors that no single block writes completely; the blocks
-    # that complete them run at nearly the same time, but the sector may leave the L2 before they do
-    full = block_full_store_sectors(k, instrs, ba, w, S2)
-    partial_stores = max(0, sum(stores) - full) * S2 * per_lup
-    ps = reuse(partial_stores, wave_alloc, cap, dev.hit_rates.l2_store)
-    dram_comp = sum(comp) * S2 * per_lup
-    dram_load = dram_comp - ly.hit_B_per_lup - lz.hit_B_per_lup + ps.miss_B_per_lup
-    # a partially written sector that leaves the L2 before it is complete is read from DRAM (to merge) and
-    # written back; the completed sector is written again later: each such miss costs one read and one write
-    dram_store = sum(stores) * S2 * per_lup + ps.miss_B_per_lup
-
-    fields = tuple(FieldVolumes(
-        f.name, bc.block_load_sectors[i] * S * per_lup, comp[i] * S2 * per_lup,
-        ly.hit_rate * over_y[i] * S2 * per_lup, lz.hit_rate * over_z[i] * S2 * per_lup,
-        stores[i] * S2 * per_lup) for i, f in enumerate(k.fields))
-    volumes = dict(zip(VOLUME_KEYS, (l1_load, l2_comp, l2_load, l2_store, dram_comp, dram_load, dram_store),
-                       strict=True))
     work = Workload(k.precision, k.flops, l1_cycles, volumes,
                     bps * math.prod(launch.block) // dev.warp_size if bps else 0, math.prod(launch.folding),
-                    bc.load_run_bytes)
+                    counts.load_run_bytes)
     performance = pm.predict(work, dev)
-    lim = work.roofline_GLup_s(dev)
     perf = performance.GLup_s
     return Estimate(
         kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
-        grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks, wave_valid_lups=valid,
-        l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=FrozenMap(volumes), fields=fields,
-        l1_capacity=l1, layer_y=ly, layer_z=lz, partial_stores=ps,
-        limiters_GLup_s=FrozenMap(lim), performance_GLup_s=perf, limiter=performance.limiter,
-        time_s=_time_s(k.valid_lups, perf), notes=tuple(notes), model=pm.name, performance=performance,
-        workload=work)
+        grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks,
+        wave_valid_lups=counts.valid_lups, l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=FrozenMap(volumes),
+        fields=fields, l1_capacity=bt.l1_capacity, layer_y=wt.layer_y, layer_z=wt.layer_z,
+        partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(work.roofline_GLup_s(dev)),
+        performance_GLup_s=perf, limiter=performance.limiter, time_s=_time_s(k.valid_lups, perf),
+        notes=tuple(_notes(k, dev, launch)), model=pm.name, performance=performance, workload=work)
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel", "with_model"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import Device
-from .footprint import SENTINEL, Instruction, count_distinct, warp_view
+from .footprint import SENTINEL, BlockAddresses, Instruction, count_distinct, warp_view
 
 
 def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: int) -> np.ndarray:
@@ -115,3 +115,13 @@ def warp_cycles(active: np.ndarray, device: Device) -> np.ndarray:
         return np.zeros(active.shape[0])
     busy = warp_view(active.any(axis=1), device.warp_size, False).any(axis=-1)  # (k, warps)
     return per_warp * busy.sum(axis=1).astype(np.float64)
+
+
+def cycles_per_warp_lup(ba: BlockAddresses, instructions: tuple[Instruction, ...], weights: np.ndarray,
+                        device: Device, valid_lups: int) -> float:
+    """L1 cycles per 32 lups of the wave: every representative block's wavefronts (plus the line rule's
+    fixed cost per warp), weighted by its class size, over the wave's ``valid_lups``."""
+    per_block = wavefronts(ba.addresses, ba.active, instructions, device).sum(axis=1) + warp_cycles(ba.active, device)
+    cycles = (per_block * weights).sum()
+    cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
+    return cycles * 32 / valid_lups
