@@ -52,7 +52,9 @@ def _aos(shape_x, nq, eb=8):
 def test_which_kernels_are_enumerated():
     # rows of one cell, 72 B: the 32 B phase cycles with x (mod 4) and y (x extent 10: 720 B, mod 2)
     assert counts_are_dear(_aos(10, 9), 32)
-    assert not counts_are_dear(_aos(10, 9), 128)  # rows shorter than a line: linear addresses, ISL
+    # rows shorter than a line are counted by linear addresses; their phase moves with x (72 B steps) and y
+    assert counts_are_dear(_aos(10, 9), 128)
+    assert not counts_are_dear(warpspeed.find_kernel("copy"), 128)  # linear, contiguous along x
     assert not counts_are_dear(_aos(12, 8), 32)  # 64 B rows: every row starts on a sector
     assert not counts_are_dear(_aos(8, 9), 32)  # x extent 8: the phase depends on x only (one mod)
     assert not counts_are_dear(warpspeed.find_kernel("star3d-r4"), 32)
@@ -63,15 +65,21 @@ def test_which_kernels_are_enumerated():
     assert counts_are_dear(zyxf, 32) and counts_are_dear(zyxf, 128)
 
 
-def _compare_with_isl(spec, block, ranges, granularity):
+def _launch(spec, block, ranges):
+    """The kernel, its launch on the H100 and the block-id ranges (fractions of the grid) as cell sets."""
     kernel = warpspeed.kernel_from_dict(spec)
     try:
         launch = make_launch(kernel, H100, block)
     except LaunchError:
         assume(False)
     n = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    (a0, a1), (b0, b1) = (sorted((int(u * n), int(v * n))) for u, v in ranges)
-    isl_fp, enum_fp = Footprints(kernel, granularity), EnumeratedFootprints(kernel, granularity)
+    return kernel, launch, [sorted((int(u * n), int(v * n))) for u, v in ranges]
+
+
+def _compare_with_isl(spec, block, ranges, granularity, exact=True):
+    kernel, launch, ((a0, a1), (b0, b1)) = _launch(spec, block, ranges)
+    isl_fp = Footprints(kernel, granularity, exact=exact)
+    enum_fp = EnumeratedFootprints(kernel, granularity, exact=exact)
     sets = []
     for lo, hi in ((a0, a1), (b0, b1)):
         cells = cell_set(launch, lo, hi)
@@ -93,15 +101,17 @@ BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4
 
 @PROFILE
 @given(spec=stencil_kernels(max_domain=(40, 16, 8)), block=BLOCKS, ranges=RANGES,
-       granularity=st.sampled_from([32, 128]))
-def test_enumerated_footprints_equal_the_exact_isl_ones_for_stencils(spec, block, ranges, granularity):
-    _compare_with_isl(spec, block, ranges, granularity)
+       granularity=st.sampled_from([32, 128]), exact=st.booleans())
+def test_enumerated_footprints_equal_the_isl_ones_for_stencils(spec, block, ranges, granularity, exact):
+    """Exact, and with ``exact=False`` (a granule two rows share counts once per row) alike."""
+    _compare_with_isl(spec, block, ranges, granularity, exact)
 
 
 @PROFILE
-@given(spec=st.one_of(population_kernels(), population_kernels(aos=True)), block=BLOCKS, ranges=RANGES)
-def test_enumerated_footprints_equal_the_exact_isl_ones_for_populations(spec, block, ranges):
-    _compare_with_isl(spec, block, ranges, 32)
+@given(spec=st.one_of(population_kernels(), population_kernels(aos=True)), block=BLOCKS, ranges=RANGES,
+       granularity=st.sampled_from([32, 128]), exact=st.booleans())
+def test_enumerated_footprints_equal_the_isl_ones_for_populations(spec, block, ranges, granularity, exact):
+    _compare_with_isl(spec, block, ranges, granularity, exact)
 
 
 def test_a_footprint_isl_cannot_coalesce_is_counted_uncoalesced():
@@ -118,3 +128,40 @@ def test_a_footprint_isl_cannot_coalesce_is_counted_uncoalesced():
         [p.coalesce() for p in raw.parts]
     fp = Footprints(kernel, 32).footprint(cells, loads=True, stores=True)
     assert fp.size() == EnumeratedFootprints(kernel, 32).footprint(cells, loads=True, stores=True).size() == 50
+
+
+def _compare_slices_with_points(spec, block, ranges, granularity, exact):
+    kernel, launch, id_ranges = _launch(spec, block, ranges)
+    by_slices = EnumeratedFootprints(kernel, granularity, exact=exact)
+    by_points = EnumeratedFootprints(kernel, granularity, exact=exact, slices=False)
+    for lo, hi in id_ranges:
+        cells = cell_set(launch, lo, hi)
+        for loads, stores in ((True, False), (False, True), (True, True)):
+            a = by_slices.footprint(cells, loads=loads, stores=stores)
+            b = by_points.footprint(cells, loads=loads, stores=stores)
+            assert np.array_equal(a.keys, b.keys), (loads, stores)
+            assert by_slices.footprint_size(cells, loads=loads, stores=stores) == b.size()
+
+
+@PROFILE
+@given(spec=st.one_of(population_kernels(), population_kernels(aos=True), stencil_kernels(max_domain=(40, 16, 8))),
+       block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]), chunk=st.sampled_from([5, 64, 1 << 25]),
+       exact=st.booleans())
+def test_slice_bitmaps_list_the_same_granules_as_points(spec, block, ranges, granularity, chunk, exact):
+    """Every granule by marking slices (in chunks of ``chunk`` elements along the slowest moving dimension,
+    at least one index of it per chunk) equals every granule of every cell's address."""
+    import warpspeed.enumerated_volumes as ev
+
+    old, ev.CHUNK_ELEMENTS = ev.CHUNK_ELEMENTS, chunk
+    try:
+        _compare_slices_with_points(spec, block, ranges, granularity, exact)
+    finally:
+        ev.CHUNK_ELEMENTS = old
+
+
+def test_lbm_fields_are_marked_by_slices_in_both_layouts():
+    pytest.importorskip("warpspeed_pystencils")
+    for name in ("d3q19-srt", "d3q19-srt:layout=zyxf"):
+        fp = EnumeratedFootprints(warpspeed.find_kernel(name), 32)
+        assert all(s is not None for s in fp._slices), name
+    assert EnumeratedFootprints(_aos(10, 9), 32)._slices[0] is not None

@@ -34,6 +34,15 @@ def test_outputs_are_byte_identical_to_the_golden_file(docs):
     assert make_golden.text(docs) == make_golden.GOLDEN.read_text()
 
 
+@pytest.mark.parametrize("counter", ["isl", "enumerated"])
+def test_either_footprint_counter_writes_the_golden_outputs(counter):
+    """The counters are two ways to the same counts: forcing either changes no byte (three devices: the
+    pairing and the line L1 rule, one and two L2 partitions)."""
+    golden = json.loads(make_golden.GOLDEN.read_text())
+    docs = make_golden.documents(counter=counter, devices=["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"])
+    assert docs and all(json.dumps(d) == json.dumps(golden[k]) for k, d in docs.items())
+
+
 def test_the_golden_set_covers_every_device_both_models_and_all_limiters(docs):
     devices = {k.split("|")[1] for k in docs}
     assert devices == set(warpspeed.device_ids())
@@ -49,3 +58,20 @@ def test_estimates_pickle_and_come_back_equal():
     assert back.workload == e.workload and back.performance == e.performance
     r = warpspeed.rank("copy", "A100-SXM4-40GB", threads=(256,), domain=(4096, 64, 1), jobs=1)
     assert pickle.loads(pickle.dumps(r)).to_dict() == r.to_dict()
+
+
+def test_every_sweep_result_pickles():
+    """What-if points, projections and validation reports travel between processes as they are."""
+    from warpspeed.measurements import read_measurements
+    from warpspeed.projection import project
+    from warpspeed.validation import validate
+    from warpspeed.whatif import whatif
+
+    k = warpspeed.find_kernel("star3d-r1").with_domain((128, 64, 64))
+    points = whatif(k, "H100-SXM5-80GB", "l2_size", [25e6, 50e6], threads=(256,), jobs=1)
+    assert pickle.loads(pickle.dumps(points)) == points and len(points) == 2
+    p = project(k, "A100-SXM4-40GB", "H100-SXM5-80GB", threads=(256,), jobs=1)
+    assert pickle.loads(pickle.dumps(p)) == p
+    reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "bandwidth-copy-H100.csv"))
+    back = pickle.loads(pickle.dumps(reports))
+    assert [r.ratio for r in back] == [r.ratio for r in reports] and back[0].pairs == reports[0].pairs

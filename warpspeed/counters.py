@@ -2,32 +2,42 @@
 
 The DRAM stage (:mod:`warpspeed.dram`) needs four operations on the sectors (or lines) a set of cells
 touches: the footprint of a cell set, the empty footprint, intersection and difference of footprints,
-and their sizes per field. Two counters provide them with the same numbers:
+and their sizes per field. Two counters provide them, with the same numbers (``exact=False`` included;
+the golden test checks it byte for byte):
 
-- ``isl`` (:class:`~warpspeed.isl_volumes.Footprints`): integer sets; the cost does not grow with the
-  number of cells, but it is high where a field's rows are single cells whose offset inside a sector
-  cycles with x and another index (array-of-structures layouts);
-- ``enumerated`` (:class:`~warpspeed.enumerated_volumes.EnumeratedFootprints`): lists the sector of every
-  access of every cell; exact, the cost grows with the cells of the wave.
+- ``isl`` (:class:`~warpspeed.isl_volumes.Footprints`): integer sets; the cost grows with the number of
+  access groups (one per population of an LBM field), not with the domain, but it is high where a field's
+  rows are single cells whose offset inside a sector cycles with x and another index (array-of-structures
+  layouts);
+- ``enumerated`` (:class:`~warpspeed.enumerated_volumes.EnumeratedFootprints`): lists the granules of the
+  cells (bitmap slices where every index is a cell coordinate plus a constant); the cost grows with the
+  cells of the largest set counted (a wave and a block plane) times the accesses.
 
-``auto`` (the default) takes the enumeration exactly where ISL counts are dear
-(:func:`~warpspeed.isl_volumes.counts_are_dear`). The brute-force twin in the tests is a third,
-independent reference for the same counts.
+``auto`` (the default) is a choice of speed only: the enumeration where ISL counts are dear
+(:func:`~warpspeed.isl_volumes.counts_are_dear`), else whichever costs less for the launch by
+:func:`choose_counter`'s estimate. The brute-force twin in the tests is a third, independent reference.
 """
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Protocol
 
 import islpy as isl
 
-from .enumerated_volumes import EnumeratedFootprints
+from .enumerated_volumes import EnumeratedFootprints, slice_access
 from .errors import InputError
 from .isl_volumes import Footprints, counts_are_dear
 from .kernel import Kernel
+from .launch import Launch
 
 COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints}
 DEFAULT_COUNTER = "auto"
+# break-even of the two counters, in (cell x access) pairs of the largest set per ISL access group: measured
+# on lbmpy's D3Q19, D3Q15 and D3Q27 at 256^3 and star3d-r4 at 640x512x512 (benchmarks/bench_catalog.py):
+# one ISL group costs 3-8 ms per estimate, one cell access of a bitmap slice about 4 ns
+CELL_ACCESSES_PER_ISL_GROUP = 2_000_000
 
 
 class FootprintSet(Protocol):
@@ -56,6 +66,36 @@ def counter_names() -> list[str]:
     return [DEFAULT_COUNTER, *COUNTERS]
 
 
+@lru_cache(maxsize=64)
+def _slices_and_groups(kernel: Kernel) -> tuple[bool, int, int]:
+    """Whether every access of every field can be marked by slices; the accesses; the ISL access groups to
+    expect (one per population of a field with an index dimension, else one per field)."""
+    sliceable = all(slice_access(a, f, kernel.domain) is not None for f in kernel.fields for a in f.loads + f.stores)
+    accesses = sum(len(f.loads) + len(f.stores) for f in kernel.fields)
+    groups = sum(len({a.index[-1] for a in f.loads + f.stores}) if len(f.shape) == 4 and all(
+        len(a.index) == 4 for a in f.loads + f.stores) else 1 for f in kernel.fields)
+    return sliceable, accesses, groups
+
+
+@lru_cache(maxsize=256)
+def _dear(kernel: Kernel, granularity: int) -> bool:
+    return counts_are_dear(kernel, granularity)
+
+
+def choose_counter(name: str, kernel: Kernel, granularity: int, launch: Launch) -> str:
+    """The counter ``auto`` stands for at this granularity and launch (any other name: itself)."""
+    if name != DEFAULT_COUNTER:
+        return name
+    if _dear(kernel, granularity):
+        return "enumerated"
+    sliceable, accesses, groups = _slices_and_groups(kernel)
+    if not sliceable:
+        return "isl"
+    gx, gy, _ = launch.grid
+    cells = min(launch.wave_blocks + gx * gy, math.prod(launch.grid)) * math.prod(launch.cells_per_block)
+    return "enumerated" if cells * accesses <= groups * CELL_ACCESSES_PER_ISL_GROUP else "isl"
+
+
 def check_counter(name: str) -> str:
     """``name`` if it names a counter (or ``auto``), else a clear error listing the valid names."""
     if name != DEFAULT_COUNTER and name not in COUNTERS:
@@ -65,11 +105,12 @@ def check_counter(name: str) -> str:
 
 def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
                       name: str = DEFAULT_COUNTER) -> FootprintCounter:
-    """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``)."""
+    """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``); ``auto``
+    without a launch: the enumeration where ISL counts are dear, else ISL."""
     if check_counter(name) == DEFAULT_COUNTER:
-        name = "enumerated" if counts_are_dear(kernel, granularity) else "isl"
+        name = "enumerated" if _dear(kernel, granularity) else "isl"
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 
-__all__ = ["COUNTERS", "DEFAULT_COUNTER", "FootprintCounter", "FootprintSet", "check_counter", "counter_names",
-           "footprint_counter"]
+__all__ = ["CELL_ACCESSES_PER_ISL_GROUP", "COUNTERS", "DEFAULT_COUNTER", "FootprintCounter", "FootprintSet",
+           "check_counter", "choose_counter", "counter_names", "footprint_counter"]

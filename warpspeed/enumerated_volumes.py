@@ -1,13 +1,21 @@
 """Footprints by enumeration: the DRAM-stage counts of ``isl_volumes`` for kernels ISL counts slowly.
 
-A field whose rows start at byte phases that cycle with two or more row indices (array-of-structures
-layouts: a row is one cell's values) needs a ``mod`` of several indices in the ISL encoding, unless a few
-residue classes fix the phases (``isl_volumes.cell_residues``). With more classes than that, one ISL count
-can take seconds to minutes (a 953-address set: 83 s), while listing the addresses takes milliseconds. For
-those kernels the footprints are enumerated: every valid cell of the set, every access, the linear granule
-``floor((offset + index) * element_bytes / granularity)``, kept as sorted distinct keys
-``field << FIELD_SHIFT | granule``. The counts are exact (``exact=False`` changes nothing: no granule is
-counted once per row); the cost grows with the cells counted (a wave and a block plane), not the domain.
+A field whose rows start at byte phases that cycle with x and another index (array-of-structures
+layouts: a row is one cell's values) needs a ``mod`` of several indices in the ISL encoding, and one ISL
+count can take seconds to minutes (a 953-address set: 83 s), while listing the addresses takes
+milliseconds (``isl_volumes.counts_are_dear`` decides). The footprint is the sorted distinct keys
+``field << FIELD_SHIFT | granule`` of every access of every valid cell, with the linear granule
+``floor((offset + index) * element_bytes / granularity)``. Two ways to list them, with the same result:
+
+- **slices** (fields whose every access indexes each dimension by one cell coordinate plus a constant,
+  or by a constant: lbmpy's kernels in both layouts): per box of cells and access, one slice of a bitmap
+  over the field's elements is set, chunk by chunk along the slowest dimension that moves with a cell;
+  the bitmap is then reduced to granules. The cost grows with the elements spanned, not per access and cell;
+- **points** (anything else): every cell's address of every access, evaluated with numpy.
+
+The counts are exact; ``exact=False`` counts a granule that two rows share once per row, as the cheap ISL
+count does, so that the two counters never disagree. The cost grows with the cells counted (a wave and a
+block plane), not with the domain.
 """
 
 from __future__ import annotations
@@ -17,10 +25,12 @@ from dataclasses import dataclass
 import islpy as isl
 import numpy as np
 
-from .expressions import evaluate
-from .kernel import Kernel
+from .expressions import affine_form, evaluate
+from .isl_volumes import field_encodings, per_dimension_index
+from .kernel import Access, Field, Kernel
 
 FIELD_SHIFT = 40  # granule indices below 2**40: arrays up to 32 TiB at 32 B granules
+CHUNK_ELEMENTS = 1 << 25  # the slice bitmap is built in chunks of at most this many elements (bytes)
 
 
 @dataclass(frozen=True)
@@ -46,44 +56,249 @@ def distinct(values: np.ndarray) -> np.ndarray:
         return values
     lo, hi = int(values.min()), int(values.max())
     if hi - lo > 8 * values.size:
-        return np.unique(values)
+        return _sorted_distinct(values)
     mark = np.zeros(hi - lo + 1, dtype=bool)
     mark[values - lo] = True
     return np.flatnonzero(mark) + lo
 
 
-def cell_points(cells: isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y and z of every point of a cell set: a union of boxes (what ``isl_volumes.cell_set`` builds), read
-    from their bounds; any other piece point by point. A point in two pieces is listed twice."""
-    parts = []
+Box = tuple[tuple[int, int, int], tuple[int, int, int]]  # first and last cell (inclusive)
+
+
+def cell_boxes(cells: isl.Set) -> tuple[list[Box], list[np.ndarray]]:
+    """The pieces of a cell set: boxes (what ``isl_volumes.cell_set`` builds), read from their bounds, and
+    the points (3, n) of any other piece, point by point. Pieces may overlap."""
+    boxes, points = [], []
     for bs in cells.get_basic_sets():
         box = isl.Set.from_basic_set(bs)
-        lo = [box.dim_min_val(d).to_python() for d in range(3)]
-        hi = [box.dim_max_val(d).to_python() for d in range(3)]
-        n = int(np.prod([h - low + 1 for low, h in zip(lo, hi, strict=True)]))
-        if box.count_val().to_python() == n:
-            grids = np.meshgrid(*(np.arange(low, h + 1, dtype=np.int64) for low, h in zip(lo, hi, strict=True)),
-                                indexing="ij")
-            parts.append(np.stack([g.ravel() for g in grids]))
+        lo = tuple(box.dim_min_val(d).to_python() for d in range(3))
+        hi = tuple(box.dim_max_val(d).to_python() for d in range(3))
+        if box.count_val().to_python() == int(np.prod([h - low + 1 for low, h in zip(lo, hi, strict=True)])):
+            boxes.append((lo, hi))
         else:  # not a box (not built by cell_set): point by point, slow but exact
-            points: list[isl.Point] = []
-            box.foreach_point(points.append)
-            coords = [[p.get_coordinate_val(isl.dim_type.set, d).to_python() for d in range(3)] for p in points]
-            parts.append(np.array(coords, dtype=np.int64).reshape(-1, 3).T)
+            found: list[isl.Point] = []
+            box.foreach_point(found.append)
+            coords = [[p.get_coordinate_val(isl.dim_type.set, d).to_python() for d in range(3)] for p in found]
+            points.append(np.array(coords, dtype=np.int64).reshape(-1, 3).T)
+    return boxes, points
+
+
+def cell_points(cells: isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, y and z of every point of a cell set (a point in two pieces is listed twice)."""
+    boxes, parts = cell_boxes(cells)
+    for lo, hi in boxes:
+        grids = np.meshgrid(*(np.arange(low, h + 1, dtype=np.int64) for low, h in zip(lo, hi, strict=True)),
+                            indexing="ij")
+        parts.append(np.stack([g.ravel() for g in grids]))
     if not parts:
         return tuple(np.empty(0, dtype=np.int64) for _ in range(3))  # type: ignore[return-value]
     x, y, z = np.concatenate(parts, axis=1)
     return x, y, z
 
 
+SliceAccess = tuple[tuple[int, int], ...]  # per field dimension: (cell axis 0-2, or -1 for none; constant)
+
+
+def slice_access(acc: Access, fld: Field, domain: tuple[int, int, int]) -> SliceAccess | None:
+    """The access as (cell axis, constant) per dimension of the field, where every index is one cell
+    coordinate plus a constant or a constant, and no coordinate indexes two dimensions; else None."""
+    idx = per_dimension_index(acc, fld, domain)
+    if idx is None:
+        return None
+    out, used = [], set()
+    for e in idx:
+        form = affine_form(e)
+        if form is None:
+            return None
+        coeffs, const = form
+        axes = [a for a, c in enumerate(coeffs) if c]
+        if not axes:
+            out.append((-1, const))
+            continue
+        if len(axes) > 1 or coeffs[axes[0]] != 1 or axes[0] in used:
+            return None
+        used.add(axes[0])
+        out.append((axes[0], const))
+    return tuple(out)
+
+
+Ranges = tuple[tuple[int, int], ...]  # index range [lo, hi] per field dimension
+
+
+def _ranges(boxes: list[Box], accesses: list[SliceAccess], top: int) -> list[Ranges]:
+    """The index ranges of every (box, access), merged where two differ in one dimension up to ``top`` only
+    and their ranges there overlap or touch (a store of every population of a cell, neighbours along x):
+    fewer slices. Dimensions above ``top`` keep one index per range (a slab each)."""
+    out = list({tuple((lo[a] + c, hi[a] + c) if a >= 0 else (c, c) for a, c in acc)
+                for lo, hi in boxes for acc in accesses})
+    for d in range(top + 1 if out else 0):
+        groups: dict[tuple, list[tuple[int, int]]] = {}
+        for r in out:
+            groups.setdefault(r[:d] + r[d + 1:], []).append(r[d])
+        out = []
+        for rest, spans in groups.items():
+            spans.sort()
+            merged = [list(spans[0])]
+            for lo, hi in spans[1:]:
+                if lo <= merged[-1][1] + 1:
+                    merged[-1][1] = max(merged[-1][1], hi)
+                else:
+                    merged.append([lo, hi])
+            out.extend(rest[:d] + ((lo, hi),) + rest[d:] for lo, hi in merged)
+    return out
+
+
+@dataclass(frozen=True)
+class _Chunk:
+    """A bitmap over the elements [start, start + n) of a field, ``pad`` elements into a granule-aligned
+    array; ``top``: the slowest dimension that moves with a cell (a chunk of ``top > 0`` holds whole rows)."""
+
+    bits: np.ndarray
+    pad: int
+    n: int
+    start: int
+    top: int
+
+
+def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
+                   granularity: int) -> list[_Chunk] | None:
+    """The field's elements that the boxes' cells touch through the accesses, as bitmaps in chunks of whole
+    indices of the top dimension, per slab, in address order; None where slices do not apply (an index range
+    outside the allocated shape, elements that do not tile a granule)."""
+    eb, shape, strides = fld.element_bytes, fld.shape, fld.strides
+    if granularity % eb:
+        return None
+    per = granularity // eb  # elements per granule
+    moving = [d for d in range(len(shape)) if any(acc[d][0] >= 0 for acc in accesses)]
+    top = max(moving, default=0)  # dimensions above are one constant per access: a slab each
+    ranges = _ranges(boxes, accesses, top)
+    if any(lo < 0 or hi >= n for r in ranges for (lo, hi), n in zip(r, shape, strict=True)):
+        return None
+    slabs: dict[tuple[int, ...], list] = {}
+    for r in ranges:
+        slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
+    plane = strides[top]  # elements per index of the top dimension
+    step = max(1, CHUNK_ELEMENTS // plane)
+    view_shape = tuple(reversed(shape[:top]))
+    out = []
+    for key, rs in sorted(slabs.items()):  # slabs in address order (a slower dimension's index is larger)
+        base = fld.offset + sum(k * s for k, s in zip(key, strides[top + 1:], strict=True))
+        first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
+        for c0 in range(first, last + 1, step):
+            c1 = min(c0 + step, last + 1)
+            start = base + c0 * plane
+            pad = start % per
+            n = (c1 - c0) * plane
+            bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
+            view = bits[pad:pad + n].reshape((c1 - c0,) + view_shape)
+            for r in rs:
+                lo, hi = max(r[top][0], c0), min(r[top][1], c1 - 1)
+                if lo <= hi:
+                    view[(slice(lo - c0, hi - c0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:top]))] = True
+            out.append(_Chunk(bits, pad, n, start, top))
+    return out
+
+
+def _sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """Distinct values of an array made of ascending runs (timsort merges the runs in linear time)."""
+    v = np.sort(values, kind="stable")
+    keep = np.ones(v.size, dtype=bool)
+    keep[1:] = v[1:] != v[:-1]
+    return v[keep]
+
+
+def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int,
+                       per_row: bool = False) -> np.ndarray | None:
+    """Sorted distinct granules of the field that the boxes' cells touch through the accesses, by marking
+    slices of a bitmap over its elements (None where that does not apply). ``per_row``: keys
+    ``2 g + row parity`` instead, so that a granule two rows share counts once per row (see :func:`row_keys`)."""
+    chunks = _marked_chunks(fld, accesses, boxes, granularity)
+    if chunks is None:
+        return None
+    per = granularity // fld.element_bytes
+    if per_row:
+        out = [_row_keys_of_chunk(c, fld, per) for c in chunks]
+    else:
+        out = [c.start // per + np.flatnonzero(_any_per_group(c.bits, per)) for c in chunks]
+    # ascending per chunk and from chunk to chunk; a granule two chunks share appears in both
+    return _sorted_distinct(np.concatenate(out)) if out else np.empty(0, dtype=np.int64)
+
+
+def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int) -> int | None:
+    """``granules_by_slices(..., per_row=True).size`` without the keys: chunks of whole rows are counted
+    row parity by row parity (two rows of one parity share no granule: rows are a granule long at least)."""
+    chunks = _marked_chunks(fld, accesses, boxes, granularity)
+    if chunks is None:
+        return None
+    per = granularity // fld.element_bytes
+    whole = [c for c in chunks if c.top > 0]
+    count = sum(int(np.count_nonzero(_any_per_group(b, per))) for c in whole for b in _by_row_parity(c, fld))
+    split = [_row_keys_of_chunk(c, fld, per) for c in chunks if c.top == 0]  # chunks inside one row
+    return count + (_sorted_distinct(np.concatenate(split)).size if split else 0)
+
+
+def _by_row_parity(c: _Chunk, fld: Field) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's bitmap split into its even rows and its odd rows of the field (``c.top > 0``); the
+    first is ``c.bits`` itself, changed."""
+    X = fld.shape[0]
+    rows = c.bits[c.pad:c.pad + c.n].reshape(-1, X)
+    odd = slice(1 - ((c.start - fld.offset) // X) % 2, None, 2)  # the rows of odd index in the field
+    odd_bits = np.zeros_like(c.bits)
+    odd_bits[c.pad:c.pad + c.n].reshape(-1, X)[odd] = rows[odd]
+    rows[odd] = False
+    return c.bits, odd_bits
+
+
+def _row_keys_of_chunk(c: _Chunk, fld: Field, per: int) -> np.ndarray:
+    """Ascending keys ``2 g + parity`` of the granules ``g`` each row of a chunk touches (a row: the
+    ``shape[0]`` elements of one x run; a chunk with ``top == 0`` lies inside one row)."""
+    if c.top == 0:
+        parity = ((c.start - fld.offset) // fld.shape[0]) % 2
+        return 2 * (c.start // per + np.flatnonzero(_any_per_group(c.bits, per))) + parity
+    even, odd = (c.start // per + np.flatnonzero(_any_per_group(b, per)) for b in _by_row_parity(c, fld))
+    return np.sort(np.concatenate([2 * even, 2 * odd + 1]), kind="stable")
+
+
+def row_keys(granules: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``2 g + (row mod 2)``: one key per (row, granule) pair, as ``isl_volumes.Footprints(exact=False)``
+    counts them (a granule lies in at most two rows, which the parity tells apart)."""
+    return 2 * granules + rows % 2
+
+
+def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
+    """Whether any of each ``per`` consecutive booleans is set (``bits.size`` a multiple of ``per``), read
+    as unsigned words where ``per`` is a whole number of bytes of them (far faster than ``any(axis=1)``)."""
+    if per in (1, 2, 4, 8):
+        return bits.view(f"u{per}") != 0
+    if per % 8 == 0:
+        words = bits.view("u8").reshape(-1, per // 8)
+        acc = words[:, 0].copy()
+        for j in range(1, per // 8):
+            acc |= words[:, j]
+        return acc != 0
+    return bits.reshape(-1, per).any(axis=1)
+
+
 class EnumeratedFootprints:
     """``isl_volumes.Footprints`` by enumeration (same methods; footprints are :class:`AddressSet`)."""
 
-    def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True):
-        """``exact`` is accepted for the interface: enumerated counts are always exact."""
+    def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True, slices: bool = True):
+        """``exact=False`` counts as ``isl_volumes.Footprints(exact=False)`` does, so that both counters
+        always agree: a granule that two rows of a field share counts once per row, for the fields ISL
+        encodes by rows. ``slices=False`` lists every point (the reference for the slice bitmaps)."""
         self.kernel = kernel
         self.granularity = granularity
         self.nfields = len(kernel.fields)
+        self._slices = [self._slice_accesses(f) if slices else None for f in kernel.fields]
+        self._per_row = [not exact and e.per_dim is not None and len(e.field.shape) > 1
+                         for e in field_encodings(kernel, granularity)]
+
+    def _slice_accesses(self, f: Field) -> tuple[list[SliceAccess], list[SliceAccess]] | None:
+        loads = [slice_access(a, f, self.kernel.domain) for a in f.loads]
+        stores = [slice_access(a, f, self.kernel.domain) for a in f.stores]
+        if any(a is None for a in loads + stores):
+            return None
+        return loads, stores  # type: ignore[return-value]
 
     def empty(self) -> AddressSet:
         return AddressSet(np.empty(0, dtype=np.int64))
@@ -91,19 +306,54 @@ class EnumeratedFootprints:
     def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
                   coalesce: bool = True) -> AddressSet:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
-        x, y, z = cell_points(cells)
-        env = {"tidx": x, "tidy": y, "tidz": z}
+        boxes, pieces = cell_boxes(cells)
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
-            accesses = (list(f.loads) if loads else []) + (list(f.stores) if stores else [])
-            granules = [(f.offset + np.broadcast_to(evaluate(acc.linear, env), x.shape)) * f.element_bytes
-                        // self.granularity for acc in accesses]
-            if granules:
-                keys.append((np.int64(i) << FIELD_SHIFT) | distinct(np.concatenate(granules)))
+            keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, cells, boxes, pieces, loads,
+                                                                             stores))
         return AddressSet(np.concatenate(keys))
 
+    def _field_footprint(self, i: int, f: Field, cells: isl.Set, boxes: list[Box], pieces: list[np.ndarray],
+                         loads: bool, stores: bool) -> np.ndarray:
+        """One field's sorted distinct granules (or per-row keys) of the cells, by slices where they apply."""
+        accesses = (f.loads if loads else ()) + (f.stores if stores else ())
+        if not accesses:
+            return np.empty(0, dtype=np.int64)
+        if self._slices[i] is not None and not pieces:
+            ld, st = self._slices[i]
+            granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), boxes,
+                                          self.granularity, self._per_row[i])
+            if granules is not None:
+                return granules
+        return self._granules_by_points(f, accesses, cell_points(cells), self._per_row[i])
+
+    def _granules_by_points(self, f: Field, accesses: tuple[Access, ...],
+                            points: tuple[np.ndarray, np.ndarray, np.ndarray], per_row: bool) -> np.ndarray:
+        x, y, z = points
+        env = {"tidx": x, "tidy": y, "tidz": z}
+        out = []
+        for acc in accesses:
+            index = np.broadcast_to(evaluate(acc.linear, env), x.shape)
+            granules = (f.offset + index) * f.element_bytes // self.granularity
+            out.append(row_keys(granules, index // f.shape[0]) if per_row else granules)
+        return distinct(np.concatenate(out))
+
     def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
-        return self.footprint(cells, loads=loads, stores=stores).size()
+        """``footprint(...).size()``; fields counted per row are counted without listing their keys."""
+        if not any(self._per_row):
+            return self.footprint(cells, loads=loads, stores=stores).size()
+        boxes, pieces = cell_boxes(cells)
+        total = 0
+        for i, f in enumerate(self.kernel.fields):
+            n = None
+            if self._per_row[i] and self._slices[i] is not None and not pieces:
+                ld, st = self._slices[i]
+                wanted = (ld if loads else []) + (st if stores else [])
+                n = row_granule_count(f, wanted, boxes, self.granularity) if wanted else 0
+            if n is None:
+                n = self._field_footprint(i, f, cells, boxes, pieces, loads, stores).size
+            total += n
+        return total
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
         """Granules of a footprint per field."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ._version import __version__
 from .capacity import CacheReuse
-from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, footprint_counter
+from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
 from .device import Device, FrozenMap
 from .device import device as get_device
 from .dram import wave_traffic
@@ -152,11 +152,13 @@ class KernelAnalysis:
             self._instructions[folding] = folded_instructions(self.kernel, folding)
         return self._instructions[folding]
 
-    def footprints(self, granularity: int, exact: bool = True) -> FootprintCounter:
-        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``)."""
-        key = (granularity, exact)
+    def footprints(self, granularity: int, exact: bool = True, launch: Launch | None = None) -> FootprintCounter:
+        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``), for
+        ``launch`` where ``counter`` is ``auto`` (see ``counters.choose_counter``)."""
+        name = self.counter if launch is None else choose_counter(self.counter, self.kernel, granularity, launch)
+        key = (granularity, exact, name)
         if key not in self._footprints:
-            self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=self.counter)
+            self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
         return self._footprints[key]
 
 
@@ -243,8 +245,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size)
     l1_cycles = cycles_per_warp_lup(ba, instrs, w, dev, counts.valid_lups)
     bt = block_traffic(k, dev, launch, counts)
-    wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes),
-                      an.footprints(dev.l2_line_bytes, exact=False),
+    wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes, launch=launch),
+                      an.footprints(dev.l2_line_bytes, exact=False, launch=launch),
                       block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes), counts.valid_lups)
     volumes = dict(zip(VOLUME_KEYS, (bt.l1_load, bt.l2_load_compulsory, bt.l2_load, bt.l2_store,
                                      wt.dram_load_compulsory, wt.dram_load, wt.dram_store), strict=True))

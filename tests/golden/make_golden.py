@@ -19,12 +19,13 @@ KERNELS = {"copy": (1048576, 1, 1), "star2d-r1": (1024, 1024, 1), "star3d-r1": (
 CONFIGS = (((32, 4, 8), (1, 1, 1)), ((64, 2, 2), (1, 2, 1)), ((256, 1, 1), (1, 1, 1)))
 
 
-def documents() -> dict[str, dict]:
-    """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text)."""
+def documents(counter: str | None = None, devices: list[str] | None = None) -> dict[str, dict]:
+    """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text); ``counter``
+    forces a footprint counter (``warpspeed.counters``), ``devices`` a subset of the shipped devices."""
     out: dict[str, dict] = {}
     for name, domain in KERNELS.items():
         kernel = resolve_kernel(name, domain)
-        for dev_id in device_ids():
+        for dev_id in devices or device_ids():
             dev = device(dev_id)
             for block, folding in CONFIGS:
                 if kernel.domain[1] == 1:  # 1-D: one row of threads
@@ -33,7 +34,7 @@ def documents() -> dict[str, dict]:
                     block = (block[0], block[1] * block[2], 1)
                 key = f"{name}|{dev_id}|{block}|{folding}"
                 try:
-                    e = estimate(kernel, dev, block, folding, model="latency")
+                    e = estimate(kernel, dev, block, folding, model="latency", counter=counter)
                 except LaunchError as err:
                     out[key] = {"error": str(err)}
                     continue
