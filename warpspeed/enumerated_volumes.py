@@ -20,6 +20,7 @@ block plane), not with the domain.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
@@ -216,37 +217,72 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box]
     if chunks is None:
         return None
     per = granularity // fld.element_bytes
-    if per_row:
-        out = [_row_keys_of_chunk(c, fld, per) for c in chunks]
-    else:
-        out = [c.start // per + np.flatnonzero(_any_per_group(c.bits, per)) for c in chunks]
-    # ascending per chunk and from chunk to chunk; a granule two chunks share appears in both
-    return _sorted_distinct(np.concatenate(out)) if out else np.empty(0, dtype=np.int64)
+    if not chunks:
+        return np.empty(0, dtype=np.int64)
+    if per_row:  # ascending per chunk; a granule shared by the rows at a chunk boundary breaks the order
+        return _sorted_distinct(np.concatenate([_row_keys_of_chunk(c, fld, per) for c in chunks]))
+    # ascending per chunk and from chunk to chunk; a granule two chunks share appears in both, side by side
+    granules = np.concatenate([c.start // per + np.flatnonzero(_any_per_group(c.bits, per)) for c in chunks])
+    keep = np.ones(granules.size, dtype=bool)
+    keep[1:] = granules[1:] != granules[:-1]
+    return granules[keep]
 
 
 def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int) -> int | None:
-    """``granules_by_slices(..., per_row=True).size`` without the keys: chunks of whole rows are counted
+    """``granules_by_slices(..., per_row=True).size`` without the keys: a chunk of whole rows is counted
     row parity by row parity (two rows of one parity share no granule: rows are a granule long at least)."""
     chunks = _marked_chunks(fld, accesses, boxes, granularity)
     if chunks is None:
         return None
     per = granularity // fld.element_bytes
-    whole = [c for c in chunks if c.top > 0]
-    count = sum(int(np.count_nonzero(_any_per_group(b, per))) for c in whole for b in _by_row_parity(c, fld))
+    count = sum(int(np.count_nonzero(_any_per_group(c.bits, per))) + _shared_by_two_rows(c, fld, per)
+                for c in chunks if c.top > 0)
     split = [_row_keys_of_chunk(c, fld, per) for c in chunks if c.top == 0]  # chunks inside one row
     return count + (_sorted_distinct(np.concatenate(split)).size if split else 0)
 
 
-def _by_row_parity(c: _Chunk, fld: Field) -> tuple[np.ndarray, np.ndarray]:
-    """The chunk's bitmap split into its even rows and its odd rows of the field (``c.top > 0``); the
-    first is ``c.bits`` itself, changed."""
+def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
+    """Granules of a chunk of whole rows that straddle a row boundary and are touched on both sides (they
+    count once per row). The boundary before row j lies ``(pad + j X) mod per`` elements into its granule, a
+    value that repeats every ``per / gcd(X, per)`` rows, whose granules are ``X / gcd(X, per)`` apart: each
+    such class is read at once, a granule as one or two machine words, its two sides through byte masks."""
     X = fld.shape[0]
-    rows = c.bits[c.pad:c.pad + c.n].reshape(-1, X)
-    odd = slice(1 - ((c.start - fld.offset) // X) % 2, None, 2)  # the rows of odd index in the field
-    odd_bits = np.zeros_like(c.bits)
-    odd_bits[c.pad:c.pad + c.n].reshape(-1, X)[odd] = rows[odd]
-    rows[odd] = False
-    return c.bits, odd_bits
+    rows = c.n // X
+    # per is a power of two: granule and element sizes are (an element size that does not divide the
+    # granule never reaches here, see _marked_chunks)
+    if per <= 8:
+        words, word_bytes = c.bits.view(f"u{per}").reshape(-1, 1), per
+    else:
+        words, word_bytes = c.bits.view("u8").reshape(-1, per // 8), 8
+    g = math.gcd(X, per)
+    shared = 0
+    for phase in range(1, min(per // g, rows - 1) + 1):
+        pos = c.pad + phase * X  # the boundary before row ``phase`` of the chunk
+        m = pos % per
+        if m == 0:
+            continue
+        sel = words[pos // per::X // g][:(rows - 1 - phase) // (per // g) + 1]
+        left, right = np.zeros(len(sel), dtype=bool), np.zeros(len(sel), dtype=bool)
+        for w in range(words.shape[1]):
+            below = sum(0xFF << 8 * b for b in range(word_bytes) if w * word_bytes + b < m)
+            above = sum(0xFF << 8 * b for b in range(word_bytes)) - below
+            if below:
+                left |= (sel[:, w] & np.array(below, dtype=words.dtype)) != 0
+            if above:
+                right |= (sel[:, w] & np.array(above, dtype=words.dtype)) != 0
+        shared += int(np.count_nonzero(left & right))
+    return shared
+
+
+def _by_row_parity(c: _Chunk, fld: Field) -> tuple[np.ndarray, np.ndarray]:
+    """The bitmap of a chunk of whole rows split into the field's even rows (a copy) and odd rows (``c.bits``
+    itself, changed)."""
+    X = fld.shape[0]
+    first = ((c.start - fld.offset) // X) % 2  # the parity of the chunk's first row in the field
+    even = c.bits.copy()
+    even[c.pad:c.pad + c.n].reshape(-1, X)[1 - first::2] = False
+    c.bits[c.pad:c.pad + c.n].reshape(-1, X)[first::2] = False
+    return even, c.bits
 
 
 def _row_keys_of_chunk(c: _Chunk, fld: Field, per: int) -> np.ndarray:
