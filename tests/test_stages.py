@@ -115,3 +115,14 @@ def test_auto_takes_the_cheaper_counter():
         "field": [{"name": "f", "element_bytes": 8, "shape": [9, 514, 512, 512],
                    "loads": [[str(q), "tidx+1", "tidy+1", "tidz+1"] for q in range(9)], "stores": []}]})
     assert choose_counter("auto", aos, 32, make_launch(aos, H100, (32, 4, 8))) == "enumerated"  # ISL is dear
+
+
+@pytest.mark.parametrize("name", ["d3q19-srt", "d3q15-allen-cahn"])
+def test_lbm_estimates_are_the_same_with_either_counter(name):
+    """Populations (one slab per population, rows of 66 cells sharing lines): the whole estimate is the same.
+    The zyxf layout takes ISL 9-80 s here; test_enumerated_volumes checks it on small AoS kernels."""
+    pytest.importorskip("warpspeed_pystencils")
+    k = warpspeed.find_kernel(name).with_domain((64, 64, 64))
+    for block in ((16, 4, 2), (1, 8, 8)):
+        a, b = (warpspeed.estimate(k, H100, block, counter=c).to_dict() for c in ("isl", "enumerated"))
+        assert a == b and a["causes"]["layer_z"]["allocated_bytes"] > 0
