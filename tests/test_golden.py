@@ -75,3 +75,16 @@ def test_every_sweep_result_pickles():
     reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "bandwidth-copy-H100.csv"))
     back = pickle.loads(pickle.dumps(reports))
     assert [r.ratio for r in back] == [r.ratio for r in reports] and back[0].pairs == reports[0].pairs
+
+
+def test_every_golden_document_comes_back_from_json_unchanged():
+    """Estimate.from_dict (the rank cache's way back to typed results) loses nothing the JSON holds."""
+    from warpspeed.errors import InputError
+    from warpspeed.estimate import Estimate
+
+    golden = json.loads(make_golden.GOLDEN.read_text())
+    docs = [d for d in golden.values() if "error" not in d]
+    assert len(docs) > 300
+    assert all(json.dumps(Estimate.from_dict(d).to_dict()) == json.dumps(d) for d in docs)
+    with pytest.raises(InputError, match="not an estimate document.*'occupancy'"):
+        Estimate.from_dict({"kernel": "star3d-r4"})

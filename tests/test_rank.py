@@ -122,6 +122,10 @@ def test_cache_resumes_an_interrupted_sweep(tmp_path, monkeypatch):
     assert len(calls) == 9 - 5 and len(resumed.results) == 9
     fresh = rank("star3d-r1", DEV, blocks=blocks, domain=SMALL, jobs=1)
     assert resumed.to_dicts() == fresh.to_dicts()
+    # the cached rows come back typed: the same estimates (but for what the JSON does not hold)
+    assert [r.estimate for r in resumed.results] == [r.estimate for r in fresh.results]
+    assert all(r.estimate is not None for r in resumed.results)
+    assert sum(r.estimate.workload is None for r in resumed.results) == 5  # the rows from the cache
     calls.clear()
     rank("star3d-r1", DEV, **kw)
     assert calls == []  # everything from the cache
@@ -196,3 +200,17 @@ def test_domains_and_devices_are_part_of_the_space(capsys):
     assert code == 0 and len(rows) == 2 * 2 * 42
     assert {r["device"] for r in rows} == {DEV, "H100-SXM5-80GB"}
     assert {r["domain_y"] for r in rows} == {"32", "64"}
+
+
+def test_parallel_workers_send_typed_estimates_back():
+    blocks = block_shapes((256,), max_dims=(64, 64, 4))[:6]
+    par = rank("star3d-r1", DEV, blocks=blocks, domain=SMALL, jobs=2)
+    seq = rank("star3d-r1", DEV, blocks=blocks, domain=SMALL, jobs=1)
+    assert all(r.estimate is not None for r in par.results)
+    assert [r.estimate for r in par.results] == [r.estimate for r in seq.results]
+    assert [r.estimate.to_dict() for r in par.results] == [r.data for r in par.results]
+
+
+def test_an_old_cache_record_keeps_its_json_without_an_estimate():
+    assert rank_module._cached_estimate({"error": None, "data": {"kernel": "k", "performance_GLup_s": 1.0}}) is None
+    assert rank_module._cached_estimate({"error": "cannot launch", "data": {}}) is None

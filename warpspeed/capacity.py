@@ -133,6 +133,13 @@ class CacheReuse:
                 "hit_rate": self.hit_rate, "hit_B_per_lup": self.hit_B_per_lup,
                 "miss_B_per_lup": self.miss_B_per_lup}
 
+    @classmethod
+    def from_dict(cls, d: Mapping) -> CacheReuse:
+        """Back from ``to_dict`` (a null oversubscription is an empty cache's infinite one)."""
+        o = d["oversubscription"]
+        return cls(d["potential_B_per_lup"], d["allocated_bytes"], d["capacity_bytes"],
+                   math.inf if o is None else o, d["hit_rate"])
+
 
 def reuse(potential_B_per_lup: float, allocated_bytes: float, capacity_bytes: float,
           curve: HitRateCurve) -> CacheReuse:

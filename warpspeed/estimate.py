@@ -60,6 +60,11 @@ class FieldVolumes:
                 "dram_layer_y_hit": self.dram_layer_y_hit, "dram_layer_z_hit": self.dram_layer_z_hit,
                 "dram_store": self.dram_store}
 
+    @classmethod
+    def from_dict(cls, name: str, d: Mapping) -> FieldVolumes:
+        return cls(name, d["l2_load_compulsory"], d["dram_load_compulsory"], d["dram_layer_y_hit"],
+                   d["dram_layer_z_hit"], d["dram_store"])
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -78,7 +83,7 @@ class Estimate:
     grid: tuple[int, int, int]
     occupancy: Occupancy
     wave_blocks: int
-    wave_valid_lups: int
+    wave_valid_lups: int = field(compare=False)  # not in the JSON: 0 in an estimate rebuilt by from_dict
     l1_cycles_per_warp_lup: float
     volumes_B_per_lup: Mapping[str, float]
     fields: tuple[FieldVolumes, ...]
@@ -129,6 +134,34 @@ class Estimate:
             "performance_model": self.performance.to_dict() if self.performance else {"name": self.model},
             "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
         }
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> Estimate:
+        """The estimate back from its JSON (``to_dict``), e.g. from a rank cache: ``to_dict`` of the result
+        is the same document (but for ``warpspeed_version``, which is always this version's). It carries no
+        ``workload`` (so :func:`with_model` cannot re-predict it) and ``wave_valid_lups`` is 0.
+        A document that is not an estimate's JSON raises :class:`InputError` naming the missing key."""
+        try:
+            inf = math.inf
+            occ = Occupancy(d["occupancy"]["blocks_per_sm"], d["occupancy"]["limited_by"],
+                            tuple(d["occupancy_limits"].items()), d["registers"], d["registers_source"])
+            causes = {k: CacheReuse.from_dict(d["causes"][k])
+                      for k in ("l1_capacity", "layer_y", "layer_z", "partial_stores")}
+            pm = d.get("performance_model", {"name": d.get("model", "roofline")})
+            performance = Performance.from_dict(pm, d["performance_GLup_s"], d["limiter"]) \
+                if "limits_GLup_s" in pm else None
+            return cls(
+                kernel=d["kernel"], device=d["device"], block=tuple(d["block"]), folding=tuple(d["folding"]),
+                domain=tuple(d["domain"]), grid=tuple(d["grid"]), occupancy=occ,
+                wave_blocks=d["occupancy"]["wave_blocks"], wave_valid_lups=0,
+                l1_cycles_per_warp_lup=d["l1_cycles_per_warp_lup"],
+                volumes_B_per_lup=FrozenMap(d["volumes_B_per_lup"]),
+                fields=tuple(FieldVolumes.from_dict(n, f) for n, f in d["fields"].items()),
+                limiters_GLup_s=FrozenMap({k: inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
+                performance_GLup_s=d["performance_GLup_s"], limiter=d["limiter"], time_s=d["time_s"],
+                notes=tuple(d["notes"]), model=d.get("model", "roofline"), performance=performance, **causes)
+        except (KeyError, TypeError, AttributeError) as e:
+            raise InputError(f"not an estimate document (docs/outputs.md): {type(e).__name__} {e}") from None
 
 
 def _finite(v: float) -> float | None:

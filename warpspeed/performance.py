@@ -68,6 +68,14 @@ class Performance:
                 "limits_GLup_s": {k: (v if math.isfinite(v) else None) for k, v in self.limits_GLup_s.items()},
                 **dict(self.detail), "reasons": list(self.reasons)}
 
+    @classmethod
+    def from_dict(cls, d: Mapping, GLup_s: float, limiter: str) -> Performance:
+        """Back from ``to_dict`` (the estimate's ``performance_model``) and the estimate's GLup/s and limiter."""
+        detail = {k: v for k, v in d.items() if k not in ("name", "limits_GLup_s", "reasons")}
+        return cls(d["name"], GLup_s, limiter,
+                   {k: math.inf if v is None else v for k, v in d["limits_GLup_s"].items()}, detail,
+                   tuple(d["reasons"]))
+
 
 class PerformanceModel(Protocol):
     """The model seam: a name and a pure function of a workload and a device."""

@@ -33,12 +33,13 @@ PYSTENCILS_DEFAULT_BLOCK = (8, 8, 4)
 
 @dataclass(frozen=True)
 class RankedResult:
-    """One configuration's outcome: the estimate's JSON (docs/outputs.md), or an error."""
+    """One configuration's outcome: the estimate's JSON (docs/outputs.md) and the typed estimate (rebuilt
+    from the JSON where it came from a cache written by this layout), or an error."""
 
     configuration: Configuration
     data: dict
     error: str | None = None
-    estimate: Estimate | None = None  # present when evaluated in this process
+    estimate: Estimate | None = None  # None for an error (or a cache record of an older layout)
 
     @property
     def performance_GLup_s(self) -> float:
@@ -99,7 +100,7 @@ def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], r
                                                                            Estimate | None]]:
     """Estimate configurations one by one; a failing configuration becomes an error row (never raises).
 
-    ``keep`` returns the Estimate objects too (in-process only: workers send the JSON dicts back);
+    ``keep`` returns the Estimate objects too (they pickle: workers send them back with the JSON);
     ``model`` names the performance model."""
     out = []
     for c in configs:
@@ -165,6 +166,16 @@ class ResultCache:
             f.flush()
 
 
+def _cached_estimate(rec: dict) -> Estimate | None:
+    """The typed estimate of a cache record; None for an error row or a record of an older layout."""
+    if rec["error"]:
+        return None
+    try:
+        return Estimate.from_dict(rec["data"])
+    except InputError:
+        return None
+
+
 def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
          folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
          blocks: Iterable[Sequence[int]] | None = None, domains: Iterable[Sequence[int]] | None = None,
@@ -196,7 +207,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
         for c in space:
             rec = store.get(c)
             if rec is not None:
-                done[c] = RankedResult(c, rec["data"], rec["error"])
+                done[c] = RankedResult(c, rec["data"], rec["error"], _cached_estimate(rec))
     todo = [c for c in space if c not in done]
     total = len(space)
 
@@ -212,7 +223,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
         progress(len(done), total)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if executor is None and (workers <= 1 or len(todo) <= 2):
-        for c in todo:  # in-process: keep the Estimate objects
+        for c in todo:
             finished(evaluate(k, dev, [c], registers, keep=True, model=model))
     else:
         _run_parallel(k, dev, todo, registers, executor, max(1, workers), finished, model)
@@ -227,7 +238,7 @@ def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: 
     ex = ProcessPoolExecutor(max_workers=workers) if own else executor
     size = max(1, math.ceil(len(todo) / (4 * workers)))
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    futures = [ex.submit(evaluate, k, dev, chunk, registers, False, model) for chunk in chunks]
+    futures = [ex.submit(evaluate, k, dev, chunk, registers, True, model) for chunk in chunks]
     try:
         for fut in as_completed(futures):
             finished(fut.result())
