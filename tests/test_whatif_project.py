@@ -80,3 +80,15 @@ def test_cli_whatif_over_a_latency_key(capsys):
     assert [pt["value"] for pt in d["points"]] == pytest.approx([2e-7, 8e-7, 3.2e-6])
     perf = [pt["best"]["performance_GLup_s"] for pt in d["points"]]
     assert perf[0] >= perf[1] > perf[2]
+
+
+def test_a_latency_bound_target_explains_its_limit():
+    """The latency model's own limit has no device bandwidth ratio: the reasons compare the two limits
+    (this raised KeyError 'latency')."""
+    k = warpspeed.find_kernel("star3d-r1").with_domain((128, 128, 128))
+    slow = warpspeed.device("H100-SXM5-80GB").with_overrides(dram_latency="20us")
+    p = project(k, "A100-SXM4-40GB", slow, threads=(256,), jobs=1)
+    assert p.target_best.data["limiter"] == "latency"
+    reason = [r for r in p.reasons() if r.startswith("the latency limit")]
+    assert len(reason) == 1 and "x the source's" in reason[0]
+    assert json.dumps(p.to_dict())

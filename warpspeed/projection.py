@@ -7,6 +7,7 @@ configuration tuned for one GPU is what users carry over first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,13 @@ class Projection:
                   "L1": (self.target.sm_count * self.target.clock_GHz) / (self.source.sm_count * self.source.clock_GHz),
                   "FP": self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")}
         lim = t["limiter"]
-        out.append(f"{lim} throughput of the target is {ratios[lim]:.2f}x the source's")
+        if lim in ratios:
+            out.append(f"{lim} throughput of the target is {ratios[lim]:.2f}x the source's")
+        else:  # a limit of the performance model (latency: memory parallelism), not of one device number
+            vs, vt = _model_limit(s, lim), _model_limit(t, lim)
+            if 0 < vs < math.inf and 0 < vt < math.inf:
+                out.append(f"the {lim} limit of the target is {vt / vs:.2f}x the source's ({vt:.3g} vs "
+                           f"{vs:.3g} GLup/s at their best configurations)")
         for level, keys in LEVEL_KEYS.items():
             vs = sum(s["volumes_B_per_lup"][k] for k in keys)
             vt = sum(t["volumes_B_per_lup"][k] for k in keys)
@@ -73,6 +80,13 @@ class Projection:
                 "levels": {lvl: {"from_GLup_s": self.source_best.data["limiters_GLup_s"][lvl],
                                  "to_GLup_s": self.target_best.data["limiters_GLup_s"][lvl]} for lvl in LIMITERS},
                 "reasons": self.reasons(), "schema_version": SCHEMA_VERSION}
+
+
+def _model_limit(data: dict, name: str) -> float:
+    """The performance model's limit ``name`` in GLup/s of an estimate's JSON (inf: none or no load)."""
+    limits = data.get("performance_model", {}).get("limits_GLup_s") or data["limiters_GLup_s"]
+    v = limits.get(name)
+    return math.inf if v is None else float(v)
 
 
 def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
