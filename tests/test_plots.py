@@ -209,3 +209,33 @@ def test_value_format_and_log_ticks():
     assert len(plots.log_ticks(1e-3, 1e9, most=6)) <= 6
     with pytest.raises(ValueError):
         plots.log_ticks(0, 1)
+
+
+def test_a_models_own_limit_flows_through_counts_table_and_plot():
+    """A limiter none of the consumers names (a future model's or level's, here "TLB") is counted, shown as a
+    column and coloured, after the roofline's four: adding a limit needs no change to them."""
+    from dataclasses import replace
+
+    from warpspeed.ranking import Ranking
+    from warpspeed.report import ranking_table
+
+    r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
+    results = []
+    for i, res in enumerate(r.results[:4]):
+        d = dict(res.data)
+        pm = dict(d["performance_model"])
+        pm["limits_GLup_s"] = {**pm["limits_GLup_s"], "TLB": 1.5}
+        d["performance_model"] = pm
+        if i % 2:
+            d["limiter"] = "TLB"
+        results.append(replace(res, data=d))
+    ranking = Ranking(r.kernel, r.device, tuple(results))
+    assert list(ranking.limiter_counts)[-2:] == ["TLB", "error"] and ranking.limiter_counts["TLB"] == 2
+    table = ranking_table(ranking)
+    assert " DRAM latency TLB DRAM B/lup " in " ".join(table.splitlines()[0].split()) + " "
+    assert "TLB: 2" in table.splitlines()[-1]
+    fig = plots.ranking_plot(ranking)
+    colours = {to_rgba(plots.limiter_color(x.limiter)) for x in results}
+    assert {b.get_facecolor() for b in fig.axes[0].patches} == colours and len(colours) == 2
+    assert "TLB-bound" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert plots.limiter_color("TLB") not in plots.LIMITER_COLORS.values()

@@ -21,13 +21,22 @@ from .device import Device
 from .device import device as get_device
 from .errors import InputError, install_hint
 from .measured import bandwidths_GB_s
+from .roofline import limiter_names
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
-           "whatif_plot", "device_value", "projection_plot", "log_ticks", "plain_log_ticks", "save",
+           "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
            "FORMATS", "new_figure"]
 
 LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
                   None: "0.6"}
+_SPARE_COLORS = ("tab:purple", "tab:pink", "tab:olive", "tab:cyan")
+
+
+def limiter_color(name: str | None) -> str:
+    """The colour of a limiter: LIMITER_COLORS, else a spare colour fixed by the name (a model's own limit)."""
+    if name in LIMITER_COLORS:
+        return LIMITER_COLORS[name]
+    return _SPARE_COLORS[sum(map(ord, name or "")) % len(_SPARE_COLORS)]
 LEVEL_MARKERS = {"L1": "s", "L2": "^", "DRAM": "o"}
 LEVEL_SIZES = {"L1": 150, "L2": 90, "DRAM": 40}  # nested, so that coinciding points stay visible
 FORMATS = ("png", "svg", "pdf")
@@ -158,7 +167,7 @@ def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
     fig = new_figure(max(7.5, 0.16 * n + 2), 5.6)
     ax, strip = fig.subplots(2, 1, sharex=True, height_ratios=[12, 1])
     xs = range(n)
-    ax.bar(xs, [r.performance_GLup_s for r in results], color=[LIMITER_COLORS[r.limiter] for r in results],
+    ax.bar(xs, [r.performance_GLup_s for r in results], color=[limiter_color(r.limiter) for r in results],
            width=0.85)
     strip.bar(xs, [1] * n, color=[block_color(r.configuration.block) for r in results], width=1.0)
     strip.set_yticks([])
@@ -167,8 +176,8 @@ def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
     shown = f"best {n} of {total} configurations shown" if n < total else f"all {total} configurations"
     ax.set_title(f"{ranking.kernel} on {ranking.device}: {shown}", fontsize=10)
     from matplotlib.patches import Patch
-    present = [k for k in LIMITER_COLORS if k is not None and any(r.limiter == k for r in results)]
-    handles = [Patch(color=LIMITER_COLORS[k], label=f"{k}-bound") for k in present]
+    present = [k for k in limiter_names(r.limiter for r in results) if any(r.limiter == k for r in results)]
+    handles = [Patch(color=limiter_color(k), label=f"{k}-bound") for k in present]
     if any(r.error for r in results):
         handles.append(Patch(color=LIMITER_COLORS[None], label="cannot launch"))
     ax.legend(handles=handles, fontsize=8, loc="upper right")
@@ -240,7 +249,7 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
     fig = new_figure()
     ax = fig.add_subplot()
     ax.plot(xs, perf, color="0.3", lw=1, zorder=1)
-    ax.scatter(xs, perf, c=[LIMITER_COLORS[p.best.limiter] for p in points], s=50, edgecolor="black", zorder=2)
+    ax.scatter(xs, perf, c=[limiter_color(p.best.limiter) for p in points], s=50, edgecolor="black", zorder=2)
     ax2 = ax.twinx()
     ax2.plot(xs, [d if d is not None else math.nan for d in dram], color="tab:purple", ls="--", marker="x",
              label="DRAM volume of the best")
@@ -270,8 +279,8 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
             ax.annotate(_label(p.best.configuration.block, p.best.configuration.folding), (x, y),
                         textcoords="offset points", xytext=(0, 7), ha="center", fontsize=6)
     from matplotlib.lines import Line2D
-    present = [k for k in LIMITER_COLORS if k is not None and any(p.best.limiter == k for p in points)]
-    handles = [Line2D([], [], marker="o", ls="", color=LIMITER_COLORS[k], markeredgecolor="black",
+    present = [k for k in limiter_names(p.best.limiter for p in points) if any(p.best.limiter == k for p in points)]
+    handles = [Line2D([], [], marker="o", ls="", color=limiter_color(k), markeredgecolor="black",
                       label=f"{k}-bound") for k in present]
     handles.append(Line2D([], [], color="tab:purple", ls="--", marker="x", label="DRAM volume of the best"))
     if real is not None:
@@ -367,13 +376,11 @@ def projection_plot(projection, measured=None):
     limit of a kernel without flops: ``None`` or infinite) gets no bar but a "no limit" note."""
     import numpy as np
 
-    from .roofline import LIMITERS
-
     s, t = projection.source_best.data, projection.target_best.data
     limits = {key: {k: _limit(v) for k, v in (d.get("performance_model", {}).get("limits_GLup_s")
                                               or d["limiters_GLup_s"]).items()}
               for key, d in (("s", s), ("t", t))}
-    keys = tuple(LIMITERS) + (("latency",) if any("latency" in v for v in limits.values()) else ())
+    keys = limiter_names(k for lim in limits.values() for k in lim)
     fig = new_figure(8.5, 4.8)
     ax = fig.add_subplot()
     labels = list(keys) + ["predicted"]

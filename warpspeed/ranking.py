@@ -24,7 +24,7 @@ from .errors import InputError
 from .estimate import Estimate, estimate, resolve_kernel
 from .kernel import Kernel
 from .performance import performance_model
-from .roofline import LIMITERS
+from .roofline import limiter_names
 from .schemas import SCHEMA_VERSION
 from .space import Configuration, block_shapes, configurations
 
@@ -72,9 +72,7 @@ class Ranking:
 
     @property
     def limiter_counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(LIMITERS, 0)
-        if any(r.limiter == "latency" for r in self.results):
-            counts["latency"] = 0
+        counts = dict.fromkeys(limiter_names(r.limiter for r in self.results), 0)
         counts["error"] = 0
         for r in self.results:
             counts[r.limiter or "error"] += 1

@@ -6,7 +6,7 @@ import math
 import textwrap
 
 from .estimate import Estimate
-from .roofline import LIMITERS
+from .roofline import LIMITERS, limiter_names
 
 VOLUME_LABELS = {
     "l1_load": "L1 requests (no L1 hit)", "l2_load_compulsory": "L2->L1 load, block footprints",
@@ -128,7 +128,7 @@ def ranking_table(ranking, top: int = 10) -> str:
     """The best ``top`` rows: performance, limiter, the model's limits (latency model: DRAM with its run cost,
     and the latency limit), volumes and L1 cycles; the last line counts the limiters."""
     shown = [r for r in ranking.results[:top] if not r.error]
-    keys = LIMITERS + (("latency",) if any(r.data.get("model") == "latency" for r in shown) else ())
+    keys = limiter_names(k for r in shown for k in r.data.get("performance_model", {}).get("limits_GLup_s", ()))
     head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}" + "".join(f"{k:>8}" for k in keys)
             + f"{'DRAM B/lup':>11}{'L2 B/lup':>10}{'L1 cyc':>8}")
     rows = [head]

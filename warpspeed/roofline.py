@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from .device import Device
 from .kernel import Flops
@@ -29,6 +30,12 @@ def limiters(device: Device, precision: str, flops: Flops, l1_cycles_per_warp_lu
         "L2": _limit(d.l2_bw_GB_s, l2_B_per_lup),
         "DRAM": _limit(d.dram_bw_GB_s, dram_B_per_lup),
     }
+
+
+def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
+    """The roofline's limiters, then every other limit name in ``names`` (the performance models' own, such
+    as ``latency``) in order of first appearance: the columns, counts and bars of a set of results."""
+    return LIMITERS + tuple(dict.fromkeys(n for n in names if n is not None and n not in LIMITERS))
 
 
 def bottleneck(limits: dict[str, float]) -> tuple[str, float]:
