@@ -26,7 +26,7 @@ from typing import Protocol
 
 import islpy as isl
 
-from .enumerated_volumes import EnumeratedFootprints, slice_access
+from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
 from .errors import InputError
 from .isl_volumes import Footprints, counts_are_dear
 from .kernel import Kernel
@@ -70,7 +70,7 @@ def counter_names() -> list[str]:
 def _slices_and_groups(kernel: Kernel) -> tuple[bool, int, int]:
     """Whether every access of every field can be marked by slices; the accesses; the ISL access groups to
     expect (one per population of a field with an index dimension, else one per field)."""
-    sliceable = all(slice_access(a, f, kernel.domain) is not None for f in kernel.fields for a in f.loads + f.stores)
+    sliceable = all(field_slice_accesses(f, kernel.domain) is not None for f in kernel.fields)
     accesses = sum(len(f.loads) + len(f.stores) for f in kernel.fields)
     groups = sum(len({a.index[-1] for a in f.loads + f.stores}) if len(f.shape) == 4 and all(
         len(a.index) == 4 for a in f.loads + f.stores) else 1 for f in kernel.fields)

@@ -86,7 +86,12 @@ def cell_boxes(cells: isl.Set) -> tuple[list[Box], list[np.ndarray]]:
 
 def cell_points(cells: isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x, y and z of every point of a cell set (a point in two pieces is listed twice)."""
-    boxes, parts = cell_boxes(cells)
+    return _points(*cell_boxes(cells))
+
+
+def _points(boxes: list[Box], pieces: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """x, y and z of every point of the boxes and the other pieces of ``cell_boxes``."""
+    parts = list(pieces)
     for lo, hi in boxes:
         grids = np.meshgrid(*(np.arange(low, h + 1, dtype=np.int64) for low, h in zip(lo, hi, strict=True)),
                             indexing="ij")
@@ -121,6 +126,16 @@ def slice_access(acc: Access, fld: Field, domain: tuple[int, int, int]) -> Slice
         used.add(axes[0])
         out.append((axes[0], const))
     return tuple(out)
+
+
+def field_slice_accesses(fld: Field, domain: tuple[int, int, int]
+                         ) -> tuple[list[SliceAccess], list[SliceAccess]] | None:
+    """The field's loads and stores as slice accesses, or None if any of them is not one."""
+    loads = [slice_access(a, fld, domain) for a in fld.loads]
+    stores = [slice_access(a, fld, domain) for a in fld.stores]
+    if any(a is None for a in loads + stores):
+        return None
+    return loads, stores  # type: ignore[return-value]
 
 
 Ranges = tuple[tuple[int, int], ...]  # index range [lo, hi] per field dimension
@@ -200,12 +215,16 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
     return out
 
 
+def _drop_repeats(ascending: np.ndarray) -> np.ndarray:
+    """An ascending array without its repeated values."""
+    keep = np.ones(ascending.size, dtype=bool)
+    keep[1:] = ascending[1:] != ascending[:-1]
+    return ascending[keep]
+
+
 def _sorted_distinct(values: np.ndarray) -> np.ndarray:
     """Distinct values of an array made of ascending runs (timsort merges the runs in linear time)."""
-    v = np.sort(values, kind="stable")
-    keep = np.ones(v.size, dtype=bool)
-    keep[1:] = v[1:] != v[:-1]
-    return v[keep]
+    return _drop_repeats(np.sort(values, kind="stable"))
 
 
 def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int,
@@ -222,10 +241,8 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box]
     if per_row:  # ascending per chunk; a granule shared by the rows at a chunk boundary breaks the order
         return _sorted_distinct(np.concatenate([_row_keys_of_chunk(c, fld, per) for c in chunks]))
     # ascending per chunk and from chunk to chunk; a granule two chunks share appears in both, side by side
-    granules = np.concatenate([c.start // per + np.flatnonzero(_any_per_group(c.bits, per)) for c in chunks])
-    keep = np.ones(granules.size, dtype=bool)
-    keep[1:] = granules[1:] != granules[:-1]
-    return granules[keep]
+    return _drop_repeats(np.concatenate([c.start // per + np.flatnonzero(_any_per_group(c.bits, per))
+                                         for c in chunks]))
 
 
 def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int) -> int | None:
@@ -315,6 +332,19 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
     return bits.reshape(-1, per).any(axis=1)
 
 
+class _Pieces:
+    """A cell set as ``cell_boxes`` reads it, with its points listed once, when a field first needs them."""
+
+    def __init__(self, boxes: list[Box], others: list[np.ndarray]):
+        self.boxes, self.others = boxes, others
+        self._points: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._points is None:
+            self._points = _points(self.boxes, self.others)
+        return self._points
+
+
 class EnumeratedFootprints:
     """``isl_volumes.Footprints`` by enumeration (same methods; footprints are :class:`AddressSet`)."""
 
@@ -325,43 +355,33 @@ class EnumeratedFootprints:
         self.kernel = kernel
         self.granularity = granularity
         self.nfields = len(kernel.fields)
-        self._slices = [self._slice_accesses(f) if slices else None for f in kernel.fields]
+        self._slices = [field_slice_accesses(f, kernel.domain) if slices else None for f in kernel.fields]
         self._per_row = [not exact and e.per_dim is not None and len(e.field.shape) > 1
                          for e in field_encodings(kernel, granularity)]
-
-    def _slice_accesses(self, f: Field) -> tuple[list[SliceAccess], list[SliceAccess]] | None:
-        loads = [slice_access(a, f, self.kernel.domain) for a in f.loads]
-        stores = [slice_access(a, f, self.kernel.domain) for a in f.stores]
-        if any(a is None for a in loads + stores):
-            return None
-        return loads, stores  # type: ignore[return-value]
 
     def empty(self) -> AddressSet:
         return AddressSet(np.empty(0, dtype=np.int64))
 
-    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
-                  coalesce: bool = True) -> AddressSet:
+    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> AddressSet:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
-        boxes, pieces = cell_boxes(cells)
+        pieces = _Pieces(*cell_boxes(cells))
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
-            keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, cells, boxes, pieces, loads,
-                                                                             stores))
+            keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, loads, stores))
         return AddressSet(np.concatenate(keys))
 
-    def _field_footprint(self, i: int, f: Field, cells: isl.Set, boxes: list[Box], pieces: list[np.ndarray],
-                         loads: bool, stores: bool) -> np.ndarray:
+    def _field_footprint(self, i: int, f: Field, cells: _Pieces, loads: bool, stores: bool) -> np.ndarray:
         """One field's sorted distinct granules (or per-row keys) of the cells, by slices where they apply."""
         accesses = (f.loads if loads else ()) + (f.stores if stores else ())
         if not accesses:
             return np.empty(0, dtype=np.int64)
-        if self._slices[i] is not None and not pieces:
+        if self._slices[i] is not None and not cells.others:
             ld, st = self._slices[i]
-            granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), boxes,
+            granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), cells.boxes,
                                           self.granularity, self._per_row[i])
             if granules is not None:
                 return granules
-        return self._granules_by_points(f, accesses, cell_points(cells), self._per_row[i])
+        return self._granules_by_points(f, accesses, cells.points(), self._per_row[i])
 
     def _granules_by_points(self, f: Field, accesses: tuple[Access, ...],
                             points: tuple[np.ndarray, np.ndarray, np.ndarray], per_row: bool) -> np.ndarray:
@@ -378,16 +398,16 @@ class EnumeratedFootprints:
         """``footprint(...).size()``; fields counted per row are counted without listing their keys."""
         if not any(self._per_row):
             return self.footprint(cells, loads=loads, stores=stores).size()
-        boxes, pieces = cell_boxes(cells)
+        pieces = _Pieces(*cell_boxes(cells))
         total = 0
         for i, f in enumerate(self.kernel.fields):
             n = None
-            if self._per_row[i] and self._slices[i] is not None and not pieces:
+            if self._per_row[i] and self._slices[i] is not None and not pieces.others:
                 ld, st = self._slices[i]
                 wanted = (ld if loads else []) + (st if stores else [])
-                n = row_granule_count(f, wanted, boxes, self.granularity) if wanted else 0
+                n = row_granule_count(f, wanted, pieces.boxes, self.granularity) if wanted else 0
             if n is None:
-                n = self._field_footprint(i, f, cells, boxes, pieces, loads, stores).size
+                n = self._field_footprint(i, f, pieces, loads, stores).size
             total += n
         return total
 
