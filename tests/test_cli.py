@@ -46,7 +46,8 @@ def test_estimate_json_has_the_interface_keys_in_order(capsys):
     assert all(lim[k] == d["limiters_GLup_s"][k] for k in ("FP", "L1", "L2"))
     assert lim["DRAM"] <= d["limiters_GLup_s"]["DRAM"]
     times = [1 / v for v in lim.values() if v is not None]
-    assert d["performance_GLup_s"] == pytest.approx(sum(t ** 3 for t in times) ** (-1 / 3))
+    p = d["performance_model"]["overlap_exponent"]
+    assert p == 4 and d["performance_GLup_s"] == pytest.approx(sum(t ** p for t in times) ** (-1 / p))
     assert d["limiter"] == min((k for k in lim if lim[k] is not None), key=lambda k: lim[k])
     assert d["time_s"] == pytest.approx(128 * 64 * 64 / (d["performance_GLup_s"] * 1e9))
 

@@ -194,7 +194,7 @@ def test_device_key_table_matches_the_code():
         assert attr.strip("`") == spec.attr, key
         assert kind == spec.kind, key
         assert required == ("yes" if spec.required else "no"), key
-        expected = "> 0" if spec.kind in ("frequency", "bandwidth", "time") else f"{spec.minimum:g}"
+        expected = "> 0" if spec.kind in ("frequency", "bandwidth", "time", "number") else f"{spec.minimum:g}"
         assert minimum.split()[0] == expected.split()[0], key
 
 

@@ -27,7 +27,7 @@ def workload(warps=64, run=8192.0, l2_load=8.0, l2_store=8.0, dram_load=8.0, dra
     return Workload("fp64", flops or Flops(), l1_cycles, vol, warps, lups_per_thread, run)
 
 
-def three_norm(*times):
+def norm(*times):
     return sum(t ** OVERLAP_EXPONENT for t in times) ** (1 / OVERLAP_EXPONENT)
 
 
@@ -37,29 +37,31 @@ def test_ample_parallelism_and_long_runs_reach_the_dram_roofline():
     lat = LatencyModel().predict(w, H100)
     roof = RooflineModel().predict(w, H100)
     assert roof.limiter == lat.limiter == "DRAM"
-    assert lat.limits_GLup_s["DRAM"] == pytest.approx(roof.GLup_s, rel=1e-4)  # runs of 1 MiB: no run cost
+    assert lat.limits_GLup_s["DRAM"] == pytest.approx(roof.GLup_s, rel=2e-3)  # runs of 1 MiB: almost no run cost
     assert 0.97 * roof.GLup_s < lat.GLup_s <= roof.GLup_s
-    # with infinitely many warps the prediction is the DRAM-only 3-norm of the other times
+    # with infinitely many warps the prediction is the 4-norm of the other times
     many = LatencyModel().predict(workload(warps=10**9, run=1e12), H100)
     t = [1 / many.limits_GLup_s[k] for k in ("L1", "L2", "DRAM")]
-    assert many.GLup_s == pytest.approx(1 / three_norm(*t), rel=1e-9)
+    assert many.GLup_s == pytest.approx(1 / norm(*t), rel=1e-9)
 
 
 def test_one_warp_per_sm_is_latency_bound_by_littles_law():
-    """One warp keeps 12 sectors in flight; 1 lup moves 0.5 + 0.5 sectors at the DRAM and L2 latency."""
+    """One warp keeps 15 sectors in flight (the Hopper fit); 1 lup moves 0.5 + 0.5 sectors at the DRAM and L2
+    latency."""
     w = workload(warps=1)
     p = LatencyModel().predict(w, H100)
     assert p.limiter == "latency"
     sectors = (8 + 8) / 32  # L2 load (all from DRAM) and L2 store per lup
     mean_latency_ns = (0.25 * H100.dram_latency_s + 0.25 * H100.l2_latency_s) / sectors * 1e9
-    lups_per_ns = H100.sm_count * 1 * 12 / (sectors * mean_latency_ns)
+    assert H100.sectors_in_flight_per_warp == 15
+    lups_per_ns = H100.sm_count * 1 * 15 / (sectors * mean_latency_ns)
     assert p.limits_GLup_s["latency"] == pytest.approx(lups_per_ns)
     assert p.detail["mean_latency_ns"] == pytest.approx(mean_latency_ns)
-    assert p.detail["bytes_in_flight_per_sm"] == 12 * 32
+    assert p.detail["bytes_in_flight_per_sm"] == 15 * 32
     others = [1 / p.limits_GLup_s[k] for k in ("L1", "L2", "DRAM")]
-    assert p.GLup_s == pytest.approx(1 / three_norm(1 / lups_per_ns, *others))
+    assert p.GLup_s == pytest.approx(1 / norm(1 / lups_per_ns, *others))
     assert p.GLup_s < 0.2 * RooflineModel().predict(w, H100).GLup_s
-    assert any(r.startswith("latency-bound: 1 warps/SM keep 384 B in flight") for r in p.reasons)
+    assert any(r.startswith("latency-bound: 1 warps/SM keep 480 B in flight") for r in p.reasons)
 
 
 def test_a_warp_cannot_keep_more_in_flight_than_one_iteration_moves():
@@ -67,16 +69,51 @@ def test_a_warp_cannot_keep_more_in_flight_than_one_iteration_moves():
     p = LatencyModel().predict(w, H100)
     assert p.detail["sectors_in_flight_per_warp"] == pytest.approx(4.0)
     assert LatencyModel().predict(workload(warps=1, lups_per_thread=4), H100).detail[
-        "sectors_in_flight_per_warp"] == 12
+        "sectors_in_flight_per_warp"] == 15
 
 
 @pytest.mark.parametrize("run, overhead", [(8.0, 51), (2048.0, 51), (64.0, 0)])
-def test_dram_runs_cost_a_fixed_overhead_each(run, overhead):
-    dev = H100.with_overrides(dram_run_overhead=overhead)
+def test_a_fixed_overhead_per_run_in_bytes_with_exponent_one_is_run_over_run_plus_overhead(run, overhead):
+    dev = H100.with_overrides(dram_run_overhead=overhead, dram_run_exponent=1)
     p = LatencyModel().predict(workload(run=run, dram_load=100.0, dram_store=50.0), dev)
     eff = run / (run + overhead)
     assert p.detail["dram_efficiency"] == pytest.approx(eff)
-    assert p.limits_GLup_s["DRAM"] == pytest.approx(dev.dram_bw_GB_s / (100.0 / eff + 50.0))
+    assert p.limits_GLup_s["DRAM"] == pytest.approx(dev.dram_bw_GB_s * eff / (100.0 + 50.0))
+
+
+def test_the_run_overhead_is_a_time_so_a_faster_dram_loses_more_bytes_per_run():
+    """dram_run_time x dram_bw is the overhead in bytes; loads and stores both stream at the efficiency
+    1 / (1 + (overhead / run)^k). Twice the bandwidth: twice the bytes lost per run, so less than twice the
+    DRAM limit for short runs, nearly twice for long ones."""
+    dev = H100.with_overrides(dram_run_time="0.02ns", dram_run_exponent=0.5)
+    assert dev.dram_run_overhead_bytes is None
+    overhead = 0.02e-9 * dev.dram_bw_GB_s * 1e9
+    for run in (8.0, 64.0, 4096.0):
+        p = LatencyModel().predict(workload(run=run, dram_load=100.0, dram_store=50.0), dev)
+        eff = 1 / (1 + math.sqrt(overhead / run))
+        assert p.detail["dram_efficiency"] == pytest.approx(eff)
+        assert p.limits_GLup_s["DRAM"] == pytest.approx(dev.dram_bw_GB_s * eff / 150.0)
+    fast = dev.with_overrides(dram_bw=2 * dev.dram_bw_GB_s)
+    gain = [LatencyModel().predict(workload(run=r, dram_load=100.0, dram_store=50.0), fast).limits_GLup_s["DRAM"]
+            / LatencyModel().predict(workload(run=r, dram_load=100.0, dram_store=50.0), dev).limits_GLup_s["DRAM"]
+            for r in (8.0, 1 << 20)]
+    assert gain[0] < 1.6 < 1.99 < gain[1] <= 2.0
+    # bytes given in the device win over the time; a kernel without loads has no runs to pay for
+    both = dev.with_overrides(dram_run_overhead="32B")
+    assert LatencyModel().predict(workload(run=32.0), both).detail["dram_efficiency"] == pytest.approx(0.5)
+    assert LatencyModel().predict(workload(run=0.0), dev).detail["dram_efficiency"] == 1.0
+
+
+def test_the_shipped_hopper_efficiency_follows_the_measured_lbm_runs():
+    """The fitted run cost on the H100: 8 B runs stream at about a quarter of the copy rate, 2 KiB runs above
+    90 % (measured d3q19-srt, 16 warps/SM: 25 % and 86 %, where latency costs the rest)."""
+    from warpspeed.latency import dram_efficiency, run_overhead_bytes
+    o = run_overhead_bytes(H100)
+    assert 35 < o < 50
+    assert 0.2 < dram_efficiency(8, o, H100.dram_run_exponent) < 0.3
+    assert dram_efficiency(2048, o, H100.dram_run_exponent) > 0.9
+    h200 = device("H200-SXM-141GB")
+    assert run_overhead_bytes(h200) / o == pytest.approx(h200.dram_bw_GB_s / H100.dram_bw_GB_s)
 
 
 def test_more_latency_or_fewer_sectors_in_flight_is_slower_and_the_overrides_work():
@@ -133,11 +170,12 @@ def test_a_device_without_latency_values_names_them(tmp_path):
     dev = device(str(f))
     assert dev.dram_latency_s is None
     assert estimate("copy", dev, (256, 1, 1), domain=(65536, 1, 1), model="roofline").performance_GLup_s > 0
-    with pytest.raises(InputError, match="lacks l2_latency, dram_latency, sectors_in_flight_per_warp, "
-                                         "dram_run_overhead, which the latency model needs"):
+    with pytest.raises(InputError, match=r"lacks l2_latency, dram_latency, sectors_in_flight_per_warp, "
+                                         r"dram_run_time \(or dram_run_overhead\), dram_run_exponent, which the "
+                                         "latency model needs"):
         estimate("copy", dev, (256, 1, 1), domain=(65536, 1, 1))
     fixed = dev.with_overrides(l2_latency="200ns", dram_latency="400ns", sectors_in_flight_per_warp=8,
-                               dram_run_overhead="32B")
+                               dram_run_overhead="32B", dram_run_exponent=1)
     assert estimate("copy", fixed, (256, 1, 1), domain=(65536, 1, 1)).performance_GLup_s > 0
 
 

@@ -267,6 +267,42 @@ def test_level_curve_for_points_that_do_not_reach_the_drop():
     assert curve(0.0) > curve(1.0) > curve(3.0) and rms < 0.05
 
 
+def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
+    """Points on a known curve, plus outliers with a tiny reusable share (noisy hit rates of rows whose reuse
+    is a sliver of their traffic): the weighted fit keeps the curve, the unweighted one is pulled off it."""
+    pytest.importorskip("scipy")
+    from warpspeed.calibration import fit_curve, level_curve
+    from warpspeed.capacity import HitRateCurve
+    truth = HitRateCurve(1.0, 0.01, 3.0, "truth")
+    o = [0.2 * i for i in range(1, 13)]
+    pts = [(x, truth(x)) for x in o] + [(x, 0.0) for x in (0.3, 0.5, 0.7)]
+    weights = [0.5] * len(o) + [0.005] * 3
+    start = HitRateCurve(1.0, 0.05, 2.0, "start")
+    weighted, _ = fit_curve(pts, start, "w", weights)
+    plain, _ = fit_curve(pts, start, "p")
+    assert max(abs(weighted(x) - truth(x)) for x in o) < 0.02
+    assert max(abs(plain(x) - truth(x)) for x in o) > 0.05
+    # a level curve takes the weighted mean: the sliver rows do not drag the level down
+    level, _ = level_curve([(0.2, 0.95), (0.4, 0.96), (0.6, 0.1)], start, "l", [1.0, 1.0, 0.01])
+    assert level.a == pytest.approx(0.955, abs=1e-3)
+
+
+def test_observed_points_weigh_by_reuse_over_the_measured_volume(tmp_path):
+    """l2_store: the partial stores' potential / the measured DRAM store; the (O, hit) pairs are those of
+    observed_hit_rates."""
+    from warpspeed.calibration import observed_hit_rates, observed_points
+    from warpspeed.validation import estimate_measurements
+    f = write_measurements(tmp_path / "z.csv", _z_rows())
+    pairs = estimate_measurements(read_measurements(f))
+    pts, plain = observed_points(pairs), observed_hit_rates(pairs)
+    assert {c: [(o, h) for o, h, _ in v] for c, v in pts.items()} == plain
+    for p in pairs:
+        c, m = p.predicted["causes"], p.measured
+        share = c["layer_z"]["potential_B_per_lup"] / m.volume("dram_load")
+        if c["layer_z"]["oversubscription"] in [o for o, _, _ in pts["l2_z"]]:
+            assert share in [w for _, _, w in pts["l2_z"]]
+
+
 def test_calibrate_pools_the_rows_of_several_devices_into_one_curve(tmp_path, capsys):
     """Two GPUs with the same (unknown) z-layer curve but different L2 sizes: the pooled fit recovers it,
     every device gets its own file."""
@@ -408,12 +444,13 @@ def test_validation_plot_log_axes_have_readable_ticks():
 
 
 def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
-    """Rows timed as the latency model predicts them on a GPU with 6 sectors in flight per warp and 120 B per
-    DRAM run: calibrate (which starts from the shipped 12 and 51 B) finds those two numbers again."""
+    """Rows timed as the latency model predicts them on a GPU with 6 sectors in flight per warp, 0.04 ns of DRAM
+    time per run and an efficiency exponent of 0.5: calibrate (which starts from the shipped Hopper values)
+    finds those numbers again."""
     pytest.importorskip("scipy")
     from warpspeed.calibration import MIN_POINTS, calibrate, calibration_text
     h100 = warpspeed.device("H100-SXM5-80GB")
-    truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_overhead="120B")
+    truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5)
     rows = []
     for kernel, domain in (("star3d-r1", (512, 256, 128)), ("copy", (1 << 25, 1, 1))):
         for b in ((1, 16, 16), (4, 8, 8), (16, 4, 4), (64, 4, 1), (256, 1, 1)):
@@ -428,14 +465,19 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     f = write_measurements(tmp_path / "lat.csv", rows)
     cal = calibrate(read_measurements(f), h100, f, date="2026-11-23")
     pf = cal.parallelism
-    assert (pf.sectors_in_flight_per_warp, pf.dram_run_overhead_bytes) == (6, 120)
+    assert pf.sectors_in_flight_per_warp == 6
+    assert pf.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
+    assert pf.dram_run_exponent == pytest.approx(0.5, abs=0.01)
     # these exact volumes do not pin every hit-rate curve down: such a curve is kept, not an error
     kept = [fit for fit in cal.fits if fit.fitted is None and len(fit.points) >= MIN_POINTS]
     assert all(f"{fit.curve:<9} {len(fit.points)} points: the fit did not converge; kept" in calibration_text(cal)
                for fit in kept)
     assert pf.rows == 30 and pf.rms_log_ratio < 1e-3
     assert main(["calibrate", str(f), "--device", h100.id, "-o", str(tmp_path / "c.toml")]) == 0
-    assert "sectors_in_flight_per_warp 6, dram_run_overhead 120 B from 30 timed rows" in capsys.readouterr().out
+    assert "sectors_in_flight_per_warp 6, dram_run_time 0.04 ns, dram_run_exponent 0.5 from 30 timed rows" in \
+        capsys.readouterr().out
     dev = warpspeed.device(str(tmp_path / "c.toml"))
-    assert dev.sectors_in_flight_per_warp == 6 and dev.dram_run_overhead_bytes == 120
+    assert dev.sectors_in_flight_per_warp == 6 and dev.dram_run_overhead_bytes is None
+    assert dev.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
+    assert dev.dram_run_exponent == pytest.approx(0.5, abs=0.01)
     assert dev.sources["sectors_in_flight_per_warp"].startswith("measured: fitted with the latency model to 30")

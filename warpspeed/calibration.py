@@ -16,17 +16,22 @@ the cache) gets only its level fitted (:func:`level_curve`); one with fewer than
 points is kept.
 
 Hit rates are clipped to [0, 1] and fitted with ``a exp(-b exp(c O))`` by ``scipy.optimize.curve_fit``
-(optional extra ``warpspeed[calibrate]``). Rows of the streaming kernel ``copy`` whose domain is large
+(optional extra ``warpspeed[calibrate]``), each point weighted by its reusable volume's share of the
+measured volume (:func:`observed_points`), residuals beyond :data:`ROBUST_SCALE` counted linearly (soft
+L1): the fit minimises the relative errors of the volumes that validation compares, not of hit rates,
+which are noise where the reusable volume is a sliver of the traffic, and a few rows the curve form
+cannot follow do not pull it off the rest. Rows of the streaming kernel ``copy`` whose domain is large
 enough to stream from DRAM (moving at least :data:`MIN_STREAM_L2` times the L2 capacity) give the DRAM
 bandwidth: the best configuration's measured (read + write) bytes per second.
 
 Several devices of one architecture (an H100 and an H200) can be calibrated together: their rows are pooled
 into one fit per curve (O already scales with each device's caches), the bandwidth stays per device.
 
-The latency model's two parallelism values (``sectors_in_flight_per_warp``, ``dram_run_overhead``) are
-fitted to the measured GLup/s (:func:`fit_parallelism`): the latency model is run on every timed row with
-the measured volumes and L1 cycles in place of the model's, so that the fit sees the performance model
-alone, and the mean squared log of predicted / measured GLup/s, averaged per sweep, is minimised.
+The latency model's parallelism values (``sectors_in_flight_per_warp``, ``dram_run_time``,
+``dram_run_exponent``) are fitted to the measured GLup/s (:func:`fit_parallelism`): the latency model is
+run on every timed row with the measured volumes and L1 cycles in place of the model's, so that the fit
+sees the performance model alone, and the mean squared log of predicted / measured GLup/s, averaged per
+sweep, is minimised.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ import numpy as np
 
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError, install_hint
-from .latency import LatencyModel
+from .latency import LatencyModel, run_overhead_bytes
 from .measurements import VOLUME_COLUMNS, Measurement
 from .performance import Workload
 from .progress import Progress
@@ -50,6 +55,7 @@ from .validation import Pair, estimate_measurements
 MIN_POINTS = 4
 MIN_HIT_RANGE = 0.2  # the observed hit rates must span the curve's drop by this much to determine it
 MIN_SHARE = 0.10  # a row serves a curve when that cause's reusable volume is this share of the base volume
+ROBUST_SCALE = 0.05  # residuals (relative volume errors) beyond this count linearly, not squared (soft L1)
 
 
 @dataclass(frozen=True)
@@ -83,14 +89,18 @@ def _miss(cause: dict, curve: HitRateCurve | None) -> float:
     return pot * (1.0 - curve(_oversubscription(cause))) if pot > 0 else 0.0
 
 
-def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
-                       ) -> dict[str, list[tuple[float, float]]]:
-    """(O, hit) per curve from the measured volumes of each row (rows without the volume are skipped).
+def observed_points(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
+                    ) -> dict[str, list[tuple[float, float, float]]]:
+    """(O, hit, weight) per curve from the measured volumes of each row (rows without the volume are skipped).
 
+    The weight is the cause's reusable volume as a share of the measured volume that shows it (the L2 load
+    for ``l1``, the DRAM store for ``l2_store``, the DRAM load for the layers): a hit-rate error times the
+    weight is the relative error it makes in that volume, so a fit weighted by it fits the volumes that
+    are validated, and a row whose reuse is a sliver of its traffic (a noisy hit rate) counts little.
     ``curves`` replaces the estimate's curves where the misses of the other causes are subtracted.
     """
     curves = curves or {}
-    out: dict[str, list[tuple[float, float]]] = {c: [] for c in HIT_RATE_CURVES}
+    out: dict[str, list[tuple[float, float, float]]] = {c: [] for c in HIT_RATE_CURVES}
     for p in pairs:
         v, c, m = p.predicted["volumes_B_per_lup"], p.predicted["causes"], p.measured
         l1 = c["l1_capacity"]
@@ -99,13 +109,15 @@ def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | 
         if (l2_load is not None and l1["oversubscription"] is not None
                 and l1["potential_B_per_lup"] > MIN_SHARE * v["l2_load_compulsory"]):
             out["l1"].append((l1["oversubscription"],
-                              _hit(l2_load - v["l2_load_compulsory"], l1["potential_B_per_lup"])))
+                              _hit(l2_load - v["l2_load_compulsory"], l1["potential_B_per_lup"]),
+                              _weight(l1["potential_B_per_lup"], l2_load)))
         ps = c["partial_stores"]
         unique_stores = v["dram_store"] - ps["miss_B_per_lup"]
         dram_store = m.volume("dram_store")
         if dram_store is not None and ps["potential_B_per_lup"] > MIN_SHARE * unique_stores:
             out["l2_store"].append((_oversubscription(ps),
-                                    _hit(dram_store - unique_stores, ps["potential_B_per_lup"])))
+                                    _hit(dram_store - unique_stores, ps["potential_B_per_lup"]),
+                                    _weight(ps["potential_B_per_lup"], dram_store)))
         dram = m.volume("dram_load")
         if dram is None:
             continue
@@ -118,12 +130,25 @@ def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | 
                 continue
             others = sum(x for k, x in miss.items() if k != curve)
             excess = dram - certain - others
-            out[curve].append((_oversubscription(cause), _hit(excess, cause["potential_B_per_lup"])))
+            out[curve].append((_oversubscription(cause), _hit(excess, cause["potential_B_per_lup"]),
+                               _weight(cause["potential_B_per_lup"], dram)))
     return out
 
 
-def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str) -> tuple[HitRateCurve, float]:
-    """Least-squares fit of ``a exp(-b exp(c O))`` with 0 <= a <= 1, b, c > 0."""
+def _weight(potential: float, measured: float) -> float:
+    return potential / measured if measured > 0 else 1.0
+
+
+def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
+                       ) -> dict[str, list[tuple[float, float]]]:
+    """(O, hit) per curve (:func:`observed_points` without the weights)."""
+    return {c: [(o, h) for o, h, _ in pts] for c, pts in observed_points(pairs, curves).items()}
+
+
+def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
+              weights: Sequence[float] | None = None) -> tuple[HitRateCurve, float]:
+    """Least-squares fit of ``a exp(-b exp(c O))`` with 0 <= a <= 1, b, c > 0; each residual times its weight
+    (default 1). The rms returned is of the unweighted hit-rate residuals."""
     try:
         from scipy.optimize import curve_fit
     except ImportError:
@@ -136,7 +161,10 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
 
     p0 = (min(max(start.a, 1e-3), 1.0), max(start.b, 1e-6), max(start.c, 1e-3))
     try:
-        (a, b, c), _ = curve_fit(f, o, h, p0=p0, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]), maxfev=20000)
+        sigma = None if weights is None else 1.0 / np.maximum(np.asarray(weights, dtype=float), 1e-9)
+        (a, b, c), _ = curve_fit(f, o, h, p0=p0, sigma=sigma, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]),
+                                 loss="soft_l1", f_scale=ROBUST_SCALE,
+                                 maxfev=20000)
     except (RuntimeError, ValueError) as e:
         raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {e}") from None
     rms = float(np.sqrt(np.mean((f(o, a, b, c) - h) ** 2)))
@@ -160,10 +188,11 @@ class Bandwidth:
 
 @dataclass(frozen=True)
 class ParallelismFit:
-    """The latency model's two fitted values and how well they explain the measured GLup/s."""
+    """The latency model's fitted values and how well they explain the measured GLup/s."""
 
     sectors_in_flight_per_warp: int
-    dram_run_overhead_bytes: int
+    dram_run_time_s: float  # DRAM time lost per contiguous run (bytes lost = this x the device's dram_bw)
+    dram_run_exponent: float
     rows: int
     sweeps: int
     rms_log_ratio: float  # sqrt of the per-sweep mean squared log(predicted / measured), averaged
@@ -171,7 +200,8 @@ class ParallelismFit:
 
     def to_dict(self) -> dict:
         return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
-                "dram_run_overhead_bytes": self.dram_run_overhead_bytes, "rows": self.rows, "sweeps": self.sweeps,
+                "dram_run_time_ns": self.dram_run_time_s * 1e9, "dram_run_exponent": self.dram_run_exponent,
+                "rows": self.rows, "sweeps": self.sweeps,
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
 
@@ -192,9 +222,9 @@ def _measured_workload(p: Pair) -> Workload | None:
 
 
 def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | None:
-    """Fit ``sectors_in_flight_per_warp`` (a whole number) and ``dram_run_overhead`` (bytes) to the timed rows
-    (module docstring); None with fewer than :data:`MIN_PARALLELISM_ROWS` usable rows."""
-    from scipy.optimize import minimize, minimize_scalar
+    """Fit ``sectors_in_flight_per_warp`` (a whole number), ``dram_run_time`` and ``dram_run_exponent`` to the
+    timed rows (module docstring); None with fewer than :data:`MIN_PARALLELISM_ROWS` usable rows."""
+    from scipy.optimize import minimize
 
     rows = []
     for p in pairs:
@@ -210,24 +240,31 @@ def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | 
         sweeps.setdefault(key, []).append(i)
     model = LatencyModel()
 
-    def loss(in_flight: float, overhead: float) -> float:
+    def loss(in_flight: float, run_time_ns: float, exponent: float) -> float:
         logs = np.empty(len(rows))
         for i, (_, w, dev, measured) in enumerate(rows):
-            logs[i] = math.log(model.predict_with(w, dev, in_flight, overhead).GLup_s / measured)
+            overhead = run_time_ns * dev.dram_bw_GB_s  # ns x GB/s = B
+            logs[i] = math.log(model.predict_with(w, dev, in_flight, overhead, exponent).GLup_s / measured)
         return float(np.mean([np.mean(logs[idx] ** 2) for idx in sweeps.values()]))
 
+    def clipped(x) -> tuple[float, float, float]:
+        return max(x[0], 1.0), max(x[1], 0.0), min(max(x[2], 0.05), 4.0)
+
     start = rows[0][2]
-    x0 = [float(start.sectors_in_flight_per_warp or 12), float(start.dram_run_overhead_bytes or 32)]
-    coarse = minimize(lambda x: loss(max(x[0], 1.0), max(x[1], 0.0)), x0, method="Nelder-Mead",
-                      options={"xatol": 0.05, "fatol": 1e-6, "maxiter": 300})
+    overhead0 = run_overhead_bytes(start)
+    x0 = [float(start.sectors_in_flight_per_warp or 12),
+          (overhead0 / start.dram_bw_GB_s) if overhead0 else 15.0, float(start.dram_run_exponent or 1.0)]
+    coarse = minimize(lambda x: loss(*clipped(x)), x0, method="Nelder-Mead",
+                      options={"xatol": 0.01, "fatol": 1e-7, "maxiter": 600})
     in_flight = max(1, round(float(coarse.x[0])))
-    fine = minimize_scalar(lambda o: loss(in_flight, o), bounds=(0.0, 4096.0), method="bounded",
-                           options={"xatol": 0.1})
-    overhead = round(float(fine.x))
-    rms = math.sqrt(loss(in_flight, overhead))
+    fine = minimize(lambda x: loss(in_flight, *clipped((1.0, x[0], x[1]))[1:]), coarse.x[1:], method="Nelder-Mead",
+                    options={"xatol": 0.001, "fatol": 1e-8, "maxiter": 400})
+    _, run_time_ns, exponent = clipped((1.0, *fine.x))
+    run_time_ns, exponent = float(f"{run_time_ns:.3g}"), round(float(exponent), 3)
+    rms = math.sqrt(loss(in_flight, run_time_ns, exponent))
     source = (f"measured: fitted with the latency model to {len(rows)} timed rows of {len(sweeps)} sweeps (measured "
               f"volumes; rms log(predicted/measured) {rms:.3f}); {provenance}")
-    return ParallelismFit(in_flight, overhead, len(rows), len(sweeps), rms, source)
+    return ParallelismFit(in_flight, run_time_ns * 1e-9, exponent, len(rows), len(sweeps), rms, source)
 
 
 @dataclass(frozen=True)
@@ -271,8 +308,10 @@ class Calibration:
             pf = self.parallelism
             lines += [f"sectors_in_flight_per_warp.value = {pf.sectors_in_flight_per_warp}",
                       f'sectors_in_flight_per_warp.source = "{_toml_text(pf.source)}"',
-                      f'dram_run_overhead.value = "{pf.dram_run_overhead_bytes}B"',
-                      f'dram_run_overhead.source = "{_toml_text(pf.source)}"', ""]
+                      f'dram_run_time.value = "{pf.dram_run_time_s * 1e9:g}ns"',
+                      f'dram_run_time.source = "{_toml_text(pf.source)}"',
+                      f"dram_run_exponent.value = {pf.dram_run_exponent!r}",
+                      f'dram_run_exponent.source = "{_toml_text(pf.source)}"', ""]
         for fit in self.fits:
             if fit.fitted is None:
                 continue
@@ -326,13 +365,15 @@ def stream_bandwidth(pairs: Sequence[Pair], device: Device, provenance: str) -> 
     return Bandwidth(gb_s, p.measured.kernel, label, n, source)
 
 
-def level_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str
-                ) -> tuple[HitRateCurve, float]:
-    """The curve for points that do not span a drop: their mean hit rate is the level ``a``, and the drop
-    (``start``'s steepness ``c``) lies beyond the largest observed O, where the curve is still 0.95 a."""
+def level_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
+                weights: Sequence[float] | None = None) -> tuple[HitRateCurve, float]:
+    """The curve for points that do not span a drop: their mean hit rate (weighted by the squared weights,
+    as :func:`fit_curve` weighs residuals) is the level ``a``, and the drop (``start``'s steepness ``c``)
+    lies beyond the largest observed O, where the curve is still 0.95 a."""
     o = np.array([p[0] for p in points], dtype=float)
     h = np.array([p[1] for p in points], dtype=float)
-    a = float(min(1.0, max(1e-6, h.mean())))
+    w2 = np.ones_like(h) if weights is None else np.asarray(weights, dtype=float) ** 2
+    a = float(min(1.0, max(1e-6, float((h * w2).sum() / w2.sum()) if w2.sum() > 0 else h.mean())))
     c = max(start.c, 1e-3)
     b = float(min(start.b, -math.log(0.95) * math.exp(-min(c * o.max(), 700.0))))
     curve = HitRateCurve(a, b, c, source)
@@ -346,17 +387,21 @@ def _spans_drop(pts: Sequence[tuple[float, float]]) -> bool:
             and max(hits) - min(hits) >= MIN_HIT_RANGE)
 
 
-def _fit_or_keep(curve: str, pts: Sequence[tuple[float, float]], old: HitRateCurve, source: str) -> CurveFit:
-    """Fit the points; a level curve (:func:`level_curve`) when they do not span a drop; the old curve when
-    there are fewer than :data:`MIN_POINTS`."""
+def _fit_or_keep(curve: str, weighted: Sequence[tuple[float, float, float]], old: HitRateCurve,
+                 source: str) -> CurveFit:
+    """Fit the (O, hit, weight) points; a level curve (:func:`level_curve`) when they do not span a drop; the
+    old curve when there are fewer than :data:`MIN_POINTS`."""
+    pts = [(o, h) for o, h, _ in weighted]
+    weights = [w for _, _, w in weighted]
     if len(pts) < MIN_POINTS:
         return CurveFit(curve, tuple(pts), None, old, None)
     if not _spans_drop(pts):
         fitted, rms = level_curve(pts, old, f"{source} ({len(pts)} points up to O = {max(o for o, _ in pts):.2f}, "
-                                            f"none past the drop: level fitted, steepness kept)")
+                                            f"none past the drop: level fitted, steepness kept)", weights)
     else:
         try:
-            fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points)")
+            fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points, weighted by their share of the "
+                                              f"measured volume)", weights)
         except InputError:  # the points do not pin a curve down: keep the old one (the text says so)
             return CurveFit(curve, tuple(pts), None, old, None)
     return CurveFit(curve, tuple(pts), fitted, old, rms)
@@ -394,11 +439,11 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
     source = f"measured: {provenance}"
     olds = {c: getattr(devices[0].hit_rates, c) for c in HIT_RATE_CURVES}
     # stage 1: the curves whose observable isolates them
-    first = observed_hit_rates(pairs)
+    first = observed_points(pairs)
     fits = {c: _fit_or_keep(c, first[c], olds[c], source) for c in ("l1", "l2_store")}
     # stage 2: the layers, with the stage-1 partial-store curve
     store = fits["l2_store"].fitted or olds["l2_store"]
-    second = observed_hit_rates(pairs, {"l2_store": store})
+    second = observed_points(pairs, {"l2_store": store})
     for c in ("l2_y", "l2_z"):
         fits[c] = _fit_or_keep(c, second[c], olds[c], source)
     bandwidths = []
@@ -424,10 +469,12 @@ def calibration_text(cal: Calibration) -> str:
     pf = cal.parallelism
     if pf is not None:
         d = cal.device
-        lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_overhead "
-                     f"{pf.dram_run_overhead_bytes} B from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log "
-                     f"ratio {pf.rms_log_ratio:.3f}; was {d.sectors_in_flight_per_warp} and "
-                     f"{d.dram_run_overhead_bytes} B)")
+        was = run_overhead_bytes(d)
+        was_time = f"{was / d.dram_bw_GB_s:.3g} ns" if was is not None else "none"
+        lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_time "
+                     f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g} from {pf.rows} "
+                     f"timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; was "
+                     f"{d.sectors_in_flight_per_warp}, {was_time} and {d.dram_run_exponent})")
     for f in cal.fits:
         if f.fitted is None:
             why = (f"not enough to fit (need {MIN_POINTS})" if len(f.points) < MIN_POINTS else
@@ -467,4 +514,4 @@ def calibration_plot(cal: Calibration):
 
 
 __all__ = ["Calibration", "CurveFit", "calibrate", "calibration_plot", "calibration_text", "fit_curve",
-           "observed_hit_rates"]
+           "observed_hit_rates", "observed_points"]

@@ -76,14 +76,19 @@ with their unit kinds (see :mod:`warpspeed.units`)::
     sectors_in_flight_per_warp sectors_in_flight_per_warp    count       32 B sectors one warp keeps in
                                                                          flight on average (latency model)
     dram_run_overhead          dram_run_overhead_bytes       bytes       DRAM time lost per contiguous run
-                                                                         of loaded bytes, in bytes of
-                                                                         streaming (latency model)
+                                                                         of bytes, in bytes of streaming
+                                                                         (latency model; given, it wins
+                                                                         over dram_run_time)
+    dram_run_time              dram_run_time_s               time        the same loss as a time: bytes =
+                                                                         dram_run_time x dram_bw
+    dram_run_exponent          dram_run_exponent             number      how fast longer runs approach the
+                                                                         full bandwidth (latency model)
 
 ``--set``/:meth:`~Device.with_overrides` also take ``l2_bw_peak``, ``dram_bw_peak`` and
 ``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
 
 Rules: every key above is required except ``l1_bytes_per_cycle_8B``, ``l2_effective_size``, the
-peaks and the four latency-model keys, which default to the family's values in
+peaks and the latency-model keys, which default to the family's values in
 ``devices/latency.toml``; unknown keys (top level or inside a value table) are errors; every value
 needs a non-empty ``source``. A source starts with its provenance: ``spec:`` (vendor or spec sheet), ``measured:``
 (benchmark, with tool and settings), ``derived:`` (arithmetic on cited values), ``assumed:`` (a stated assumption) or
@@ -308,8 +313,11 @@ _KEYS: tuple[_Key, ...] = (
     _Key("dram_latency", "dram_latency_s", "time", 0, required=False),
     _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False),
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
+    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
+    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
 )
-LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead")
+LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
+                "dram_run_exponent")
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
 """Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
@@ -370,7 +378,7 @@ def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) 
     if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
         require_unit(raw, spec.kind, key=label)
     value = parse_quantity(raw, spec.kind, key=label)
-    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time") and value <= 0:
+    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time", "number") and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
     if value < spec.minimum:
         raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
@@ -470,6 +478,8 @@ class Device:
     hit_rates: HitRates
     sources: Mapping[str, str]
     dram_size_bytes: int | None = None
+    dram_run_time_s: float | None = None
+    dram_run_exponent: float | None = None
     file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -602,14 +612,14 @@ class Device:
                 continue
             if spec.kind == "dims":
                 ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
-            elif spec.kind in ("frequency", "bandwidth", "time"):
+            elif spec.kind in ("frequency", "bandwidth", "time", "number"):
                 ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
             else:
                 ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
             if not ok:
                 problems.append(f"{spec.key} = {v!r} is not valid (must be "
                                 + ("three whole numbers >= 1" if spec.kind == "dims" else
-                                   "a number > 0" if spec.kind in ("frequency", "bandwidth", "time") else
+                                   "a number > 0" if spec.kind in ("frequency", "bandwidth", "time", "number") else
                                    f"a whole number >= {spec.minimum:g}") + ")")
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")

@@ -8,7 +8,7 @@ and the reasons in the user's terms. Models are chosen by name (:data:`MODELS`, 
   (:mod:`warpspeed.roofline`). It assumes every level runs at its bandwidth.
 - ``latency``: the same FP, L1 and L2 limits; a DRAM limit that also pays for short contiguous runs; and a
   memory-parallelism limit from Little's law (:mod:`warpspeed.latency`). The times per lup of these five
-  combine as a 3-norm rather than a maximum, because neighbouring limits do not overlap perfectly.
+  combine as a 4-norm rather than a maximum, because neighbouring limits do not overlap perfectly.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ VOLUME_LABELS = {
 FOOTPRINT_NOTE = ("footprints: the distinct sectors each block (L2->L1) or the whole wave (DRAM->L2) loads, "
                   "per lup; L2->L1 adds the L1's capacity misses, DRAM->L2 subtracts the layer reuse that "
                   "earlier waves left in the L2 (so it can be smaller than the wave footprint)")
-MODEL_NOTE = ("model {model}: the limits combine as a 3-norm of their times per lup (docs/model.md); the "
+MODEL_NOTE = ("model {model}: the limits combine as a {norm}-norm of their times per lup (docs/model.md); the "
               "roofline column is each resource's bandwidth limit alone")
 FP_NOTE = ("FP is the kernel's own ceiling: its flop mix (an FMA counts once) at the device's FMA lanes and "
            "clock, not the spec sheet's peak")
@@ -70,7 +70,9 @@ def text_report(e: Estimate) -> str:
         roof = f"{_num(e.limiters_GLup_s[k]) if k in LIMITERS else '':>10}" if own else ""
         lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}".rstrip())
     if own:
-        lines += textwrap.wrap(MODEL_NOTE.format(model=e.model), 100)
+        norm = e.performance.detail.get("overlap_exponent", "p")
+        lines += textwrap.wrap(MODEL_NOTE.format(model=e.model, norm=f"{norm:g}" if isinstance(norm, int | float)
+                                                 else norm), 100)
         for reason in e.performance.reasons:
             lines += textwrap.wrap(reason, 100, subsequent_indent="  ")
     if math.isfinite(e.limiters_GLup_s["FP"]):

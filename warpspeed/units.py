@@ -1,4 +1,4 @@
-"""Quantities with units: sizes in bytes, bandwidths, clock frequencies and plain counts.
+"""Quantities with units: sizes in bytes, bandwidths, clock frequencies, plain counts and numbers.
 
 Device files and ``--set`` options write numbers the way data sheets do ("40MiB", "1.41GHz",
 "3.35 TB/s"). This module turns such text into one canonical number per kind and back into text:
@@ -11,6 +11,7 @@ kind           returned as         accepted units (a bare number means the canon
 ``frequency``  ``float`` GHz       Hz, kHz, MHz, GHz, THz
 ``time``       ``float`` seconds   s, ms, us, ns
 ``count``      ``int``             none: an integer
+``number``     ``float``           none: a plain real number (an exponent, a ratio)
 =============  ==================  ==============================================================
 
 Decimal (SI) and binary prefixes are kept apart on purpose: ``6MB`` is 6,000,000 B and ``6MiB`` is
@@ -54,9 +55,10 @@ _FREQUENCY_UNITS: dict[str, Fraction] = {
 _TIME_UNITS: dict[str, Fraction] = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6),
                                     "ns": Fraction(1, 10**9)}
 _UNITS: dict[str, dict] = {"bytes": _BYTE_UNITS, "bandwidth": _BANDWIDTH_UNITS,
-                           "frequency": _FREQUENCY_UNITS, "time": _TIME_UNITS, "count": {}}
+                           "frequency": _FREQUENCY_UNITS, "time": _TIME_UNITS, "count": {}, "number": {}}
 _NOUN = {"bytes": "a size in bytes", "bandwidth": "a bandwidth", "frequency": "a clock frequency",
-         "time": "a duration", "count": "a whole number"}
+         "time": "a duration", "count": "a whole number",
+         "number": "a plain number"}
 _VALID = {
     "bytes": "write a whole number of bytes, optionally followed by one of the units B, kB (or KB), MB, GB, "
              "TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. '40MiB' or '6 MB'",
@@ -67,6 +69,7 @@ _VALID = {
                  "e.g. '1.41GHz' or '1410 MHz'",
     "time": "write a number of seconds, optionally followed by one of the units s, ms, us, ns, e.g. '1.2ms'",
     "count": "write a whole number without a unit, e.g. '108'",
+    "number": "write a number without a unit, e.g. '0.66'",
 }
 KINDS = tuple(_UNITS)
 """The quantity kinds this module knows."""
@@ -91,7 +94,7 @@ def require_unit(value: object, kind: str, *, key: str) -> None:
     the person probably meant? Such values must carry their unit; counts are plain numbers and pass.
     """
     _check_kind(kind)
-    if kind == "count" or isinstance(value, bool):
+    if kind in ("count", "number") or isinstance(value, bool):
         return
     if isinstance(value, str):
         m = _QUANTITY.match(value)
@@ -154,7 +157,7 @@ def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
     if unit:
         table = _UNITS[kind]
         if unit not in table:
-            hint = "no unit is allowed" if kind == "count" else f"unknown unit {unit!r}"
+            hint = "no unit is allowed" if kind in ("count", "number") else f"unknown unit {unit!r}"
             raise _fail(key, value, kind, hint)
         amount *= table[unit]
     if kind == "bytes" and unit not in ("", "B"):
@@ -187,6 +190,8 @@ def format_quantity(value: int | float, kind: str) -> str:
     _check_kind(kind)
     if kind == "count":
         return str(int(value))
+    if kind == "number":
+        return _number(float(value))
     if kind == "bandwidth":
         return f"{_number(float(value))} GB/s"
     if kind == "frequency":
