@@ -83,6 +83,10 @@ with their unit kinds (see :mod:`warpspeed.units`)::
                                                                          dram_run_time x dram_bw
     dram_run_exponent          dram_run_exponent             number      how fast longer runs approach the
                                                                          full bandwidth (latency model)
+    tlb_page, tlb_reach        tlb_page_bytes, tlb_reach_bytes  bytes    TLB-page limiter (optional, off
+    tlb_walk_rate              tlb_walk_rate_GHz             frequency   unless all three are given):
+                                                                         page size, the pages the TLBs
+                                                                         hold, page walks per ns
 
 ``--set``/:meth:`~Device.with_overrides` also take ``l2_bw_peak``, ``dram_bw_peak`` and
 ``hit_rates.<curve>.<a|b|c>`` (curve one of ``l1, l2_y, l2_z, l2_store``).
@@ -134,7 +138,7 @@ from .errors import InputError
 from .units import format_quantity, parse_quantity, require_unit
 
 __all__ = [
-    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "PROVENANCE",
+    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "TLB_KEYS", "PROVENANCE",
     "FrozenMap", "DeviceFileError",
     "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
     "parse_set_options",
@@ -315,10 +319,16 @@ _KEYS: tuple[_Key, ...] = (
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
     _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
     _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
+    # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
+    _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
+    _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
+    _Key("tlb_walk_rate", "tlb_walk_rate_GHz", "frequency", 0, required=False),
 )
 LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
                 "dram_run_exponent")
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
+TLB_KEYS = ("tlb_page", "tlb_reach", "tlb_walk_rate")
+"""Keys of the TLB-page limiter (warpspeed.tlb): a device that gives all three has the limiter, none: off."""
 """Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 _BY_KEY = {k.key: k for k in _KEYS}
@@ -344,6 +354,7 @@ _GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
                           "register_subpartitions", "shared_per_sm", "shared_per_block", "shared_alloc_unit",
                           "shared_reserved_per_block")),
     ("latency model", LATENCY_KEYS),
+    ("TLB-page limiter (off unless given)", TLB_KEYS),
 )
 """The sections of :meth:`Device.to_text`; a key in none of them is listed under "other"."""
 
@@ -480,6 +491,9 @@ class Device:
     dram_size_bytes: int | None = None
     dram_run_time_s: float | None = None
     dram_run_exponent: float | None = None
+    tlb_page_bytes: int | None = None
+    tlb_reach_bytes: int | None = None
+    tlb_walk_rate_GHz: float | None = None
     file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -678,6 +692,11 @@ def _consistency_problems(v: Mapping[str, Any]) -> list[str]:
     if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
         problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
                         f"{v['register_subpartitions']} register_subpartitions")
+    tlb = [k for k in TLB_KEYS if _BY_KEY[k].attr in v]
+    if len(tlb) == len(TLB_KEYS) and len({v[_BY_KEY[k].attr] is None for k in tlb}) > 1:
+        given = [k for k in tlb if v[_BY_KEY[k].attr] is not None]
+        problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
+                        f"{', '.join(given)}")
     for bw, peak in _PEAK_OF.items():
         used, top = _BY_KEY[bw].attr, _BY_KEY[peak].attr
         if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):

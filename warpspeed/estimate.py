@@ -38,6 +38,7 @@ from .launch import Launch, Occupancy, make_launch, triple
 from .performance import Performance, PerformanceModel, Workload, performance_model
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
+from .tlb import pages_per_lup
 
 VOLUME_KEYS = ("l1_load", "l2_load_compulsory", "l2_load", "l2_store", "dram_load_compulsory",
                "dram_load", "dram_store")
@@ -287,9 +288,12 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
                                 fw.dram_store)
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))
     bps = launch.occupancy.blocks_per_sm
+    tlb = 0.0
+    if dev.tlb_page_bytes is not None:  # the TLB-page limiter (off unless the device gives it)
+        tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes, launch=launch), counts.valid_lups)
     work = Workload(k.precision, k.flops, l1_cycles, volumes,
                     bps * math.prod(launch.block) // dev.warp_size if bps else 0, math.prod(launch.folding),
-                    counts.load_run_bytes)
+                    counts.load_run_bytes, tlb)
     performance = pm.predict(work, dev)
     perf = performance.GLup_s
     return Estimate(

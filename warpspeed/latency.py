@@ -20,7 +20,8 @@ Two effects explain the data with a few device-level numbers (``devices/latency.
   run, not bytes, is what the hardware fixes: the H200 streams 1.3x faster and loses 1.3x more bytes
   per run (its measured efficiencies at each run length match the H100's within a few percent).
 
-FP, L1 and L2 keep the roofline's times. The five times per lup combine as a 4-norm,
+FP, L1, L2 (and any further roofline limiter the device has, e.g. the TLB) keep the roofline's times. The
+times per lup combine as a 4-norm,
 t = (Σ t_i^4)^(1/4): a single dominant limit gives its own time; two equal ones are 19 % slower than
 either, as partly overlapped pipelines are. The limiter is the largest time.
 """
@@ -89,7 +90,7 @@ class LatencyModel:
         roof = workload.roofline_GLup_s(d)
         run = workload.load_run_bytes
         efficiency = dram_efficiency(run, dram_run_overhead_bytes, dram_run_exponent)
-        t = {"FP": _time(roof["FP"]), "L1": _time(roof["L1"]), "L2": _time(roof["L2"])}
+        t = {k: _time(limit) for k, limit in roof.items()}  # FP, L1, L2, DRAM and any further limiter
         t["DRAM"] = (v["dram_load"] + v["dram_store"]) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
 
         # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM

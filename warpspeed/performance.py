@@ -21,7 +21,7 @@ from typing import Protocol
 from .device import Device, FrozenMap
 from .errors import InputError
 from .kernel import Flops
-from .roofline import bottleneck, limiters
+from .roofline import bottleneck, roofline_limits
 
 DEFAULT_MODEL = "latency"
 
@@ -37,15 +37,22 @@ class Workload:
     warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
     lups_per_thread: int  # cells one thread updates (the folding product)
     load_run_bytes: float  # mean contiguous run of bytes one thread block loads (0: no loads)
+    tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.tlb; 0 without the TLB-page limiter)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "volumes_B_per_lup", FrozenMap(self.volumes_B_per_lup))
 
-    def roofline_GLup_s(self, device: Device) -> dict[str, float]:
-        """The four roofline limits (FP, L1, L2, DRAM) of this workload on ``device``."""
+    def costs(self) -> dict[str, float]:
+        """The workload's use of each limiter's resource per lup (warpspeed.roofline.LIMITS)."""
         v = self.volumes_B_per_lup
-        return limiters(device, self.precision, self.flops, self.l1_cycles_per_warp_lup,
-                        v["l2_load"] + v["l2_store"], v["dram_load"] + v["dram_store"])
+        return {"FP": self.flops.instructions, "L1": self.l1_cycles_per_warp_lup,
+                "L2": v["l2_load"] + v["l2_store"], "DRAM": v["dram_load"] + v["dram_store"],
+                "TLB": self.tlb_pages_per_lup}
+
+    def roofline_GLup_s(self, device: Device) -> dict[str, float]:
+        """The roofline limits of this workload on ``device``: FP, L1, L2, DRAM, and any further limiter the
+        device has (warpspeed.roofline.LIMITS)."""
+        return roofline_limits(device, self.precision, self.costs())
 
 
 @dataclass(frozen=True)

@@ -63,11 +63,11 @@ def text_report(e: Estimate) -> str:
     model_limits = e.performance.limits_GLup_s if e.performance is not None else e.limiters_GLup_s
     own = e.model != "roofline"
     lines.append(f"{'limiter':<8}{'GLup/s':>12}{'x best':>9}" + (f"{'roofline':>10}" if own else ""))
-    for k in (*LIMITERS, *(x for x in model_limits if x not in LIMITERS)):
+    for k in limiter_names([*e.limiters_GLup_s, *model_limits]):
         v = model_limits.get(k, math.inf)
         rel = v / e.performance_GLup_s if math.isfinite(v) and e.performance_GLup_s > 0 else math.inf
         mark = "  <- limiter" if k == e.limiter else ""
-        roof = f"{_num(e.limiters_GLup_s[k]) if k in LIMITERS else '':>10}" if own else ""
+        roof = f"{_num(e.limiters_GLup_s[k]) if k in e.limiters_GLup_s else '':>10}" if own else ""
         lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}".rstrip())
     if own:
         norm = e.performance.detail.get("overlap_exponent", "p")

@@ -1,35 +1,73 @@
-"""The four-limiter roofline: FP, L1, L2 and DRAM throughput limits in GLup/s."""
+"""The roofline's limiters as data: each is a device rate over the workload's use of it per lup, in GLup/s.
+
+The four of the paper (FP, L1, L2, DRAM) are always on. A further limiter is one more :class:`Limit` in
+:data:`LIMITS` plus the stage that counts its cost: the TLB-page limiter (``warpspeed.tlb``) is the example,
+on only for a device that gives its rate (``tlb_*`` keys); every consumer (performance models, reports,
+rankings, plots) takes the names from the results.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from .device import Device
 from .kernel import Flops
 
+
+@dataclass(frozen=True)
+class Limit:
+    """One limiter: ``rate(device, precision)`` (G units per second; None: the device lacks the resource, the
+    limiter is off) divided by the workload's ``cost`` (units per lup, keyed by ``name``)."""
+
+    name: str
+    rate: Callable[[Device, str], float | None]
+    meaning: str
+
+
+LIMITS: tuple[Limit, ...] = (
+    Limit("FP", lambda d, precision: d.lanes_per_sm(precision) * d.sm_count * d.clock_GHz,
+          "FMA lanes x SMs x clock / FP instructions per lup (an FMA is one instruction for two flops)"),
+    Limit("L1", lambda d, precision: d.sm_count * d.clock_GHz * 32,
+          "SMs x clock x 32 lups per warp / L1 cycles per warp-lup"),
+    Limit("L2", lambda d, precision: d.l2_bw_GB_s, "L2 bandwidth / (L2 load + store) B/lup"),
+    Limit("DRAM", lambda d, precision: d.dram_bw_GB_s, "DRAM bandwidth / (DRAM load + store) B/lup"),
+    Limit("TLB", lambda d, precision: d.tlb_walk_rate_GHz if d.tlb_page_bytes is not None else None,
+          "page walks per ns / pages walked per lup (off unless the device gives tlb_page, tlb_reach, "
+          "tlb_walk_rate)"),
+)
 LIMITERS = ("FP", "L1", "L2", "DRAM")
+"""The limiters every device has (the paper's four roofline limits)."""
 
 
 def _limit(rate: float, cost: float) -> float:
     return rate / cost if cost > 0 else math.inf
 
 
+def roofline_limits(device: Device, precision: str, costs: Mapping[str, float]) -> dict[str, float]:
+    """Every limiter the device has, in :data:`LIMITS` order: its GLup/s (``inf`` where the kernel puts no
+    load on that resource). ``costs`` maps a limiter's name to the workload's units per lup."""
+    out = {}
+    for lim in LIMITS:
+        rate = lim.rate(device, precision)
+        if rate is not None:
+            out[lim.name] = _limit(rate, costs.get(lim.name, 0.0))
+    return out
+
+
 def limiters(device: Device, precision: str, flops: Flops, l1_cycles_per_warp_lup: float,
              l2_B_per_lup: float, dram_B_per_lup: float) -> dict[str, float]:
-    """Each limiter's maximal GLup/s; ``inf`` where the kernel puts no load on that resource.
+    """The four roofline limits (:data:`LIMITERS`) in GLup/s; ``inf`` where the kernel puts no load on that
+    resource.
 
     FP: FMA lanes x SMs x clock / FP instructions per lup (an FMA is one instruction for two flops).
     L1: SMs x clock x 32 lups per warp / L1 cycles per warp-lup.
     L2, DRAM: bandwidth in GB/s / (load + store) B/lup.
     """
-    d = device
-    return {
-        "FP": _limit(d.lanes_per_sm(precision) * d.sm_count * d.clock_GHz, flops.instructions),
-        "L1": _limit(d.sm_count * d.clock_GHz * 32, l1_cycles_per_warp_lup),
-        "L2": _limit(d.l2_bw_GB_s, l2_B_per_lup),
-        "DRAM": _limit(d.dram_bw_GB_s, dram_B_per_lup),
-    }
+    limits = roofline_limits(device, precision, {"FP": flops.instructions, "L1": l1_cycles_per_warp_lup,
+                                                 "L2": l2_B_per_lup, "DRAM": dram_B_per_lup})
+    return {k: limits[k] for k in LIMITERS}
 
 
 def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
@@ -39,6 +77,9 @@ def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
 
 
 def bottleneck(limits: dict[str, float]) -> tuple[str, float]:
-    """The binding limiter (first in FP, L1, L2, DRAM order on ties) and its GLup/s."""
-    name = min(LIMITERS, key=lambda k: limits[k])
+    """The binding limiter (the first in :data:`LIMITS` order on ties) and its GLup/s."""
+    name = min(limits, key=lambda k: limits[k])
     return name, limits[name]
+
+
+__all__ = ["LIMITERS", "LIMITS", "Limit", "bottleneck", "limiter_names", "limiters", "roofline_limits"]
