@@ -1,0 +1,64 @@
+"""Per-architecture-family data: hit-rate curves (``hit_rates.toml``) and latency-model values (``latency.toml``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..capacity import HIT_RATE_CURVES, HitRates, curve_from_table
+from ..errors import InputError
+from .base import _HIT_RATE_FILE, _LATENCY_FILE, DeviceFileError
+from .keys import _BY_KEY, LATENCY_KEYS, _parse_value
+from .tomlfile import _check_schema_version, _entry, _read_toml
+
+
+@lru_cache(maxsize=1)
+def _family_hit_rates() -> dict[str, HitRates]:
+    path = resources.files("warpspeed.devices").joinpath(_HIT_RATE_FILE)
+    doc = _read_toml(path.read_bytes(), str(path))
+    _check_schema_version(doc, str(path))
+    out: dict[str, HitRates] = {}
+    for family, curves in doc.items():
+        if family == "schema_version":
+            continue
+        where = f"{path}: [{family}]"
+        if not isinstance(curves, dict) or set(curves) != set(HIT_RATE_CURVES):
+            got = sorted(curves) if isinstance(curves, dict) else curves
+            raise InputError(f"{where} must hold exactly the curve tables {', '.join(HIT_RATE_CURVES)}; "
+                             f"got {got!r}.")
+        out[family] = HitRates(**{c: curve_from_table(curves[c], f"{where}.{c}") for c in HIT_RATE_CURVES})
+    return out
+
+
+@lru_cache(maxsize=1)
+def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
+    """Per family: latency-model key -> (raw value, source), from ``devices/latency.toml``."""
+    path = resources.files("warpspeed.devices").joinpath(_LATENCY_FILE)
+    doc = _read_toml(path.read_bytes(), str(path))
+    _check_schema_version(doc, str(path))
+    out: dict[str, dict[str, tuple[Any, str]]] = {}
+    for family, table in doc.items():
+        if family == "schema_version":
+            continue
+        where = f"{path}: [{family}] "
+        if not isinstance(table, dict) or set(table) - set(LATENCY_KEYS):
+            raise InputError(f"{where}may hold only the keys {', '.join(LATENCY_KEYS)}.")
+        out[family] = {}
+        problems: list[str] = []
+        for key, raw in table.items():
+            for k, value, source in _entry(raw, key, bare_source=None, problems=problems):
+                try:
+                    _parse_value(_BY_KEY[k], value, "")
+                except InputError as e:
+                    problems.append(str(e))
+                else:
+                    out[family][k] = (value, source)
+        if problems:
+            raise DeviceFileError(where.rstrip(), problems)
+    return out
+
+
+def hit_rate_families() -> list[str]:
+    """Architecture families that have hit-rate curves in ``devices/hit_rates.toml``."""
+    return sorted(_family_hit_rates())

@@ -1,0 +1,217 @@
+"""Loading device files, complete or based on another device."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
+from ..errors import InputError
+from ..units import format_quantity, require_unit
+from .base import _HIT_RATE_FILE, _IDENTITY, _LATENCY_FILE, DeviceFileError, FrozenMap, _suggest
+from .families import _family_hit_rates, _family_latency, hit_rate_families
+from .keys import _BY_KEY, _FILE_KEYS, _KEYS, _PEAK_OF, LATENCY_KEYS, _parse_value
+from .model import Device, _consistency_problems
+from .overrides import _changes, _suffixed_id
+from .tomlfile import _entry, _read_toml, _schema_problems
+
+
+def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> tuple[dict[str, tuple[Any, Any, str]],
+                                                                                        set[str]]:
+    """The numeric keys of a file: ({key: (raw value, parsed value, source)}, keys given but broken).
+
+    Peaks appear as ``<bw>_peak``. Every problem of the top-level keys (unknown keys, identity strings,
+    values) goes to ``problems``, in the order of the file; a file of changes has ``bare_source``.
+    """
+    values: dict[str, tuple[Any, Any, str]] = {}
+    broken: set[str] = set()
+    valid = ["schema_version", *(["base"] if bare_source is not None else []), *_IDENTITY, *_FILE_KEYS,
+             "hit_rates"]
+    for key in doc:
+        if key not in valid:
+            problems.append(_unknown_key(key, valid))
+        elif key in _IDENTITY and not (isinstance(doc[key], str) and doc[key].strip()):
+            problems.append(f"{key} must be a non-empty string, got {doc[key]!r}.")
+        if key not in _FILE_KEYS:
+            continue
+        given = [key] + ([_PEAK_OF[key]] if key in _PEAK_OF and isinstance(doc[key], dict) and "peak" in doc[key]
+                         else [])
+        for k, raw, source in _entry(doc[key], key, bare_source=bare_source, problems=problems):
+            spec = _BY_KEY[k]
+            label = f"{key}.peak" if k != key else key
+            try:
+                if spec.kind != "dims":  # a TOML number, too, was typed by a person: it needs its unit
+                    require_unit(raw, spec.kind, key=label)
+                values[k] = (raw, _parse_value(spec, raw, "", label=label), source)
+            except InputError as e:
+                problems.append(str(e))
+        broken.update(k for k in given if k not in values)
+    return values, broken
+
+
+def _unknown_key(key: str, valid: list[str]) -> str:
+    if key in _PEAK_OF.values():
+        bw = next(b for b, pk in _PEAK_OF.items() if pk == key)
+        return (f"unknown key {key!r}: in a file the peak goes in the {bw} table, as {bw}.peak = \"...\" with "
+                f"{bw}.peak_source = \"spec: ...\".")
+    return f"unknown key {key!r}." + (_suggest(key, valid) or f" Valid keys: {', '.join(valid)}.")
+
+
+def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCurve]:
+    table = doc.get("hit_rates", {})
+    if not isinstance(table, dict):
+        problems.append(f"hit_rates must be a table of curves ({', '.join(HIT_RATE_CURVES)}), e.g. "
+                        "[hit_rates.l2_z] with a, b, c and source.")
+        return {}
+    out = {}
+    for name, t in table.items():
+        if name not in HIT_RATE_CURVES:
+            problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{_suggest(name, HIT_RATE_CURVES)} "
+                            f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
+            continue
+        try:
+            out[name] = curve_from_table(t, f"hit_rates.{name}")
+        except InputError as e:
+            problems.append(str(e))
+    return out
+
+
+def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve]) -> str | None:
+    if not isinstance(family, str) or family in _family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
+        return None
+    return (f"architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} (known families: "
+            f"{', '.join(hit_rate_families())}); use one of those or give all four [hit_rates.<curve>] tables "
+            f"({', '.join(HIT_RATE_CURVES)}).")
+
+
+def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -> Device:
+    """A device file, complete or of changes (``base``). Every problem of the file is reported in one
+    :class:`DeviceFileError` (a file that is not TOML stops at that)."""
+    where = f"device file {path}"
+    doc = _read_toml(data, path)
+    based = "base" in doc
+    if based and builtin:
+        raise DeviceFileError(where, ["shipped device files must be complete (no 'base')."])
+    problems = _schema_problems(doc, required=not based)
+    if based:
+        return _load_based(doc, path, depth, problems)
+    missing = [k for k in _IDENTITY[1:] if k not in doc]
+    missing += [k for k in _FILE_KEYS if _BY_KEY[k].required and k not in doc]
+    if missing:
+        required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
+        problems.append(f"missing key(s) {', '.join(missing)}; a complete device file gives "
+                        f"{', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
+                        f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
+                        f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
+                        f"base = \"<id>\" to change an existing device.")
+    values, broken = _file_values(doc, bare_source=None, problems=problems)
+    dev_id = doc.get("id", stem)
+    if builtin and dev_id != stem:
+        problems.append(f"id {dev_id!r} must equal the file name {stem!r}.")
+    family = doc.get("architecture")
+    family = family if isinstance(family, str) else None
+    curve_overrides = _hit_rates_overrides(doc, problems)
+    if (text := _family_problem(family, curve_overrides)) is not None:
+        problems.append(text)
+    families = _family_hit_rates()
+    base_curves = {c: getattr(families[family], c) for c in HIT_RATE_CURVES} if family in families else {}
+    curves = {**base_curves, **curve_overrides}
+
+    attrs: dict[str, Any] = {_BY_KEY[k].attr: parsed for k, (_, parsed, _) in values.items()}
+    sources: dict[str, str] = {k: source for k, (_, _, source) in values.items()}
+    for key, (value, source) in _family_latency().get(family, {}).items():
+        if key not in doc:
+            attrs[_BY_KEY[key].attr] = _parse_value(_BY_KEY[key], value, f"{_LATENCY_FILE} [{family}] ")
+            sources[key] = source
+    if "l2_effective_size" not in doc and "l2_size_bytes" in attrs and "l2_partitions" in attrs:
+        parts = attrs["l2_partitions"]
+        attrs["l2_effective_size_bytes"] = attrs["l2_size_bytes"] // parts
+        sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
+                                        f"{format_quantity(attrs['l2_size_bytes'], 'bytes')} / {parts}")
+    for c, curve in curves.items():
+        sources[f"hit_rates.{c}"] = curve.source
+    for spec in _KEYS:  # optional values not given are None (a value given but broken stays out)
+        if not spec.required and spec.key not in broken:
+            attrs.setdefault(spec.attr, None)
+    problems += _consistency_problems(attrs)
+    if problems:
+        raise DeviceFileError(where, problems)
+    try:
+        return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
+                      compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),
+                      sources=FrozenMap(sources), file=path, **attrs)
+    except InputError as e:
+        raise DeviceFileError(where, [str(e)]) from None
+
+
+def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device:
+    """A file of changes: ``base`` plus changed keys (``schema_version`` optional, checked if given)."""
+    from .builtin import _looks_like_path, device, device_ids  # the registry loads files: imported when used
+
+    where = f"device file {path}"
+    base_ref = doc["base"]
+    base: Device | None = None
+    if not isinstance(base_ref, str) or not base_ref.strip():
+        problems.append(f"base must be a device id ({', '.join(device_ids())}) or a path, got {base_ref!r}.")
+    elif depth > 8:
+        problems.append("too many nested 'base' files (a cycle?).")
+    elif _looks_like_path(base_ref):
+        base_path = Path(path).parent / base_ref
+        if not base_path.is_file():
+            problems.append(f"base file {base_path} does not exist.")
+        else:
+            try:
+                base = _load(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
+                             depth=depth + 1)
+            except InputError as e:
+                problems.append(f"base: {e}")
+    else:
+        try:
+            base = device(base_ref)
+        except InputError as e:
+            problems.append(f"base: {e}")
+    bare = f"override ({Path(path).name})"
+    values, broken = _file_values(doc, bare_source=bare, problems=problems)
+    curve_overrides = _hit_rates_overrides(doc, problems)
+    identity = {k: doc[k] for k in _IDENTITY[1:] if k in doc and isinstance(doc[k], str) and doc[k].strip()}
+    family = identity.get("architecture", base.architecture if base is not None else None)
+    if base is not None and family != base.architecture and \
+            (text := _family_problem(family, curve_overrides)) is not None:
+        problems.append(text)
+    if base is None:
+        raise DeviceFileError(where, problems)
+    changes = {k: raw for k, (raw, _, _) in values.items()}
+    sources = {k: source for k, (_, _, source) in values.items()}
+    attrs, new_sources, shown = _changes(base, changes, sources, bare, problems, broken)
+    if problems:
+        raise DeviceFileError(where, problems)
+    new_id = doc.get("id")
+    dev = replace(base, id=new_id if isinstance(new_id, str) else _suffixed_id(base, shown),
+                  sources=FrozenMap(new_sources), **attrs)
+    if "name" not in identity and (changes or curve_overrides):
+        identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
+    inherited = dev.hit_rates
+    if family != base.architecture:  # a new family brings its own curves
+        inherited = _family_hit_rates().get(family, inherited)
+    if curve_overrides or inherited is not dev.hit_rates:
+        curves = {c: curve_overrides.get(c, getattr(inherited, c)) for c in HIT_RATE_CURVES}
+        src = dict(dev.sources)
+        src.update({f"hit_rates.{c}": curves[c].source for c in HIT_RATE_CURVES})
+        identity["hit_rates"] = HitRates(**curves)
+        identity["sources"] = FrozenMap(src)
+    try:
+        return replace(dev, file=path, **identity)
+    except InputError as e:
+        raise DeviceFileError(where, [str(e)]) from None
+
+
+def load_device_file(path: str | Path) -> Device:
+    """Read a device TOML file (complete, or ``base = "<id>"`` plus changes) and validate it."""
+    from .builtin import device_ids
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"device file {p} does not exist (built-in ids: {', '.join(device_ids())}).")
+    return _load(p.read_bytes(), str(p), stem=p.stem, builtin=False)

@@ -1,0 +1,178 @@
+"""The keys of device files and overrides: units, limits, parsing and display of each value."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..capacity import HIT_RATE_CURVES
+from ..errors import InputError
+from ..units import format_quantity, parse_quantity, require_unit
+from .base import FrozenMap
+
+
+@dataclass(frozen=True)
+class _Key:
+    key: str        # name in files, --set and with_overrides
+    attr: str       # Device attribute
+    kind: str       # units kind, or "dims" (three counts)
+    minimum: float  # smallest valid value (clock and bandwidths: must be > 0)
+    required: bool = True
+
+
+_KEYS: tuple[_Key, ...] = (
+    _Key("sm_count", "sm_count", "count", 1),
+    _Key("clock_GHz", "clock_GHz", "frequency", 0),
+    _Key("warp_size", "warp_size", "count", 1),
+    _Key("l1_size", "l1_size_bytes", "bytes", 1),
+    _Key("l1_line", "l1_line_bytes", "bytes", 1),
+    _Key("l1_sector", "l1_sector_bytes", "bytes", 1),
+    _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1),
+    _Key("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False),
+    _Key("l1_banks", "l1_banks", "count", 1),
+    _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1),
+    _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1),
+    _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False),
+    _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False),
+    _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False),
+    _Key("l2_size", "l2_size_bytes", "bytes", 1),
+    _Key("l2_partitions", "l2_partitions", "count", 1),
+    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False),
+    _Key("l2_line", "l2_line_bytes", "bytes", 1),
+    _Key("l2_sector", "l2_sector_bytes", "bytes", 1),
+    _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0),
+    _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False),
+    _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0),
+    _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False),
+    _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False),
+    _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1),
+    _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1),
+    _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1),
+    _Key("max_blocks_per_sm", "max_blocks_per_sm", "count", 1),
+    _Key("max_threads_per_block", "max_threads_per_block", "count", 1),
+    _Key("max_block_dims", "max_block_dims", "dims", 1),
+    _Key("registers_per_sm", "registers_per_sm", "count", 1),
+    _Key("max_registers_per_thread", "max_registers_per_thread", "count", 1),
+    _Key("register_alloc_unit", "register_alloc_unit", "count", 1),
+    _Key("register_subpartitions", "register_subpartitions", "count", 1),
+    _Key("shared_per_sm", "shared_per_sm_bytes", "bytes", 0),
+    _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0),
+    _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1),
+    _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0),
+    # memory parallelism (the latency model); a file may leave them to its family (devices/latency.toml)
+    _Key("l2_latency", "l2_latency_s", "time", 0, required=False),
+    _Key("dram_latency", "dram_latency_s", "time", 0, required=False),
+    _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False),
+    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
+    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
+    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
+    # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
+    _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
+    _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
+    _Key("tlb_walk_rate", "tlb_walk_rate_GHz", "frequency", 0, required=False),
+)
+
+LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
+                "dram_run_exponent")
+"""Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
+L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
+"""Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""
+TLB_KEYS = ("tlb_page", "tlb_reach", "tlb_walk_rate")
+"""Keys of the TLB-page limiter (warpspeed.tlb): a device that gives all three has the limiter, none: off."""
+
+_BY_KEY = {k.key: k for k in _KEYS}
+_BY_ATTR = {k.attr: k for k in _KEYS}
+_PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
+_HIT_KEYS = tuple(f"hit_rates.{c}.{p}" for c in HIT_RATE_CURVES for p in "abc")
+
+OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in _KEYS) + _HIT_KEYS
+"""Every key :meth:`Device.with_overrides` and ``--set`` accept."""
+KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in _KEYS)
+"""File/override key -> :class:`Device` attribute (``"l2_size"`` -> ``"l2_size_bytes"``)."""
+
+_FILE_KEYS = tuple(k.key for k in _KEYS if k.key not in _PEAK_OF.values())  # peaks live in the bw tables
+
+_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("compute", ("sm_count", "clock_GHz", "warp_size", "fp32_lanes", "fp64_lanes")),
+    ("L1", ("l1_size", "l1_line", "l1_sector", "l1_bytes_per_cycle", "l1_bytes_per_cycle_8B", "l1_banks",
+            "l1_bank_width", "l1_pairing_distance", *L1_LINE_KEYS)),
+    ("L2", ("l2_size", "l2_partitions", "l2_effective_size", "l2_line", "l2_sector")),
+    ("DRAM and bandwidths", ("dram_size", "l2_bw", "l2_bw_peak", "dram_bw", "dram_bw_peak")),
+    ("occupancy limits", ("max_threads_per_sm", "max_blocks_per_sm", "max_threads_per_block", "max_block_dims",
+                          "registers_per_sm", "max_registers_per_thread", "register_alloc_unit",
+                          "register_subpartitions", "shared_per_sm", "shared_per_block", "shared_alloc_unit",
+                          "shared_reserved_per_block")),
+    ("latency model", LATENCY_KEYS),
+    ("TLB-page limiter (off unless given)", TLB_KEYS),
+)
+"""The sections of :meth:`Device.to_text`; a key in none of them is listed under "other"."""
+
+
+def override_kind(key: str) -> str:
+    """The unit kind (``bytes``, ``bandwidth``, ``frequency``, ``count``) of a numeric override key."""
+    spec = _BY_KEY.get(key)
+    if spec is None or spec.kind == "dims":
+        numeric = ", ".join(k.key for k in _KEYS if k.kind != "dims")
+        raise InputError(f"'{key}' is not a numeric device key; valid: {numeric}.")
+    return spec.kind
+
+
+def _valid_override_keys() -> str:
+    return ", ".join(k.key for k in _KEYS) + ", hit_rates.<curve>.<a|b|c> (curve: " + \
+        ", ".join(HIT_RATE_CURVES) + ")"
+
+
+def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
+    label = label or f"{where}{spec.key}"
+    if spec.kind == "dims":
+        parts: object = raw
+        if isinstance(raw, str):
+            parts = [p for p in raw.replace("x", ",").split(",")]
+        if not isinstance(parts, list | tuple) or len(parts) != 3:
+            raise InputError(f"{label}: expected three whole numbers [x, y, z] (e.g. [1024, 1024, 64] or "
+                             f"'1024,1024,64'), got {raw!r}.")
+        value: Any = tuple(parse_quantity(p, "count", key=label) for p in parts)
+        if min(value) < spec.minimum:
+            raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
+        return value
+    if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
+        require_unit(raw, spec.kind, key=label)
+    value = parse_quantity(raw, spec.kind, key=label)
+    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time", "number") and value <= 0:
+        raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
+    if value < spec.minimum:
+        raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
+    return value
+
+
+_NOT_GIVEN = {
+    "l1_bytes_per_cycle_8B": "8 B accesses run at l1_bytes_per_cycle",
+    "l1_load_lines_per_wavefront": "the L1 pairing rule applies",
+    "l1_store_lines_per_wavefront": "the L1 pairing rule applies",
+    "l1_wavefronts_per_warp": "the L1 pairing rule applies",
+    "l2_bw_peak": "no vendor peak recorded", "dram_bw_peak": "no vendor peak recorded",
+    "dram_size": "no capacity recorded: no note on domains too large",
+}
+
+
+def _value_text(spec: _Key, value: Any) -> str:
+    """``value`` with its unit, as :meth:`Device.to_text` lists it; :func:`_parse_value` reads it back exactly
+    (a value that 6 significant digits would round is written in full)."""
+    if spec.kind == "dims":
+        return ", ".join(str(v) for v in value)
+    text = format_quantity(value, spec.kind)
+    if _parse_value(spec, text, "") == value:
+        return text
+    full = {"bandwidth": f"{float(value)!r} GB/s", "frequency": f"{float(value)!r} GHz",
+            "time": f"{float(value)!r} s", "bytes": f"{int(value)} B"}
+    return full.get(spec.kind, str(value))
+
+
+def _display(spec_kind: str, value: Any) -> str:
+    """Compact text of a value for an id suffix: 80MiB, 5000GB/s, 1.6GHz, 160, 1024,1024,64."""
+    if spec_kind == "dims":
+        return ",".join(str(v) for v in value)
+    if spec_kind == "float":
+        return f"{value:g}"
+    return format_quantity(value, spec_kind).replace(" ", "")

@@ -1,0 +1,294 @@
+"""The :class:`Device` dataclass, its checks and its display."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..capacity import HIT_RATE_CURVES, HitRates
+from ..errors import InputError
+from ..units import format_quantity
+from .base import _IDENTITY, SCHEMA_VERSION, FrozenMap
+from .keys import _BY_ATTR, _BY_KEY, _GROUPS, _KEYS, _NOT_GIVEN, _PEAK_OF, L1_LINE_KEYS, TLB_KEYS, _value_text
+
+
+@dataclass(frozen=True)
+class Device:
+    """One GPU as the model sees it. Build it with :func:`device`; change it with :meth:`with_overrides`.
+
+    ``sources`` maps every file/override key (``"l2_size"``, ``"dram_bw"``, ``"dram_bw_peak"``,
+    ``"hit_rates.l2_y"`` ...) to the citation of its value; :meth:`source_of` also accepts attribute names.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    architecture: str
+    compute_capability: str
+    sm_count: int
+    clock_GHz: float
+    warp_size: int
+    l1_size_bytes: int
+    l1_line_bytes: int
+    l1_sector_bytes: int
+    l1_bytes_per_cycle: int
+    l1_bytes_per_cycle_8B: int | None
+    l1_banks: int
+    l1_bank_bytes: int
+    l1_pairing_distance_bytes: int
+    l1_load_lines_per_wavefront: int | None
+    l1_store_lines_per_wavefront: int | None
+    l1_wavefronts_per_warp: int | None
+    l2_size_bytes: int
+    l2_partitions: int
+    l2_effective_size_bytes: int
+    l2_line_bytes: int
+    l2_sector_bytes: int
+    l2_bw_GB_s: float
+    dram_bw_GB_s: float
+    l2_bw_peak_GB_s: float | None
+    dram_bw_peak_GB_s: float | None
+    fp32_lanes_per_sm: int
+    fp64_lanes_per_sm: int
+    max_threads_per_sm: int
+    max_blocks_per_sm: int
+    max_threads_per_block: int
+    max_block_dims: tuple[int, int, int]
+    registers_per_sm: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    register_subpartitions: int
+    shared_per_sm_bytes: int
+    shared_per_block_bytes: int
+    shared_alloc_unit_bytes: int
+    shared_reserved_per_block_bytes: int
+    l2_latency_s: float | None
+    dram_latency_s: float | None
+    sectors_in_flight_per_warp: int | None
+    dram_run_overhead_bytes: int | None
+    hit_rates: HitRates
+    sources: Mapping[str, str]
+    dram_size_bytes: int | None = None
+    dram_run_time_s: float | None = None
+    dram_run_exponent: float | None = None
+    tlb_page_bytes: int | None = None
+    tlb_reach_bytes: int | None = None
+    tlb_walk_rate_GHz: float | None = None
+    file: str | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.sources, FrozenMap):
+            object.__setattr__(self, "sources", FrozenMap(self.sources))
+        object.__setattr__(self, "max_block_dims", tuple(self.max_block_dims))
+        self._validate()
+
+    # -- queries ------------------------------------------------------------------------------------
+
+    def lanes_per_sm(self, precision: str) -> int:
+        """FMA lanes per SM per cycle for ``"fp32"`` or ``"fp64"``."""
+        if precision == "fp32":
+            return self.fp32_lanes_per_sm
+        if precision == "fp64":
+            return self.fp64_lanes_per_sm
+        raise InputError(f"unknown precision {precision!r} for device {self.id}; use 'fp32' or 'fp64'.")
+
+    def lsu_bytes_per_cycle(self, element_bytes: int) -> int:
+        """Bytes the L1 load/store unit serves per cycle for accesses of ``element_bytes``."""
+        if element_bytes == 8 and self.l1_bytes_per_cycle_8B is not None:
+            return self.l1_bytes_per_cycle_8B
+        return self.l1_bytes_per_cycle
+
+    def peak_GFLOP_s(self, precision: str) -> float:
+        """Peak GFLOP/s: SMs x FMA lanes x 2 FLOP x clock in GHz."""
+        return self.sm_count * self.lanes_per_sm(precision) * 2 * self.clock_GHz
+
+    def source_of(self, name: str) -> str:
+        """The citation for a value, by key (``"l2_size"``) or attribute name (``"l2_size_bytes"``)."""
+        key = _BY_ATTR[name].key if name in _BY_ATTR else name
+        try:
+            return self.sources[key]
+        except KeyError:
+            raise InputError(f"device {self.id} has no source for {name!r}; known: "
+                             f"{', '.join(self.sources)}.") from None
+
+    # -- changes ------------------------------------------------------------------------------------
+
+    def with_overrides(self, **changes: Any) -> Device:
+        """A hypothetical device: this one with some values replaced.
+
+        Keys (values are numbers in the canonical unit or unit strings such as ``"80MiB"``,
+        ``"5000GB/s"``, ``"1.6GHz"``): ``sm_count, clock_GHz, warp_size, l1_size, l1_line, l1_sector,
+        l1_bytes_per_cycle, l1_banks, l1_bank_width, l1_pairing_distance, l2_size, l2_partitions,
+        l2_effective_size, l2_line, l2_sector, l2_bw, l2_bw_peak, dram_bw, dram_bw_peak, fp32_lanes,
+        fp64_lanes, max_threads_per_sm, max_blocks_per_sm, max_threads_per_block, max_block_dims
+        ("1024,1024,64" or a triple), registers_per_sm, max_registers_per_thread, register_alloc_unit,
+        register_subpartitions, shared_per_sm, shared_per_block, shared_alloc_unit,
+        shared_reserved_per_block`` and ``hit_rates.<l1|l2_y|l2_z|l2_store>.<a|b|c>`` (pass those
+        through ``**{"hit_rates.l2_z.b": 0.004}``).
+
+        Derived values follow: a new ``l2_size`` or ``l2_partitions`` sets ``l2_effective_size =
+        l2_size // l2_partitions`` unless that is given too; a new ``dram_bw``/``l2_bw`` scales the
+        vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
+        source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
+        """
+        from .overrides import _apply  # overrides builds Devices: imported when used
+
+        return _apply(self, changes, {}, "override", where=f"override of device {self.id}")
+
+    # -- export -------------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict:
+        """Every attribute as JSON-able data (tuples become lists), plus ``schema_version``."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "hit_rates":
+                v = v.to_dict()
+            elif f.name == "sources":
+                v = dict(v)
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[f.name] = v
+        return out
+
+    def to_text(self) -> str:
+        """A readable listing in the keys of device files and ``--set`` (``l2_size = 50 MiB``), grouped,
+        with each value's source after ``#``; optional values the device does not give are listed as
+        comments. Every ``key = value`` line reads back: the value text given to ``--set``,
+        :meth:`with_overrides` or a file of changes yields the same value (``<bw>_peak`` is written
+        ``<bw>.peak`` in a file)."""
+        rows: list[tuple[str, str, str] | str] = []  # (key, value, source) or a heading
+
+        def add(key: str, value: str, source: str = "") -> None:
+            rows.append((key, value, source))
+
+        rows.append("identity")
+        for k in _IDENTITY:
+            add(k, getattr(self, k))
+        if self.file:
+            add("file", str(self.file))
+        listed = {k for _, keys in _GROUPS for k in keys}
+        groups = (*_GROUPS, ("other", tuple(k.key for k in _KEYS if k.key not in listed)))
+        for title, keys in groups:
+            if not keys:
+                continue
+            rows.append(title)
+            for key in keys:
+                spec = _BY_KEY[key]
+                value = getattr(self, spec.attr)
+                if value is None:
+                    rows.append(f"  # {key}: not given ({_NOT_GIVEN.get(key, 'unused')})")
+                else:
+                    add(key, _value_text(spec, value), self.sources.get(key, ""))
+        rows.append("hit-rate curves: hit(O) = a*exp(-b*exp(c*O)), O = oversubscription")
+        for curve in HIT_RATE_CURVES:
+            c = getattr(self.hit_rates, curve)
+            for i, coef in enumerate("abc"):
+                add(f"hit_rates.{curve}.{coef}", repr(getattr(c, coef)), c.source if i == 0 else "")
+        kw = max(len(r[0]) for r in rows if isinstance(r, tuple))
+        vw = max(len(r[1]) for r in rows if isinstance(r, tuple) and r[2])
+        lines = [f"{self.id}: {self.name}",
+                 "keys as in device files and --set; each value's source follows '#'"]
+        for r in rows:
+            if isinstance(r, str):
+                lines.append(r if r.startswith(" ") else f"\n{r}")
+            elif r[2]:
+                lines.append(f"  {r[0]:<{kw}} = {r[1]:<{vw}}  # {r[2]}")
+            else:
+                lines.append(f"  {r[0]:<{kw}} = {r[1]}")
+        return "\n".join(lines)
+
+    # -- checks -------------------------------------------------------------------------------------
+
+    def _validate(self) -> None:
+        problems: list[str] = []
+        for spec in _KEYS:
+            v = getattr(self, spec.attr)
+            if v is None and not spec.required:
+                continue
+            if spec.kind == "dims":
+                ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
+            elif spec.kind in ("frequency", "bandwidth", "time", "number"):
+                ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
+            else:
+                ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
+            if not ok:
+                problems.append(f"{spec.key} = {v!r} is not valid (must be "
+                                + ("three whole numbers >= 1" if spec.kind == "dims" else
+                                   "a number > 0" if spec.kind in ("frequency", "bandwidth", "time", "number") else
+                                   f"a whole number >= {spec.minimum:g}") + ")")
+        if problems:
+            raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
+        problems = _consistency_problems(_values(self))
+        required = {k.key for k in _KEYS if getattr(self, k.attr) is not None} | \
+            {f"hit_rates.{c}" for c in HIT_RATE_CURVES}
+        missing = sorted(required - set(self.sources))
+        if missing:
+            problems.append(f"values without a source: {', '.join(missing)}")
+        empty = sorted(k for k, s in self.sources.items() if not isinstance(s, str) or not s.strip())
+        if empty:
+            problems.append(f"empty sources: {', '.join(empty)}")
+        if problems:
+            raise InputError(f"device {self.id} is inconsistent: " + "; ".join(problems) + ".")
+
+
+def _consistency_problems(v: Mapping[str, Any]) -> list[str]:
+    """The consistency rules between values (docs/device-format.md), on ``v``: Device attribute -> value.
+
+    The one place these rules live: :class:`Device` checks itself with it, and the loaders check the
+    values of a file that has other problems too, so that one run reports everything. A check whose
+    values are not all in ``v`` (a value that failed to parse) is skipped; ``None`` is a value not given.
+    """
+    problems: list[str] = []
+
+    def have(*attrs: str) -> bool:
+        return all(a in v for a in attrs)
+
+    def size(attr: str) -> str:
+        return format_quantity(v[attr], "bytes")
+
+    for lvl in ("l1", "l2"):
+        line, sector = f"{lvl}_line_bytes", f"{lvl}_sector_bytes"
+        if have(line, sector) and v[line] % v[sector]:
+            problems.append(f"{lvl}_line ({v[line]} B) must be a whole multiple of {lvl}_sector ({v[sector]} B)")
+    load, store = (_BY_KEY[k].attr for k in L1_LINE_KEYS[:2])
+    if have(load, store) and (v[load] is None) != (v[store] is None):
+        problems.append("l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together (the L1 line "
+                        "rule); give both or neither")
+    if have("l1_pairing_distance_bytes", "l1_bank_bytes") and v["l1_pairing_distance_bytes"] % v["l1_bank_bytes"]:
+        problems.append(f"l1_pairing_distance ({v['l1_pairing_distance_bytes']} B) must be a whole multiple of "
+                        f"l1_bank_width ({v['l1_bank_bytes']} B)")
+    if have("l2_effective_size_bytes", "l2_size_bytes") and v["l2_effective_size_bytes"] > v["l2_size_bytes"]:
+        problems.append(f"l2_effective_size ({size('l2_effective_size_bytes')}) cannot exceed l2_size "
+                        f"({size('l2_size_bytes')})")
+    if have("max_threads_per_sm", "warp_size") and v["max_threads_per_sm"] % v["warp_size"]:
+        problems.append(f"max_threads_per_sm ({v['max_threads_per_sm']}) must be a multiple of warp_size "
+                        f"({v['warp_size']})")
+    if have("max_threads_per_block", "max_threads_per_sm") and v["max_threads_per_block"] > v["max_threads_per_sm"]:
+        problems.append(f"max_threads_per_block ({v['max_threads_per_block']}) cannot exceed max_threads_per_sm "
+                        f"({v['max_threads_per_sm']})")
+    if have("shared_per_block_bytes", "shared_per_sm_bytes") and \
+            v["shared_per_block_bytes"] > v["shared_per_sm_bytes"]:
+        problems.append(f"shared_per_block ({v['shared_per_block_bytes']} B) cannot exceed shared_per_sm "
+                        f"({v['shared_per_sm_bytes']} B)")
+    if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
+        problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
+                        f"{v['register_subpartitions']} register_subpartitions")
+    tlb = [k for k in TLB_KEYS if _BY_KEY[k].attr in v]
+    if len(tlb) == len(TLB_KEYS) and len({v[_BY_KEY[k].attr] is None for k in tlb}) > 1:
+        given = [k for k in tlb if v[_BY_KEY[k].attr] is not None]
+        problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
+                        f"{', '.join(given)}")
+    for bw, peak in _PEAK_OF.items():
+        used, top = _BY_KEY[bw].attr, _BY_KEY[peak].attr
+        if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):
+            problems.append(f"{bw} ({v[used]:g} GB/s) cannot exceed its peak {peak} ({v[top]:g} GB/s); "
+                            "change both")
+    return problems
+
+
+def _values(dev: Device) -> dict[str, Any]:
+    """Device attribute -> value, for :func:`_consistency_problems`."""
+    return {f.name: getattr(dev, f.name) for f in fields(dev)}

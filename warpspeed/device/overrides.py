@@ -1,0 +1,151 @@
+"""Changed devices: ``with_overrides``, ``--set`` parsing, the ids of changed devices."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
+from ..errors import InputError
+from ..units import format_quantity
+from .base import DeviceFileError, FrozenMap, _suggest
+from .keys import _BY_KEY, _HIT_KEYS, _PEAK_OF, OVERRIDE_KEYS, _display, _parse_value, _valid_override_keys
+from .model import Device, _consistency_problems, _values
+
+
+def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
+    base, *parts = device_id.split("+")
+    suffix: dict[str, str] = {}
+    for p in parts:
+        k, sep, v = p.partition("=")
+        if not sep:
+            return device_id, {}
+        suffix[k] = v
+    return base, suffix
+
+
+def _apply(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+           where: str = "", new_id: str | None = None) -> Device:
+    """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``).
+
+    Every bad key or value and every rule the result breaks is reported at once: a
+    :class:`DeviceFileError` for ``where``.
+    """
+    problems: list[str] = []
+    attrs, new_sources, shown = _changes(dev, changes, sources, origin, problems)
+    if problems:
+        raise DeviceFileError(where, problems)
+    return replace(dev, id=new_id if new_id is not None else _suffixed_id(dev, shown),
+                   sources=FrozenMap(new_sources), **attrs)
+
+
+def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+             problems: list[str], broken: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """(attributes, sources, id suffixes) of ``dev`` changed by ``changes``; derived values follow.
+
+    Every problem (unknown key, unreadable or out-of-range value, broken consistency rule) goes to
+    ``problems``; a key with a problem, or named in ``broken`` (a file's keys that failed earlier), is
+    left unchanged and out of the consistency checks.
+    """
+    attrs: dict[str, Any] = {}
+    new_sources = dict(dev.sources)
+    shown: dict[str, str] = {}
+    curves = {c: getattr(dev.hit_rates, c) for c in HIT_RATE_CURVES}
+    parsed: dict[str, Any] = {}
+    broken = set(broken)
+    for key, raw in changes.items():
+        if key in _HIT_KEYS:
+            _, curve, coef = key.split(".")
+            try:
+                value = _parse_float(raw, key)
+                old = curves[curve]
+                src = (f"{sources.get(key, origin)}: {coef}={value:g} (was {getattr(old, coef):g}); "
+                       f"otherwise {old.source}")
+                curves[curve] = HitRateCurve(**{**old.to_dict(), coef: value, "source": src})
+            except InputError as e:
+                problems.append(str(e) if str(e).startswith(key) else f"{key}: {e}")
+                continue
+            new_sources[f"hit_rates.{curve}"] = curves[curve].source
+            shown[key] = _display("float", value)
+            continue
+        spec = _BY_KEY.get(key)
+        if spec is None:
+            problems.append(f"unknown device key {key!r}.{_suggest(key, OVERRIDE_KEYS)} "
+                            f"Valid keys: {_valid_override_keys()}.")
+            continue
+        try:
+            parsed[key] = _parse_value(spec, raw, "")
+        except InputError as e:
+            problems.append(str(e))
+            broken.add(key)
+            continue
+        attrs[spec.attr] = parsed[key]
+        new_sources[key] = sources.get(key, origin)
+        shown[key] = _display(spec.kind, parsed[key])
+
+    if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
+        size = parsed.get("l2_size", dev.l2_size_bytes)
+        parts = parsed.get("l2_partitions", dev.l2_partitions)
+        attrs["l2_effective_size_bytes"] = size // parts
+        new_sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
+                                            f"{format_quantity(size, 'bytes')} / {parts} ({origin})")
+    for bw, peak in _PEAK_OF.items():
+        old_peak = getattr(dev, _BY_KEY[peak].attr)
+        if bw in parsed and peak not in changes and old_peak is not None:
+            ratio = parsed[bw] / getattr(dev, _BY_KEY[bw].attr)
+            attrs[_BY_KEY[peak].attr] = old_peak * ratio
+            new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw} ({origin}); "
+                                 f"was: {dev.sources.get(peak, '?')}")
+    if any(k in changes for k in _HIT_KEYS):
+        attrs["hit_rates"] = HitRates(**curves)
+    values = {**_values(dev), **attrs}
+    for key in broken:  # a value that failed to parse takes part in no rule (its derived values neither)
+        values.pop(_BY_KEY[key].attr, None)
+        if key in ("l2_size", "l2_partitions"):
+            values.pop("l2_effective_size_bytes", None)
+    problems.extend(_consistency_problems(values))
+    return attrs, new_sources, shown
+
+
+def _suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
+    """``dev.id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
+    base, suffix = _split_id(dev.id)
+    suffix.update(shown)
+    return base + "".join(f"+{k}={v}" for k, v in suffix.items())
+
+
+def _parse_float(raw: object, label: str) -> float:
+    if isinstance(raw, bool):
+        raise InputError(f"{label}: expected a number, got {raw!r}.")
+    try:
+        value = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {raw!r}.") from None
+    if not math.isfinite(value):
+        raise InputError(f"{label}: expected a finite number, got {raw!r}.")
+    return value
+
+
+def parse_set_options(items: Iterable[str] | str, option: str = "--set") -> dict[str, str]:
+    """``["l2_size=80MiB", "dram_bw=5000GB/s"]`` -> ``{"l2_size": "80MiB", "dram_bw": "5000GB/s"}``.
+
+    Keys are checked later by :meth:`Device.with_overrides`; a missing ``=``, an empty key or value, or
+    a key given twice is an :class:`InputError`.
+    """
+    if isinstance(items, str):
+        items = [items]
+    out: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(f"{option} expects KEY=VALUE text, got {item!r}.")
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise InputError(f"{option} {item!r} is not KEY=VALUE (e.g. {option} l2_size=80MiB {option} "
+                             f"dram_bw=5000GB/s). Valid keys: {_valid_override_keys()}.")
+        if key in out:
+            raise InputError(f"{option} {key} is given twice ({out[key]!r} and {value!r}); give it once.")
+        out[key] = value
+    return out
