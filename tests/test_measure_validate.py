@@ -468,6 +468,10 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     assert pf.sectors_in_flight_per_warp == 6
     assert pf.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
     assert pf.dram_run_exponent == pytest.approx(0.5, abs=0.01)
+    # the JSON keeps the bytes per run too (at the calibrated device's dram_bw), beside the time and exponent
+    d = pf.to_dict()
+    assert d["dram_run_overhead_bytes"] == pytest.approx(0.04 * h100.dram_bw_GB_s, rel=0.02)
+    assert d["dram_run_time_ns"] == pytest.approx(0.04, rel=0.02) and d["sectors_in_flight_per_warp"] == 6
     # these exact volumes do not pin every hit-rate curve down: such a curve is kept, not an error
     kept = [fit for fit in cal.fits if fit.fitted is None and len(fit.points) >= MIN_POINTS]
     assert all(f"{fit.curve:<9} {len(fit.points)} points: the fit did not converge; kept" in calibration_text(cal)

@@ -197,10 +197,12 @@ class ParallelismFit:
     sweeps: int
     rms_log_ratio: float  # sqrt of the per-sweep mean squared log(predicted / measured), averaged
     source: str
+    dram_run_overhead_bytes: float = 0.0  # the run time as bytes of streaming at the first row's device
 
     def to_dict(self) -> dict:
         return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
                 "dram_run_time_ns": self.dram_run_time_s * 1e9, "dram_run_exponent": self.dram_run_exponent,
+                "dram_run_overhead_bytes": self.dram_run_overhead_bytes,
                 "rows": self.rows, "sweeps": self.sweeps,
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
@@ -264,7 +266,8 @@ def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | 
     rms = math.sqrt(loss(in_flight, run_time_ns, exponent))
     source = (f"measured: fitted with the latency model to {len(rows)} timed rows of {len(sweeps)} sweeps (measured "
               f"volumes; rms log(predicted/measured) {rms:.3f}); {provenance}")
-    return ParallelismFit(in_flight, run_time_ns * 1e-9, exponent, len(rows), len(sweeps), rms, source)
+    return ParallelismFit(in_flight, run_time_ns * 1e-9, exponent, len(rows), len(sweeps), rms, source,
+                          run_time_ns * start.dram_bw_GB_s)
 
 
 @dataclass(frozen=True)
