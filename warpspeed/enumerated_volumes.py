@@ -200,6 +200,10 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
     for key, rs in sorted(slabs.items()):  # slabs in address order (a slower dimension's index is larger)
         base = fld.offset + sum(k * s for k, s in zip(key, strides[top + 1:], strict=True))
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
+        bands = _bands(rs, top, shape, per)
+        if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
+            out.extend(_band_chunks(fld, rs, top, bands, base, first, last, per))
+            continue
         for c0 in range(first, last + 1, step):
             c1 = min(c0 + step, last + 1)
             start = base + c0 * plane
@@ -212,6 +216,54 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
                 if lo <= hi:
                     view[(slice(lo - c0, hi - c0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:top]))] = True
             out.append(_Chunk(bits, pad, n, start, top))
+    return out
+
+
+def _bands(rs: list, top: int, shape: tuple[int, ...], per: int) -> list[tuple[int, int]] | None:
+    """The merged index ranges of the second-slowest moving dimension that the ranges touch, where they
+    cover at most half of it (else None: whole planes are marked). Only above two dimensions: a band of
+    indices of dimension ``top - 1 >= 1`` is a run of whole rows, so the counts per row stay exact."""
+    if top < 2:
+        return None
+    spans = sorted(r[top - 1] for r in rs)
+    merged = [list(spans[0])]
+    for lo, hi in spans[1:]:
+        if lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    if 2 * sum(hi - lo + 1 for lo, hi in merged) > shape[top - 1]:
+        return None
+    return [(lo, hi) for lo, hi in merged]
+
+
+def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
+                 last: int, per: int) -> list[_Chunk]:
+    """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
+    :data:`CHUNK_ELEMENTS` elements, in address order."""
+    second = top - 1
+    plane, row = fld.strides[top], fld.strides[second]
+    sub_shape = tuple(reversed(fld.shape[:second]))
+    rows_per_chunk = max(1, CHUNK_ELEMENTS // row)
+    out = []
+    for c in range(first, last + 1):
+        here = [r for r in rs if r[top][0] <= c <= r[top][1]]
+        for blo, bhi in bands:
+            for lo0 in range(blo, bhi + 1, rows_per_chunk):
+                hi0 = min(bhi, lo0 + rows_per_chunk - 1)
+                sel = [r for r in here if r[second][0] <= hi0 and r[second][1] >= lo0]
+                if not sel:
+                    continue
+                start = base + c * plane + lo0 * row
+                pad = start % per
+                n = (hi0 - lo0 + 1) * row
+                bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
+                view = bits[pad:pad + n].reshape((hi0 - lo0 + 1,) + sub_shape)
+                for r in sel:
+                    lo, hi = max(r[second][0], lo0), min(r[second][1], hi0)
+                    view[(slice(lo - lo0, hi - lo0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:second]))] \
+                        = True
+                out.append(_Chunk(bits, pad, n, start, top))
     return out
 
 
@@ -272,6 +324,7 @@ def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
     else:
         words, word_bytes = c.bits.view("u8").reshape(-1, per // 8), 8
     g = math.gcd(X, per)
+    full = (1 << 8 * word_bytes) - 1
     shared = 0
     for phase in range(1, min(per // g, rows - 1) + 1):
         pos = c.pad + phase * X  # the boundary before row ``phase`` of the chunk
@@ -281,12 +334,11 @@ def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
         sel = words[pos // per::X // g][:(rows - 1 - phase) // (per // g) + 1]
         left, right = np.zeros(len(sel), dtype=bool), np.zeros(len(sel), dtype=bool)
         for w in range(words.shape[1]):
-            below = sum(0xFF << 8 * b for b in range(word_bytes) if w * word_bytes + b < m)
-            above = sum(0xFF << 8 * b for b in range(word_bytes)) - below
+            below = (1 << 8 * min(max(m - w * word_bytes, 0), word_bytes)) - 1  # the bytes before the boundary
             if below:
-                left |= (sel[:, w] & np.array(below, dtype=words.dtype)) != 0
-            if above:
-                right |= (sel[:, w] & np.array(above, dtype=words.dtype)) != 0
+                left |= (sel[:, w] & words.dtype.type(below)) != 0
+            if full - below:
+                right |= (sel[:, w] & words.dtype.type(full - below)) != 0
         shared += int(np.count_nonzero(left & right))
     return shared
 
