@@ -201,7 +201,8 @@ class ParallelismFit:
 
     def to_dict(self) -> dict:
         return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
-                "dram_run_time_ns": self.dram_run_time_s * 1e9, "dram_run_exponent": self.dram_run_exponent,
+                "dram_run_time_ns": float(f"{self.dram_run_time_s * 1e9:.6g}"),
+                "dram_run_exponent": self.dram_run_exponent,
                 "dram_run_overhead_bytes": self.dram_run_overhead_bytes,
                 "rows": self.rows, "sweeps": self.sweeps,
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
