@@ -153,15 +153,20 @@ def _ranges(boxes: list[Box], accesses: list[SliceAccess], top: int) -> list[Ran
             groups.setdefault(r[:d] + r[d + 1:], []).append(r[d])
         out = []
         for rest, spans in groups.items():
-            spans.sort()
-            merged = [list(spans[0])]
-            for lo, hi in spans[1:]:
-                if lo <= merged[-1][1] + 1:
-                    merged[-1][1] = max(merged[-1][1], hi)
-                else:
-                    merged.append([lo, hi])
-            out.extend(rest[:d] + ((lo, hi),) + rest[d:] for lo, hi in merged)
+            out.extend(rest[:d] + ((lo, hi),) + rest[d:] for lo, hi in _merge_spans(spans))
     return out
+
+
+def _merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive index ranges merged where they overlap or touch, in ascending order."""
+    spans = sorted(spans)
+    merged = [list(spans[0])]
+    for lo, hi in spans[1:]:
+        if lo <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    return [(lo, hi) for lo, hi in merged]
 
 
 @dataclass(frozen=True)
@@ -195,55 +200,36 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
     plane = strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
-    view_shape = tuple(reversed(shape[:top]))
     out = []
     for key, rs in sorted(slabs.items()):  # slabs in address order (a slower dimension's index is larger)
         base = fld.offset + sum(k * s for k, s in zip(key, strides[top + 1:], strict=True))
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
-        bands = _bands(rs, top, shape, per)
+        bands = _bands(rs, top, shape)
         if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
             out.extend(_band_chunks(fld, rs, top, bands, base, first, last, per))
             continue
         for c0 in range(first, last + 1, step):
             c1 = min(c0 + step, last + 1)
-            start = base + c0 * plane
-            pad = start % per
-            n = (c1 - c0) * plane
-            bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
-            view = bits[pad:pad + n].reshape((c1 - c0,) + view_shape)
-            for r in rs:
-                lo, hi = max(r[top][0], c0), min(r[top][1], c1 - 1)
-                if lo <= hi:
-                    view[(slice(lo - c0, hi - c0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:top]))] = True
-            out.append(_Chunk(bits, pad, n, start, top))
+            out.append(_marked_chunk(fld, rs, top, top, c0, c1 - 1, base + c0 * plane, per))
     return out
 
 
-def _bands(rs: list, top: int, shape: tuple[int, ...], per: int) -> list[tuple[int, int]] | None:
+def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
     """The merged index ranges of the second-slowest moving dimension that the ranges touch, where they
     cover at most half of it (else None: whole planes are marked). Only above two dimensions: a band of
     indices of dimension ``top - 1 >= 1`` is a run of whole rows, so the counts per row stay exact."""
     if top < 2:
         return None
-    spans = sorted(r[top - 1] for r in rs)
-    merged = [list(spans[0])]
-    for lo, hi in spans[1:]:
-        if lo <= merged[-1][1] + 1:
-            merged[-1][1] = max(merged[-1][1], hi)
-        else:
-            merged.append([lo, hi])
-    if 2 * sum(hi - lo + 1 for lo, hi in merged) > shape[top - 1]:
-        return None
-    return [(lo, hi) for lo, hi in merged]
+    merged = _merge_spans([r[top - 1] for r in rs])
+    return merged if 2 * sum(hi - lo + 1 for lo, hi in merged) <= shape[top - 1] else None
 
 
 def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
                  last: int, per: int) -> list[_Chunk]:
     """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
-    :data:`CHUNK_ELEMENTS` elements, in address order."""
+    :data:`CHUNK_ELEMENTS` elements, in address order; bands a plane's ranges miss get none."""
     second = top - 1
     plane, row = fld.strides[top], fld.strides[second]
-    sub_shape = tuple(reversed(fld.shape[:second]))
     rows_per_chunk = max(1, CHUNK_ELEMENTS // row)
     out = []
     for c in range(first, last + 1):
@@ -252,19 +238,24 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
             for lo0 in range(blo, bhi + 1, rows_per_chunk):
                 hi0 = min(bhi, lo0 + rows_per_chunk - 1)
                 sel = [r for r in here if r[second][0] <= hi0 and r[second][1] >= lo0]
-                if not sel:
-                    continue
-                start = base + c * plane + lo0 * row
-                pad = start % per
-                n = (hi0 - lo0 + 1) * row
-                bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
-                view = bits[pad:pad + n].reshape((hi0 - lo0 + 1,) + sub_shape)
-                for r in sel:
-                    lo, hi = max(r[second][0], lo0), min(r[second][1], hi0)
-                    view[(slice(lo - lo0, hi - lo0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:second]))] \
-                        = True
-                out.append(_Chunk(bits, pad, n, start, top))
+                if sel:
+                    out.append(_marked_chunk(fld, sel, second, top, lo0, hi0, base + c * plane + lo0 * row, per))
     return out
+
+
+def _marked_chunk(fld: Field, rs: list, dim: int, top: int, lo0: int, hi0: int, start: int, per: int) -> _Chunk:
+    """The bitmap of indices ``lo0..hi0`` of dimension ``dim`` (whole in the faster dimensions) from element
+    ``start``, with each range's elements there marked; ``top``: the chunk's top moving dimension."""
+    inner = tuple(reversed(fld.shape[:dim]))
+    n = (hi0 - lo0 + 1) * fld.strides[dim]
+    pad = start % per
+    bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
+    view = bits[pad:pad + n].reshape((hi0 - lo0 + 1,) + inner)
+    for r in rs:
+        lo, hi = max(r[dim][0], lo0), min(r[dim][1], hi0)
+        if lo <= hi:
+            view[(slice(lo - lo0, hi - lo0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:dim]))] = True
+    return _Chunk(bits, pad, n, start, top)
 
 
 def _drop_repeats(ascending: np.ndarray) -> np.ndarray:

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .device import Device
-from .kernel import Flops
 
 
 @dataclass(frozen=True)
@@ -56,20 +55,6 @@ def roofline_limits(device: Device, precision: str, costs: Mapping[str, float]) 
     return out
 
 
-def limiters(device: Device, precision: str, flops: Flops, l1_cycles_per_warp_lup: float,
-             l2_B_per_lup: float, dram_B_per_lup: float) -> dict[str, float]:
-    """The four roofline limits (:data:`LIMITERS`) in GLup/s; ``inf`` where the kernel puts no load on that
-    resource.
-
-    FP: FMA lanes x SMs x clock / FP instructions per lup (an FMA is one instruction for two flops).
-    L1: SMs x clock x 32 lups per warp / L1 cycles per warp-lup.
-    L2, DRAM: bandwidth in GB/s / (load + store) B/lup.
-    """
-    limits = roofline_limits(device, precision, {"FP": flops.instructions, "L1": l1_cycles_per_warp_lup,
-                                                 "L2": l2_B_per_lup, "DRAM": dram_B_per_lup})
-    return {k: limits[k] for k in LIMITERS}
-
-
 def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
     """The roofline's limiters, then every other limit name in ``names`` (the performance models' own, such
     as ``latency``) in order of first appearance: the columns, counts and bars of a set of results."""
@@ -82,4 +67,4 @@ def bottleneck(limits: dict[str, float]) -> tuple[str, float]:
     return name, limits[name]
 
 
-__all__ = ["LIMITERS", "LIMITS", "Limit", "bottleneck", "limiter_names", "limiters", "roofline_limits"]
+__all__ = ["LIMITERS", "LIMITS", "Limit", "bottleneck", "limiter_names", "roofline_limits"]
