@@ -245,6 +245,7 @@ def _whatif_points(a):
 
 def _whatif(a) -> str:
     from .device import override_kind
+    from .levels import level
     from .units import format_quantity
 
     key, points = _whatif_points(a)
@@ -262,7 +263,7 @@ def _whatif(a) -> str:
         v = d["volumes_B_per_lup"]
         rows.append(f"{format_quantity(p.value, kind):>14}  {'x'.join(map(str, d['block'])):<12}"
                     f"{'x'.join(map(str, d['folding'])):<7}{d['performance_GLup_s']:>8.3g}  {d['limiter']:<8}"
-                    f"{v['dram_load'] + v['dram_store']:>11.3g}{d['causes']['layer_z']['hit_rate']:>12.2f}")
+                    f"{level('DRAM').traffic_B_per_lup(v):>11.3g}{d['causes']['layer_z']['hit_rate']:>12.2f}")
     return "\n".join(rows)
 
 
@@ -302,14 +303,17 @@ def _project(a) -> str:
 
 
 def _projection_text(p) -> list[str]:
+    from .levels import LEVELS
+
     s, t = p.source_best, p.target_best
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
              f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
     for r, dev in ((s, p.source), (t, p.target)):
         v = r.data["volumes_B_per_lup"]
         lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
-                     f"{r.limiter}-bound; DRAM {v['dram_load'] + v['dram_store']:.3g} B/lup, "
-                     f"L2 {v['l2_load'] + v['l2_store']:.3g} B/lup")
+                     f"{r.limiter}-bound; "
+                     + ", ".join(f"{lv.name} {lv.traffic_B_per_lup(v):.3g} B/lup" for lv in reversed(LEVELS)
+                                 if not lv.cycles_bound))
     return lines + [f"  - {reason}" for reason in p.reasons()]
 
 

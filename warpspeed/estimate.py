@@ -35,13 +35,11 @@ from .kernel import Kernel, load_kernel
 from .l1 import cycles_per_warp_lup
 from .l2 import block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
+from .levels import VOLUME_KEYS
 from .performance import Performance, PerformanceModel, Workload, performance_model
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 from .tlb import pages_per_lup
-
-VOLUME_KEYS = ("l1_load", "l2_load_compulsory", "l2_load", "l2_store", "dram_load_compulsory",
-               "dram_load", "dram_store")
 
 
 @dataclass(frozen=True)
@@ -282,8 +280,10 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes, launch=launch),
                       an.footprints(dev.l2_line_bytes, exact=False, launch=launch),
                       block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes), counts.valid_lups)
-    volumes = dict(zip(VOLUME_KEYS, (bt.l1_load, bt.l2_load_compulsory, bt.l2_load, bt.l2_store,
-                                     wt.dram_load_compulsory, wt.dram_load, wt.dram_store), strict=True))
+    stages = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
+              "l2_store": bt.l2_store, "dram_load_compulsory": wt.dram_load_compulsory, "dram_load": wt.dram_load,
+              "dram_store": wt.dram_store}
+    volumes = {k: stages[k] for k in VOLUME_KEYS}  # every level's volumes (warpspeed.levels), in its order
     fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
                                 fw.dram_store)
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))

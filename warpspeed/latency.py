@@ -32,7 +32,9 @@ import math
 
 from .device import Device
 from .errors import InputError
+from .levels import level
 from .performance import Performance, Workload
+from .roofline import LIMITERS
 
 OVERLAP_EXPONENT = 4  # the norm of the times; fitted with the parallelism values (3: 8 % worse rms, max: too fast)
 SECTOR_BYTES = 32
@@ -91,11 +93,11 @@ class LatencyModel:
         run = workload.load_run_bytes
         efficiency = dram_efficiency(run, dram_run_overhead_bytes, dram_run_exponent)
         t = {k: _time(limit) for k, limit in roof.items()}  # FP, L1, L2, DRAM and any further limiter
-        t["DRAM"] = (v["dram_load"] + v["dram_store"]) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
+        t["DRAM"] = level("DRAM").traffic_B_per_lup(v) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
 
         # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM
         dram_sectors = min(v["dram_load"], v["l2_load"]) / SECTOR_BYTES
-        l2_sectors = (v["l2_load"] + v["l2_store"]) / SECTOR_BYTES - dram_sectors
+        l2_sectors = level("L2").traffic_B_per_lup(v) / SECTOR_BYTES - dram_sectors
         sectors = l2_sectors + dram_sectors
         per_iteration = sectors * 32 * workload.lups_per_thread  # sectors one warp moves per iteration
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
@@ -126,7 +128,7 @@ def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, o
     """The latency and DRAM-run effects in the user's terms, where they cost at least half the largest time."""
     out = []
     largest = max(t.values())
-    bandwidth = max(("FP", "L1", "L2", "DRAM"), key=lambda k: t[k])
+    bandwidth = max(LIMITERS, key=lambda k: t[k])
     if t["latency"] >= 0.5 * largest and t["latency"] > 0:
         need = bytes_in_flight * t["latency"] / t[bandwidth] if t[bandwidth] > 0 else math.inf
         head = "latency-bound" if limiter == "latency" else "memory parallelism"

@@ -42,6 +42,7 @@ from .expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
 from .footprint import folded_instructions
 from .kernel import Kernel
 from .launch import grid_of as launch_grid
+from .levels import LEVELS
 from .measurements import triple_text
 from .ncu import METRICS, metric
 from .space import Configuration
@@ -378,9 +379,8 @@ def counters_per_lup(rows: list[dict], lups: int) -> dict:
         v = metric(rows, METRICS[name]) if rows else None
         return "" if v is None else v * factor / lups
 
-    return {"l1_cycles_per_warp_lup": per_lup("l1_wavefronts", 32.0), "l1_load": per_lup("l1_load_sectors", 32.0),
-            "l2_load": per_lup("l2_load_sectors", 32.0), "l2_store": per_lup("l2_store_sectors", 32.0),
-            "dram_load": per_lup("dram_read_bytes"), "dram_store": per_lup("dram_write_bytes"),
+    volumes = {column: per_lup(name, unit_bytes) for lv in LEVELS for column, name, unit_bytes in lv.measured}
+    return {"l1_cycles_per_warp_lup": per_lup("l1_wavefronts", 32.0), **volumes,
             "cycles": "" if not rows or metric(rows, METRICS["cycles"]) is None else metric(rows, METRICS["cycles"])}
 
 

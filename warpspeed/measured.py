@@ -20,12 +20,11 @@ from dataclasses import dataclass
 
 from .device import Device
 from .errors import InputError
+from .levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
 
-LEVELS = ("L1", "L2", "DRAM")
-# level -> the two ncu quantities (warpspeed.ncu.METRICS keys) whose sum is its traffic, and bytes per count
-_LEVEL_METRICS = {"L1": ("l1_load_sectors", "l1_store_sectors", 32.0),
-                  "L2": ("l2_load_sectors", "l2_store_sectors", 32.0),
-                  "DRAM": ("dram_read_bytes", "dram_write_bytes", 1.0)}
+
+def _field(level_name: str) -> str:
+    return f"{level_name.lower()}_bytes"
 
 
 @dataclass(frozen=True)
@@ -42,13 +41,19 @@ class Traffic:
             if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
                 raise InputError(f"measured {name} must be a non-negative number, got {v!r}.")
 
+    @classmethod
+    def of_levels(cls, by_level: dict[str, float]) -> Traffic:
+        """From bytes keyed by level name (warpspeed.levels)."""
+        return cls(**{_field(name): by_level[name] for name in LEVEL_NAMES})
+
     def level(self, name: str) -> float:
-        return {"L1": self.l1_bytes, "L2": self.l2_bytes, "DRAM": self.dram_bytes}[name]
+        return getattr(self, _field(name))
 
     def hits(self) -> dict[str, float]:
         """Bytes served by each level: what it moved minus what the level below delivered to it."""
-        return {"L1": max(self.l1_bytes - self.l2_bytes, 0.0), "L2": max(self.l2_bytes - self.dram_bytes, 0.0),
-                "DRAM": self.dram_bytes}
+        moved = [self.level(name) for name in LEVEL_NAMES]
+        return {name: max(m - below, 0.0) for name, m, below in zip(LEVEL_NAMES, moved, [*moved[1:], 0.0],
+                                                                     strict=True)}
 
 
 @dataclass(frozen=True)
@@ -79,14 +84,6 @@ class MeasuredRun:
         return self.work / self.time_s
 
 
-def l1_bandwidth_GB_s(d: Device) -> float:
-    return d.sm_count * d.clock_GHz * d.l1_bytes_per_cycle
-
-
-def bandwidths_GB_s(d: Device) -> dict[str, float]:
-    return {"L1": l1_bandwidth_GB_s(d), "L2": d.l2_bw_GB_s, "DRAM": d.dram_bw_GB_s}
-
-
 def fp_ceiling(d: Device, precision: str, run: MeasuredRun) -> float:
     """FLOP/s the instruction mix and the warp usage allow (inf when the work is not counted in flops)."""
     if not run.work_is_flops:
@@ -102,8 +99,8 @@ def bandwidth_ceilings(d: Device, traffic: Traffic) -> dict[str, float]:
     bw = {k: v * 1e9 for k, v in bandwidths_GB_s(d).items()}
     hits = traffic.hits()
     out = {}
-    for i, level in enumerate(LEVELS):
-        below = LEVELS[i:]
+    for i, level in enumerate(LEVEL_NAMES):
+        below = LEVEL_NAMES[i:]
         n = sum(hits[b] for b in below)
         t = sum(hits[b] / bw[b] for b in below)
         out[level] = n / t if t > 0 else bw[level]
@@ -197,7 +194,7 @@ def project_measured(run: MeasuredRun, source: Device, target: Device, precision
     fp_s, fp_t = fp_ceiling(source, precision, run), fp_ceiling(target, precision, run)
     bw_s, bw_t = bandwidth_ceilings(source, run.traffic), bandwidth_ceilings(target, t_traffic)
     levels = []
-    for level in LEVELS:
+    for level in LEVEL_NAMES:
         bs, bt = run.traffic.level(level), t_traffic.level(level)
         if bs <= 0 or bt <= 0:
             continue  # no traffic at this level: it cannot bound anything
@@ -230,15 +227,15 @@ def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic |
         time_s = ncu(METRICS["time"])
     if traffic is None:
         parts = {}
-        for level, (a, b, unit_bytes) in _LEVEL_METRICS.items():
-            x, y = ncu(METRICS[a]), ncu(METRICS[b])
-            parts[level] = None if x is None or y is None else unit_bytes * (x + y)
+        for lv in LEVELS:
+            counts = [(ncu(METRICS[name]), unit_bytes) for name, unit_bytes in lv.ncu_traffic]
+            parts[lv.name] = None if any(x is None for x, _ in counts) else sum(x * u for x, u in counts)
         missing = [k for k, v in parts.items() if v is None]
         if missing:
-            names = [METRICS[k] for lvl in missing for k in _LEVEL_METRICS[lvl][:2]]
+            names = [METRICS[name] for lv in LEVELS if lv.name in missing for name, _ in lv.ncu_traffic]
             raise InputError(f"the measured bytes at {', '.join(missing)} are missing: give --measured-bytes "
-                             f"L1,L2,DRAM or an ncu CSV with the metrics {', '.join(names)}.")
-        traffic = Traffic(parts["L1"], parts["L2"], parts["DRAM"])
+                             f"{','.join(LEVEL_NAMES)} or an ncu CSV with the metrics {', '.join(names)}.")
+        traffic = Traffic.of_levels(parts)
     if time_s is None:
         raise InputError(f"the measured time is missing: give --measured-time or an ncu CSV with {METRICS['time']}.")
     if fp is None and ncu_rows:
@@ -255,6 +252,5 @@ def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic |
 
 def estimated_traffic(estimate_dict: dict, lups: float) -> Traffic:
     """Bytes per level of ``lups`` updates from an estimate's volumes (L1: requests incl. write-through stores)."""
-    v = estimate_dict["volumes_B_per_lup"]
-    return Traffic((v["l1_load"] + v["l2_store"]) * lups, (v["l2_load"] + v["l2_store"]) * lups,
-                   (v["dram_load"] + v["dram_store"]) * lups)
+    per_lup = traffic_B_per_lup(estimate_dict["volumes_B_per_lup"])
+    return Traffic.of_levels({name: b * lups for name, b in per_lup.items()})

@@ -21,6 +21,7 @@ from typing import Protocol
 from .device import Device, FrozenMap
 from .errors import InputError
 from .kernel import Flops
+from .levels import LEVELS
 from .roofline import bottleneck, roofline_limits
 
 DEFAULT_MODEL = "latency"
@@ -33,7 +34,7 @@ class Workload:
     precision: str
     flops: Flops
     l1_cycles_per_warp_lup: float
-    volumes_B_per_lup: Mapping[str, float]  # the keys of estimate.VOLUME_KEYS
+    volumes_B_per_lup: Mapping[str, float]  # the keys of levels.VOLUME_KEYS
     warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
     lups_per_thread: int  # cells one thread updates (the folding product)
     load_run_bytes: float  # mean contiguous run of bytes one thread block loads (0: no loads)
@@ -44,10 +45,8 @@ class Workload:
 
     def costs(self) -> dict[str, float]:
         """The workload's use of each limiter's resource per lup (warpspeed.roofline.LIMITS)."""
-        v = self.volumes_B_per_lup
-        return {"FP": self.flops.instructions, "L1": self.l1_cycles_per_warp_lup,
-                "L2": v["l2_load"] + v["l2_store"], "DRAM": v["dram_load"] + v["dram_store"],
-                "TLB": self.tlb_pages_per_lup}
+        levels = {lv.name: lv.cost(self.volumes_B_per_lup, self.l1_cycles_per_warp_lup) for lv in LEVELS}
+        return {"FP": self.flops.instructions, **levels, "TLB": self.tlb_pages_per_lup}
 
     def roofline_GLup_s(self, device: Device) -> dict[str, float]:
         """The roofline limits of this workload on ``device``: FP, L1, L2, DRAM, and any further limiter the

@@ -20,7 +20,7 @@ from pathlib import Path
 from .device import Device
 from .device import device as get_device
 from .errors import InputError, install_hint
-from .measured import bandwidths_GB_s
+from .levels import LEVELS, bandwidths_GB_s, level
 from .roofline import limiter_names
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
@@ -88,9 +88,9 @@ def _label(block: Sequence[int], folding: Sequence[int]) -> str:
 
 def level_bytes_per_lup(data: dict, dev: Device) -> dict[str, float]:
     """Bytes per lup at each level of the hierarchical roofline (L1: wavefront-equivalent bytes)."""
-    v = data["volumes_B_per_lup"]
-    return {"L1": data["l1_cycles_per_warp_lup"] / 32 * dev.l1_bytes_per_cycle,
-            "L2": v["l2_load"] + v["l2_store"], "DRAM": v["dram_load"] + v["dram_store"]}
+    v, cycles = data["volumes_B_per_lup"], data["l1_cycles_per_warp_lup"]
+    return {lv.name: cycles / 32 * dev.l1_bytes_per_cycle if lv.cycles_bound else lv.traffic_B_per_lup(v)
+            for lv in LEVELS}
 
 
 def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup: float = 0.0):
@@ -244,8 +244,8 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
                    "time": (1e-9, "ns")}.get(kind, (1.0, ""))
     xs = [p.value / scale for p in points]
     perf = [p.best.performance_GLup_s for p in points]
-    dram = [None if p.best.error else p.best.data["volumes_B_per_lup"]["dram_load"]
-            + p.best.data["volumes_B_per_lup"]["dram_store"] for p in points]
+    dram = [None if p.best.error else level("DRAM").traffic_B_per_lup(p.best.data["volumes_B_per_lup"])
+            for p in points]
     fig = new_figure()
     ax = fig.add_subplot()
     ax.plot(xs, perf, color="0.3", lw=1, zorder=1)

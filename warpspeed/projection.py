@@ -18,12 +18,11 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import resolve_kernel
 from .kernel import Kernel
+from .levels import LEVELS
 from .progress import Progress, scaled
 from .ranking import RankedResult, rank
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
-
-LEVEL_KEYS = {"L2": ("l2_load", "l2_store"), "DRAM": ("dram_load", "dram_store")}
 
 
 @dataclass(frozen=True)
@@ -49,10 +48,8 @@ class Projection:
         else:
             out.append(f"the limiter shifts from {s['limiter']} on {self.source.id} to {t['limiter']} "
                        f"on {self.target.id}")
-        ratios = {"DRAM": self.target.dram_bw_GB_s / self.source.dram_bw_GB_s,
-                  "L2": self.target.l2_bw_GB_s / self.source.l2_bw_GB_s,
-                  "L1": (self.target.sm_count * self.target.clock_GHz) / (self.source.sm_count * self.source.clock_GHz),
-                  "FP": self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")}
+        ratios = {lv.name: lv.rate(self.target, "fp64") / lv.rate(self.source, "fp64") for lv in LEVELS}
+        ratios["FP"] = self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")
         lim = t["limiter"]
         if lim in ratios:
             out.append(f"{lim} throughput of the target is {ratios[lim]:.2f}x the source's")
@@ -61,11 +58,12 @@ class Projection:
             if 0 < vs < math.inf and 0 < vt < math.inf:
                 out.append(f"the {lim} limit of the target is {vt / vs:.2f}x the source's ({vt:.3g} vs "
                            f"{vs:.3g} GLup/s at their best configurations)")
-        for level, keys in LEVEL_KEYS.items():
-            vs = sum(s["volumes_B_per_lup"][k] for k in keys)
-            vt = sum(t["volumes_B_per_lup"][k] for k in keys)
+        for lv in LEVELS:
+            if lv.cycles_bound:
+                continue
+            vs, vt = lv.traffic_B_per_lup(s["volumes_B_per_lup"]), lv.traffic_B_per_lup(t["volumes_B_per_lup"])
             if vs > 0 and abs(vt / vs - 1) > 0.02:
-                out.append(f"{level} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {tuple(s['block'])} -> "
+                out.append(f"{lv.name} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {tuple(s['block'])} -> "
                            f"{tuple(t['block'])}, L2 {self.source.l2_effective_size_bytes / 2**20:.0f} -> "
                            f"{self.target.l2_effective_size_bytes / 2**20:.0f} MiB effective)")
         if self.carried_over.configuration != self.target_best.configuration and not self.carried_over.error:

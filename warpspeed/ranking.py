@@ -23,6 +23,7 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import Estimate, estimate, resolve_kernel
 from .kernel import Kernel
+from .levels import LEVELS
 from .performance import performance_model
 from .roofline import limiter_names
 from .schemas import SCHEMA_VERSION
@@ -52,10 +53,11 @@ class RankedResult:
     def sort_key(self) -> tuple:
         c = self.configuration
         if self.error:
-            return (1, 0.0, 0.0, 0.0, 0.0, c.block, c.folding, c.domain or ())
-        v = self.data["volumes_B_per_lup"]
-        return (0, -self.performance_GLup_s, v["dram_load"] + v["dram_store"], v["l2_load"] + v["l2_store"],
-                self.data["l1_cycles_per_warp_lup"], -c.block[0], c.block, c.folding, c.domain or ())
+            return (1, 0.0, *(0.0 for _ in LEVELS), c.block, c.folding, c.domain or ())
+        v, cycles = self.data["volumes_B_per_lup"], self.data["l1_cycles_per_warp_lup"]
+        # ties: less traffic at the outermost level first (DRAM, then L2), then fewer L1 cycles
+        return (0, -self.performance_GLup_s, *(lv.cost(v, cycles) for lv in reversed(LEVELS)), -c.block[0],
+                c.block, c.folding, c.domain or ())
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,9 @@ import math
 import textwrap
 
 from .estimate import Estimate
+from .levels import LEVELS, VOLUME_LABELS
 from .roofline import LIMITERS, limiter_names
 
-VOLUME_LABELS = {
-    "l1_load": "L1 requests (no L1 hit)", "l2_load_compulsory": "L2->L1 load, block footprints",
-    "l2_load": "L2->L1 load", "l2_store": "L1->L2 store", "dram_load_compulsory": "DRAM->L2 load, wave footprint",
-    "dram_load": "DRAM->L2 load", "dram_store": "L2->DRAM store",
-}
 # what the two footprint rows are, and why the actual loads differ from them (docs/outputs.md has the details)
 FOOTPRINT_NOTE = ("footprints: the distinct sectors each block (L2->L1) or the whole wave (DRAM->L2) loads, "
                   "per lup; L2->L1 adds the L1's capacity misses, DRAM->L2 subtracts the layer reuse that "
@@ -21,6 +17,11 @@ MODEL_NOTE = ("model {model}: the limits combine as a {norm}-norm of their times
               "roofline column is each resource's bandwidth limit alone")
 FP_NOTE = ("FP is the kernel's own ceiling: its flop mix (an FMA counts once) at the device's FMA lanes and "
            "clock, not the spec sheet's peak")
+
+
+_OUTWARD = tuple(reversed(LEVELS))  # the rank table's level columns: DRAM first, L1 cycles last
+_LEVEL_COLUMNS = tuple((f"{lv.name} cyc", 8) if lv.cycles_bound else (f"{lv.name} B/lup", max(10, len(lv.name) + 7))
+                       for lv in _OUTWARD)
 
 
 def _num(v: float, digits: int = 3) -> str:
@@ -132,7 +133,7 @@ def ranking_table(ranking, top: int = 10) -> str:
     shown = [r for r in ranking.results[:top] if not r.error]
     keys = limiter_names(k for r in shown for k in r.data.get("performance_model", {}).get("limits_GLup_s", ()))
     head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}" + "".join(f"{k:>8}" for k in keys)
-            + f"{'DRAM B/lup':>11}{'L2 B/lup':>10}{'L1 cyc':>8}")
+            + "".join(f"{title:>{width}}" for title, width in _LEVEL_COLUMNS))
     rows = [head]
     for i, r in enumerate(ranking.results[:top], start=1):
         c = r.configuration
@@ -145,8 +146,8 @@ def ranking_table(ranking, top: int = 10) -> str:
         rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
                     f"{_num(d['performance_GLup_s']):>8} {d['limiter']:<8}"
                     + "".join(f"{_num(lim.get(k)):>8}" for k in keys)
-                    + f"{_num(v['dram_load'] + v['dram_store']):>11}{_num(v['l2_load'] + v['l2_store']):>10}"
-                    f"{_num(d['l1_cycles_per_warp_lup']):>8}")
+                    + "".join(f"{_num(lv.cost(v, d['l1_cycles_per_warp_lup'])):>{width}}"
+                              for lv, (_, width) in zip(_OUTWARD, _LEVEL_COLUMNS, strict=True)))
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
     rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")
     return "\n".join(rows)
