@@ -146,17 +146,19 @@ def _compare_slices_with_points(spec, block, ranges, granularity, exact):
 @PROFILE
 @given(spec=st.one_of(population_kernels(), population_kernels(aos=True), stencil_kernels(max_domain=(40, 16, 8))),
        block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]), chunk=st.sampled_from([5, 64, 1 << 25]),
-       exact=st.booleans())
-def test_slice_bitmaps_list_the_same_granules_as_points(spec, block, ranges, granularity, chunk, exact):
+       exact=st.booleans(), small_rows=st.sampled_from([0, 64, 1 << 30]))
+def test_slice_bitmaps_list_the_same_granules_as_points(spec, block, ranges, granularity, chunk, exact, small_rows):
     """Every granule by marking slices (in chunks of ``chunk`` elements along the slowest moving dimension,
-    at least one index of it per chunk) equals every granule of every cell's address."""
+    at least one index of it per chunk) equals every granule of every cell's address; the granules two
+    rows share are found the same way with all boundaries at once (``small_rows`` large) or class by class."""
     import warpspeed.enumerated_volumes as ev
 
-    old, ev.CHUNK_ELEMENTS = ev.CHUNK_ELEMENTS, chunk
+    old = ev.CHUNK_ELEMENTS, ev.SMALL_CHUNK_ROWS
+    ev.CHUNK_ELEMENTS, ev.SMALL_CHUNK_ROWS = chunk, small_rows
     try:
         _compare_slices_with_points(spec, block, ranges, granularity, exact)
     finally:
-        ev.CHUNK_ELEMENTS = old
+        ev.CHUNK_ELEMENTS, ev.SMALL_CHUNK_ROWS = old
 
 
 def test_lbm_fields_are_marked_by_slices_in_both_layouts():

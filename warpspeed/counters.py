@@ -35,9 +35,12 @@ from .launch import Launch
 COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints}
 DEFAULT_COUNTER = "auto"
 # break-even of the two counters, in (cell x access) pairs of the largest set per ISL access group: measured
-# on lbmpy's D3Q19, D3Q15 and D3Q27 at 256^3 and star3d-r4 at 640x512x512 (benchmarks/bench_catalog.py):
-# one ISL group costs 3-8 ms per estimate, one cell access of a bitmap slice about 4 ns
-CELL_ACCESSES_PER_ISL_GROUP = 2_000_000
+# on lbmpy's D3Q19, D3Q15 and D3Q27 at 256^3 and 512^3 and star3d-r1/-r4 at their catalog domains over the
+# blocks of benchmarks/bench_catalog.py (once the enumeration marks only the row bands a thin wave touches
+# and reuses its bitmaps): one ISL group costs 9-18 ms per estimate for an LBM population, 10-40 ms for a
+# stencil field; one cell access of a bitmap slice 0.1-1.4 ns. The enumeration wins every LBM block up to
+# 17 M pairs per group, ISL the stencil blocks above about 70 M
+CELL_ACCESSES_PER_ISL_GROUP = 30_000_000
 
 
 class FootprintSet(Protocol):

@@ -21,7 +21,9 @@ block plane), not with the domain.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import islpy as isl
 import numpy as np
@@ -31,7 +33,8 @@ from .isl_volumes import field_encodings, per_dimension_index
 from .kernel import Access, Field, Kernel
 
 FIELD_SHIFT = 40  # granule indices below 2**40: arrays up to 32 TiB at 32 B granules
-CHUNK_ELEMENTS = 1 << 25  # the slice bitmap is built in chunks of at most this many elements (bytes)
+SMALL_CHUNK_ROWS = 64  # chunks of at most this many rows read their row boundaries in one pass (profiled)
+CHUNK_ELEMENTS = 1 << 22  # the slice bitmap is built in chunks of at most this many elements (bytes)
 
 
 @dataclass(frozen=True)
@@ -181,12 +184,29 @@ class _Chunk:
     top: int
 
 
+class _Scratch:
+    """Reused zeroed bitmaps: a chunk's bitmap is only read before the next chunk is marked, and zeroing
+    memory already in use costs far less than the page faults of a fresh array for every chunk."""
+
+    def __init__(self):
+        self._buffers: dict[str, np.ndarray] = {}
+
+    def zeros(self, size: int, name: str = "bits") -> np.ndarray:
+        buf = self._buffers.get(name)
+        if buf is None or buf.size < size:
+            buf = self._buffers[name] = np.zeros(size, dtype=bool)
+        out = buf[:size]
+        out[:] = False
+        return out
+
+
 def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
-                   granularity: int) -> list[_Chunk] | None:
+                   granularity: int) -> Iterator[_Chunk] | None:
     """The field's elements that the boxes' cells touch through the accesses, as bitmaps in chunks of whole
     indices of the top dimension, per slab, in address order; None where slices do not apply (an index range
-    outside the allocated shape, elements that do not tile a granule)."""
-    eb, shape, strides = fld.element_bytes, fld.shape, fld.strides
+    outside the allocated shape, elements that do not tile a granule). The chunks come one at a time and
+    share their memory: read each before asking for the next."""
+    eb, shape = fld.element_bytes, fld.shape
     if granularity % eb:
         return None
     per = granularity // eb  # elements per granule
@@ -198,20 +218,23 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
     slabs: dict[tuple[int, ...], list] = {}
     for r in ranges:
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
-    plane = strides[top]  # elements per index of the top dimension
+    return _chunk_stream(fld, slabs, top, per, _Scratch())
+
+
+def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per: int,
+                  scratch: _Scratch) -> Iterator[_Chunk]:
+    plane = fld.strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
-    out = []
     for key, rs in sorted(slabs.items()):  # slabs in address order (a slower dimension's index is larger)
-        base = fld.offset + sum(k * s for k, s in zip(key, strides[top + 1:], strict=True))
+        base = fld.offset + sum(k * s for k, s in zip(key, fld.strides[top + 1:], strict=True))
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
-        bands = _bands(rs, top, shape)
+        bands = _bands(rs, top, fld.shape)
         if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
-            out.extend(_band_chunks(fld, rs, top, bands, base, first, last, per))
+            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, scratch)
             continue
         for c0 in range(first, last + 1, step):
             c1 = min(c0 + step, last + 1)
-            out.append(_marked_chunk(fld, rs, top, top, c0, c1 - 1, base + c0 * plane, per))
-    return out
+            yield _marked_chunk(fld, rs, top, top, c0, c1 - 1, base + c0 * plane, per, scratch)
 
 
 def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
@@ -225,13 +248,12 @@ def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] 
 
 
 def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
-                 last: int, per: int) -> list[_Chunk]:
+                 last: int, per: int, scratch: _Scratch) -> Iterator[_Chunk]:
     """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
     :data:`CHUNK_ELEMENTS` elements, in address order; bands a plane's ranges miss get none."""
     second = top - 1
     plane, row = fld.strides[top], fld.strides[second]
     rows_per_chunk = max(1, CHUNK_ELEMENTS // row)
-    out = []
     for c in range(first, last + 1):
         here = [r for r in rs if r[top][0] <= c <= r[top][1]]
         for blo, bhi in bands:
@@ -239,17 +261,17 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
                 hi0 = min(bhi, lo0 + rows_per_chunk - 1)
                 sel = [r for r in here if r[second][0] <= hi0 and r[second][1] >= lo0]
                 if sel:
-                    out.append(_marked_chunk(fld, sel, second, top, lo0, hi0, base + c * plane + lo0 * row, per))
-    return out
+                    yield _marked_chunk(fld, sel, second, top, lo0, hi0, base + c * plane + lo0 * row, per, scratch)
 
 
-def _marked_chunk(fld: Field, rs: list, dim: int, top: int, lo0: int, hi0: int, start: int, per: int) -> _Chunk:
+def _marked_chunk(fld: Field, rs: list, dim: int, top: int, lo0: int, hi0: int, start: int, per: int,
+                  scratch: _Scratch) -> _Chunk:
     """The bitmap of indices ``lo0..hi0`` of dimension ``dim`` (whole in the faster dimensions) from element
     ``start``, with each range's elements there marked; ``top``: the chunk's top moving dimension."""
     inner = tuple(reversed(fld.shape[:dim]))
     n = (hi0 - lo0 + 1) * fld.strides[dim]
     pad = start % per
-    bits = np.zeros(-(-(pad + n) // per) * per, dtype=bool)
+    bits = scratch.zeros(-(-(pad + n) // per) * per)
     view = bits[pad:pad + n].reshape((hi0 - lo0 + 1,) + inner)
     for r in rs:
         lo, hi = max(r[dim][0], lo0), min(r[dim][1], hi0)
@@ -279,13 +301,12 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box]
     if chunks is None:
         return None
     per = granularity // fld.element_bytes
-    if not chunks:
-        return np.empty(0, dtype=np.int64)
     if per_row:  # ascending per chunk; a granule shared by the rows at a chunk boundary breaks the order
-        return _sorted_distinct(np.concatenate([_row_keys_of_chunk(c, fld, per) for c in chunks]))
+        keys = [_row_keys_of_chunk(c, fld, per) for c in chunks]
+        return _sorted_distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
     # ascending per chunk and from chunk to chunk; a granule two chunks share appears in both, side by side
-    return _drop_repeats(np.concatenate([c.start // per + np.flatnonzero(_any_per_group(c.bits, per))
-                                         for c in chunks]))
+    granules = [c.start // per + np.flatnonzero(_any_per_group(c.bits, per)) for c in chunks]
+    return _drop_repeats(np.concatenate(granules)) if granules else np.empty(0, dtype=np.int64)
 
 
 def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int) -> int | None:
@@ -295,9 +316,12 @@ def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
     if chunks is None:
         return None
     per = granularity // fld.element_bytes
-    count = sum(int(np.count_nonzero(_any_per_group(c.bits, per))) + _shared_by_two_rows(c, fld, per)
-                for c in chunks if c.top > 0)
-    split = [_row_keys_of_chunk(c, fld, per) for c in chunks if c.top == 0]  # chunks inside one row
+    count, split = 0, []  # split: the keys of chunks inside one row
+    for c in chunks:
+        if c.top > 0:
+            count += int(np.count_nonzero(_any_per_group(c.bits, per))) + _shared_by_two_rows(c, fld, per)
+        else:
+            split.append(_row_keys_of_chunk(c, fld, per))
     return count + (_sorted_distinct(np.concatenate(split)).size if split else 0)
 
 
@@ -315,6 +339,11 @@ def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
     else:
         words, word_bytes = c.bits.view("u8").reshape(-1, per // 8), 8
     g = math.gcd(X, per)
+    if rows <= SMALL_CHUNK_ROWS:  # few rows (a band of a thin wave): every boundary in one pass
+        pos = c.pad + X * np.arange(1, rows, dtype=np.int64)
+        sides = words[pos // per]  # (boundaries, words): the granule each boundary splits
+        below = _before_masks(per, word_bytes, words.shape[1], words.dtype.str)[pos % per]
+        return int(np.count_nonzero((sides & below).any(axis=1) & (sides & ~below).any(axis=1)))
     full = (1 << 8 * word_bytes) - 1
     shared = 0
     for phase in range(1, min(per // g, rows - 1) + 1):
@@ -332,6 +361,19 @@ def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
                 right |= (sel[:, w] & words.dtype.type(full - below)) != 0
         shared += int(np.count_nonzero(left & right))
     return shared
+
+
+@lru_cache(maxsize=32)
+def _before_masks(per: int, word_bytes: int, nwords: int, dtype: str) -> np.ndarray:
+    """``masks[m, w]``: the bytes of word ``w`` of a granule that lie before its element ``m`` (bitmap bytes
+    in address order, read as little-endian words as above); ``m = 0`` (no split) gives no bytes, so a
+    boundary on a granule boundary never counts."""
+    out = np.zeros((per, nwords), dtype=dtype)
+    for m in range(per):
+        for w in range(nwords):
+            out[m, w] = (1 << 8 * min(max(m - w * word_bytes, 0), word_bytes)) - 1
+    out.setflags(write=False)
+    return out
 
 
 def _by_row_parity(c: _Chunk, fld: Field) -> tuple[np.ndarray, np.ndarray]:
