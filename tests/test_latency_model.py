@@ -215,3 +215,38 @@ def test_a_grid_smaller_than_one_wave_gets_a_note():
     small = estimate("copy", H100, (256, 1, 1), domain=(65536, 1, 1))
     assert any("the grid has 256 blocks, fewer than the 1056" in n for n in small.notes)
     assert not any("the grid has" in n for n in estimate("copy", H100, (256, 1, 1), domain=(1 << 24, 1, 1)).notes)
+
+
+def test_l2_requests_carry_one_sector_for_one_cell_wide_blocks_and_four_for_coalesced_ones():
+    """Requests per byte from the warps' lines over sectors: a warp of a 1-cell-wide star3d-r1 block touches
+    32 lines, one sector each (1/32 request per byte); a coalesced copy warp 2 lines, 8 sectors (1/128)."""
+    narrow = estimate("star3d-r1", H100, (1, 16, 16), domain=(256, 256, 64))
+    assert narrow.workload.l2_load_requests_per_byte == pytest.approx(1 / 32)
+    assert narrow.workload.l2_store_requests_per_byte == pytest.approx(1 / 32)
+    wide = estimate("copy", H100, (1024, 1, 1), domain=(1 << 22, 1, 1))
+    assert wide.workload.l2_load_requests_per_byte == pytest.approx(1 / 128)
+    assert wide.workload.l2_store_requests_per_byte == pytest.approx(1 / 128)
+    v = wide.volumes_B_per_lup
+    assert wide.performance.detail["l2_requests_per_lup"] == pytest.approx((v["l2_load"] + v["l2_store"]) / 128)
+
+
+def test_the_l2_request_limit_is_the_rate_over_the_requests_and_only_where_the_device_has_a_rate():
+    e = estimate("star3d-r1", H100, (1, 16, 16), domain=(256, 256, 64))
+    requests = e.performance.detail["l2_requests_per_lup"]
+    assert H100.l2_request_rate_GHz == 141
+    assert e.performance.limits_GLup_s["L2req"] == pytest.approx(141 / requests)
+    faster = estimate("star3d-r1", H100.with_overrides(l2_request_rate="282GHz"), (1, 16, 16), domain=(256, 256, 64))
+    assert faster.performance.limits_GLup_s["L2req"] == pytest.approx(2 * 141 / requests)
+    assert faster.performance_GLup_s > e.performance_GLup_s
+    # the roofline has no request limit, and a device without the rate has none in either model
+    assert "L2req" not in e.limiters_GLup_s
+    a100 = estimate("star3d-r1", "A100-SXM4-40GB", (1, 16, 16), domain=(256, 256, 64))
+    assert "L2req" not in a100.performance.limits_GLup_s and a100.performance.detail["l2_requests_per_lup"] > 0
+
+
+def test_request_bound_blocks_say_so():
+    """A rate low enough to bind: the limiter is L2req and the reason gives the requests and their size."""
+    slow = H100.with_overrides(l2_request_rate="5GHz")
+    e = estimate("star3d-r1", slow, (1, 16, 16), domain=(256, 256, 64))
+    assert e.limiter == "L2req"
+    assert any(r.startswith("L2 requests: the L1 sends") and "(32 B each" in r for r in e.performance.reasons)

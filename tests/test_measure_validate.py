@@ -445,12 +445,13 @@ def test_validation_plot_log_axes_have_readable_ticks():
 
 def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     """Rows timed as the latency model predicts them on a GPU with 6 sectors in flight per warp, 0.04 ns of DRAM
-    time per run and an efficiency exponent of 0.5: calibrate (which starts from the shipped Hopper values)
-    finds those numbers again."""
+    time per run, an efficiency exponent of 0.5 and 40 L2 requests per ns: calibrate (which starts from the
+    shipped Hopper values) finds those numbers again."""
     pytest.importorskip("scipy")
     from warpspeed.calibration import MIN_POINTS, calibrate, calibration_text
     h100 = warpspeed.device("H100-SXM5-80GB")
-    truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5)
+    truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5,
+                                l2_request_rate="40GHz")
     rows = []
     for kernel, domain in (("star3d-r1", (512, 256, 128)), ("copy", (1 << 25, 1, 1))):
         for b in ((1, 16, 16), (4, 8, 8), (16, 4, 4), (64, 4, 1), (256, 1, 1)):
@@ -468,6 +469,10 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     assert pf.sectors_in_flight_per_warp == 6
     assert pf.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
     assert pf.dram_run_exponent == pytest.approx(0.5, abs=0.01)
+    assert pf.l2_request_rate_GHz == pytest.approx(40, rel=0.02)
+    # the rows one cell wide are bound by their L2 requests: that is what pins the rate down
+    narrow = warpspeed.estimate("star3d-r1", truth, (1, 16, 16), domain=(512, 256, 128), registers=32)
+    assert narrow.limiter == "L2req" and narrow.performance.detail["l2_requests_per_lup"] > 0
     # the JSON keeps the bytes per run too (at the calibrated device's dram_bw), beside the time and exponent
     d = pf.to_dict()
     assert d["dram_run_overhead_bytes"] == pytest.approx(0.04 * h100.dram_bw_GB_s, rel=0.02)
@@ -478,10 +483,11 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
                for fit in kept)
     assert pf.rows == 30 and pf.rms_log_ratio < 1e-3
     assert main(["calibrate", str(f), "--device", h100.id, "-o", str(tmp_path / "c.toml")]) == 0
-    assert "sectors_in_flight_per_warp 6, dram_run_time 0.04 ns, dram_run_exponent 0.5 from 30 timed rows" in \
-        capsys.readouterr().out
+    assert ("sectors_in_flight_per_warp 6, dram_run_time 0.04 ns, dram_run_exponent 0.5, L2 requests 40 per ns "
+            "from 30 timed rows") in capsys.readouterr().out
     dev = warpspeed.device(str(tmp_path / "c.toml"))
     assert dev.sectors_in_flight_per_warp == 6 and dev.dram_run_overhead_bytes is None
     assert dev.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
     assert dev.dram_run_exponent == pytest.approx(0.5, abs=0.01)
+    assert dev.l2_request_rate_GHz == pytest.approx(40, rel=0.02)
     assert dev.sources["sectors_in_flight_per_warp"].startswith("measured: fitted with the latency model to 30")

@@ -127,7 +127,7 @@ def test_save_formats_and_cli(tmp_path, capsys):
 
 def test_latency_model_plots_show_the_latency_limit():
     """A what-if over the DRAM latency (ns axis, latency-bound points in the legend) and a projection with the
-    latency model's five limits."""
+    latency model's limits (the request limit only on the device that has it)."""
     h100 = warpspeed.device("H100-SXM5-80GB")
     pts = whatif("copy", h100, "dram_latency", [2e-7, 8e-7, 3.2e-6], threads=(256,), domain=(1 << 22, 1, 1),
                  registers=255, jobs=1)
@@ -138,8 +138,9 @@ def test_latency_model_plots_show_the_latency_limit():
     assert "latency-bound" in [t.get_text() for t in ax.get_legend().get_texts()]
     p = project("copy", A100, h100, threads=(256,), domain=SMALL, jobs=1, registers=255)
     ax = plots.projection_plot(p).axes[0]
-    assert [t.get_text() for t in ax.get_xticklabels()][-2:] == ["latency limit", "predicted"]
-    assert len(ax.patches) == 10  # (4 finite limits + predicted) x 2 devices: copy has no FP limit
+    assert [t.get_text() for t in ax.get_xticklabels()][-3:] == ["latency limit", "L2req limit", "predicted"]
+    # copy has no FP limit; the A100 has no L2 request rate: (4 + 1) bars for it, (5 + 1) for the H100
+    assert len(ax.patches) == 11
 
 
 def test_ranking_chart_shows_the_best_n_labelled_by_default():

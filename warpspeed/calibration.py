@@ -28,8 +28,8 @@ Several devices of one architecture (an H100 and an H200) can be calibrated toge
 into one fit per curve (O already scales with each device's caches), the bandwidth stays per device.
 
 The latency model's parallelism values (``sectors_in_flight_per_warp``, ``dram_run_time``,
-``dram_run_exponent``) are fitted to the measured GLup/s (:func:`fit_parallelism`): the latency model is
-run on every timed row with the measured volumes and L1 cycles in place of the model's, so that the fit
+``dram_run_exponent``, ``l2_request_rate``) are fitted to the measured GLup/s (:func:`fit_parallelism`): the
+latency model is run on every timed row with the measured volumes and L1 cycles in place of the model's, so that the fit
 sees the performance model alone, and the mean squared log of predicted / measured GLup/s, averaged per
 sweep, is minimised.
 """
@@ -198,18 +198,21 @@ class ParallelismFit:
     rms_log_ratio: float  # sqrt of the per-sweep mean squared log(predicted / measured), averaged
     source: str
     dram_run_overhead_bytes: float = 0.0  # the run time as bytes of streaming at the first row's device
+    l2_request_rate_GHz: float | None = None  # L1 -> L2 requests per ns (None: no row makes requests)
 
     def to_dict(self) -> dict:
         return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
                 "dram_run_time_ns": float(f"{self.dram_run_time_s * 1e9:.6g}"),
                 "dram_run_exponent": self.dram_run_exponent,
                 "dram_run_overhead_bytes": self.dram_run_overhead_bytes,
+                "l2_request_rate_GHz": self.l2_request_rate_GHz,
                 "rows": self.rows, "sweeps": self.sweeps,
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
 
 MIN_TIMED_S = 50e-6  # shorter kernels are dominated by their launch, which the model does not contain
 MIN_PARALLELISM_ROWS = 20
+MAX_REQUEST_RATE_GHZ = 10_000.0  # L2 requests per ns: far beyond any GPU (a fit that runs here found no limit)
 
 
 def _measured_workload(p: Pair) -> Workload | None:
@@ -225,8 +228,9 @@ def _measured_workload(p: Pair) -> Workload | None:
 
 
 def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | None:
-    """Fit ``sectors_in_flight_per_warp`` (a whole number), ``dram_run_time`` and ``dram_run_exponent`` to the
-    timed rows (module docstring); None with fewer than :data:`MIN_PARALLELISM_ROWS` usable rows."""
+    """Fit ``sectors_in_flight_per_warp`` (a whole number), ``dram_run_time``, ``dram_run_exponent`` and
+    ``l2_request_rate`` to the timed rows (module docstring); None with fewer than
+    :data:`MIN_PARALLELISM_ROWS` usable rows."""
     from scipy.optimize import minimize
 
     rows = []
@@ -242,33 +246,38 @@ def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | 
     for i, (key, *_rest) in enumerate(rows):
         sweeps.setdefault(key, []).append(i)
     model = LatencyModel()
+    requests = any(w.l2_requests_per_lup > 0 for _, w, _, _ in rows)
 
-    def loss(in_flight: float, run_time_ns: float, exponent: float) -> float:
+    def loss(in_flight: float, run_time_ns: float, exponent: float, rate_GHz: float | None) -> float:
         logs = np.empty(len(rows))
         for i, (_, w, dev, measured) in enumerate(rows):
             overhead = run_time_ns * dev.dram_bw_GB_s  # ns x GB/s = B
-            logs[i] = math.log(model.predict_with(w, dev, in_flight, overhead, exponent).GLup_s / measured)
+            perf = model.predict_with(w, dev, in_flight, overhead, exponent, rate_GHz).GLup_s
+            logs[i] = math.log(perf / measured)
         return float(np.mean([np.mean(logs[idx] ** 2) for idx in sweeps.values()]))
 
-    def clipped(x) -> tuple[float, float, float]:
-        return max(x[0], 1.0), max(x[1], 0.0), min(max(x[2], 0.05), 4.0)
+    def clipped(x) -> tuple[float, float, float, float | None]:
+        rate = min(max(x[3], 1.0), MAX_REQUEST_RATE_GHZ) if requests else None
+        return max(x[0], 1.0), max(x[1], 0.0), min(max(x[2], 0.05), 4.0), rate
 
     start = rows[0][2]
     overhead0 = run_overhead_bytes(start)
     x0 = [float(start.sectors_in_flight_per_warp or 12),
-          (overhead0 / start.dram_bw_GB_s) if overhead0 else 15.0, float(start.dram_run_exponent or 1.0)]
+          (overhead0 / start.dram_bw_GB_s) if overhead0 else 15.0, float(start.dram_run_exponent or 1.0),
+          float(start.l2_request_rate_GHz or 150.0)]
     coarse = minimize(lambda x: loss(*clipped(x)), x0, method="Nelder-Mead",
-                      options={"xatol": 0.01, "fatol": 1e-7, "maxiter": 600})
+                      options={"xatol": 0.01, "fatol": 1e-7, "maxiter": 800})
     in_flight = max(1, round(float(coarse.x[0])))
-    fine = minimize(lambda x: loss(in_flight, *clipped((1.0, x[0], x[1]))[1:]), coarse.x[1:], method="Nelder-Mead",
-                    options={"xatol": 0.001, "fatol": 1e-8, "maxiter": 400})
-    _, run_time_ns, exponent = clipped((1.0, *fine.x))
+    fine = minimize(lambda x: loss(in_flight, *clipped((1.0, *x))[1:]), coarse.x[1:], method="Nelder-Mead",
+                    options={"xatol": 0.001, "fatol": 1e-8, "maxiter": 600})
+    _, run_time_ns, exponent, rate = clipped((1.0, *fine.x))
     run_time_ns, exponent = float(f"{run_time_ns:.3g}"), round(float(exponent), 3)
-    rms = math.sqrt(loss(in_flight, run_time_ns, exponent))
+    rate = None if rate is None else float(f"{rate:.3g}")
+    rms = math.sqrt(loss(in_flight, run_time_ns, exponent, rate))
     source = (f"measured: fitted with the latency model to {len(rows)} timed rows of {len(sweeps)} sweeps (measured "
               f"volumes; rms log(predicted/measured) {rms:.3f}); {provenance}")
     return ParallelismFit(in_flight, run_time_ns * 1e-9, exponent, len(rows), len(sweeps), rms, source,
-                          run_time_ns * start.dram_bw_GB_s)
+                          run_time_ns * start.dram_bw_GB_s, rate)
 
 
 @dataclass(frozen=True)
@@ -315,7 +324,11 @@ class Calibration:
                       f'dram_run_time.value = "{pf.dram_run_time_s * 1e9:g}ns"',
                       f'dram_run_time.source = "{_toml_text(pf.source)}"',
                       f"dram_run_exponent.value = {pf.dram_run_exponent!r}",
-                      f'dram_run_exponent.source = "{_toml_text(pf.source)}"', ""]
+                      f'dram_run_exponent.source = "{_toml_text(pf.source)}"']
+            if pf.l2_request_rate_GHz is not None:
+                lines += [f'l2_request_rate.value = "{pf.l2_request_rate_GHz:g}GHz"',
+                          f'l2_request_rate.source = "{_toml_text(pf.source)}"']
+            lines.append("")
         for fit in self.fits:
             if fit.fitted is None:
                 continue
@@ -475,10 +488,12 @@ def calibration_text(cal: Calibration) -> str:
         d = cal.device
         was = run_overhead_bytes(d)
         was_time = f"{was / d.dram_bw_GB_s:.3g} ns" if was is not None else "none"
+        rate = "none" if pf.l2_request_rate_GHz is None else f"{pf.l2_request_rate_GHz:g} per ns"
+        was_rate = "none" if d.l2_request_rate_GHz is None else f"{d.l2_request_rate_GHz:g} per ns"
         lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_time "
-                     f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g} from {pf.rows} "
-                     f"timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; was "
-                     f"{d.sectors_in_flight_per_warp}, {was_time} and {d.dram_run_exponent})")
+                     f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g}, L2 requests "
+                     f"{rate} from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; "
+                     f"was {d.sectors_in_flight_per_warp}, {was_time}, {d.dram_run_exponent} and {was_rate})")
     for f in cal.fits:
         if f.fitted is None:
             why = (f"not enough to fit (need {MIN_POINTS})" if len(f.points) < MIN_POINTS else

@@ -208,6 +208,8 @@ class BlockCounts:
     wave_blocks: int
     block_load_bytes: tuple[int, ...] = ()  # per field: Σ blocks of the distinct bytes the block loads
     block_load_runs: tuple[int, ...] = ()  # per field: Σ blocks of the contiguous runs of those bytes
+    warp_load_lines: int = 0  # Σ warps, load instructions: distinct lines (the L2 requests of those sectors)
+    warp_store_lines: int = 0  # Σ warps, store instructions: distinct lines
 
     @property
     def load_run_bytes(self) -> float:
@@ -222,13 +224,18 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     w = weights.astype(np.int64)
     loads = np.array([not ins.store for ins in instructions])
     sectors = ba.addresses // sector_bytes
-    per_warp = count_distinct(warp_view(sectors, warp_size, 0), warp_view(ba.active, warp_size, False))
-    per_instr = per_warp.sum(axis=-1)  # (k, n_instr)
-    warp_load = int((per_instr[:, loads].sum(axis=1) * w).sum())
-    warp_store = int((per_instr[:, ~loads].sum(axis=1) * w).sum())
+    lines = ba.addresses // line_bytes
+    active = warp_view(ba.active, warp_size, False)
+
+    def per_warp_sums(granules: np.ndarray) -> tuple[int, int]:
+        """Σ over warps and load (store) instructions of the distinct granules each warp instruction touches."""
+        per_instr = count_distinct(warp_view(granules, warp_size, 0), active).sum(axis=-1)  # (k, n_instr)
+        return int((per_instr[:, loads].sum(axis=1) * w).sum()), int((per_instr[:, ~loads].sum(axis=1) * w).sum())
+
+    warp_load, warp_store = per_warp_sums(sectors)
+    warp_load_lines, warp_store_lines = per_warp_sums(lines)
     nf = len(kernel.fields)
     blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
-    lines = ba.addresses // line_bytes
     k = ba.addresses.shape[0]
     for fi in range(nf):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
@@ -241,6 +248,6 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         addr = ba.addresses[:, sel, :].reshape(k, -1)
         blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * eb
         blk_runs[fi] = int((count_runs(addr, act, eb) * w).sum())
-    return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec),
-                       tuple(blk_lines), int(w.sum()), tuple(blk_bytes), tuple(blk_runs))
+    return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec), tuple(blk_lines),
+                       int(w.sum()), tuple(blk_bytes), tuple(blk_runs), warp_load_lines, warp_store_lines)
 

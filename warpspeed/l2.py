@@ -6,6 +6,12 @@ the block); the rest is redundant and hits in the L1 unless the L1 is too small 
 resident blocks allocate meanwhile (a fitted hit-rate curve of that oversubscription turns the
 redundant volume into capacity misses). Stores write through to the L2 sector by sector
 (``l2_store``). All volumes are in B/lup of the wave's valid cells.
+
+The L1 sends its misses to the L2 as requests: one per warp instruction and 128 B line, carrying the
+line's 1-4 missed sectors. A warp instruction whose lanes touch one sector per line (a block one cell
+wide) makes one request per sector, a coalesced one one per four. The requests per byte of L2 traffic
+are taken from the warps' requests (lines over sectors, loads and stores apart); the latency model
+limits the requests per second (``l2_request_rate``).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ class BlockTraffic:
     l2_store: float
     l1_capacity: CacheReuse  # the L1's redundant loads -> capacity misses that load from the L2
     field_l2_load_compulsory: tuple[float, ...]
+    load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (lines per sector / sector bytes)
+    store_requests_per_byte: float = 0.0  # the same for the stores
 
 
 def block_traffic(kernel: Kernel, device: Device, launch: Launch, counts: BlockCounts) -> BlockTraffic:
@@ -44,7 +52,13 @@ def block_traffic(kernel: Kernel, device: Device, launch: Launch, counts: BlockC
     return BlockTraffic(
         l1_load=l1_load, l2_load_compulsory=l2_comp, l2_load=l2_comp + l1.miss_B_per_lup,
         l2_store=counts.warp_store_sectors * S * per_lup, l1_capacity=l1,
-        field_l2_load_compulsory=tuple(n * S * per_lup for n in counts.block_load_sectors))
+        field_l2_load_compulsory=tuple(n * S * per_lup for n in counts.block_load_sectors),
+        load_requests_per_byte=_per_byte(counts.warp_load_lines, counts.warp_load_sectors * S),
+        store_requests_per_byte=_per_byte(counts.warp_store_lines, counts.warp_store_sectors * S))
+
+
+def _per_byte(requests: int, nbytes: int) -> float:
+    return requests / nbytes if nbytes else 0.0
 
 
 __all__ = ["BlockTraffic", "block_traffic"]

@@ -2,7 +2,7 @@
 
 Measured on an H100 and an H200, the roofline's absolute GLup/s are right for kernels with 64 resident
 warps per SM and wide blocks, and up to 4x too high for LBM kernels (16-20 warps per SM) in narrow blocks.
-Two effects explain the data with a few device-level numbers (``devices/latency.toml``):
+Three effects explain the data with a few device-level numbers (``devices/latency.toml``):
 
 - **Memory parallelism (Little's law).** A warp keeps about ``sectors_in_flight_per_warp`` 32 B sectors
   in flight (loads and stores together; fewer if one iteration of the warp moves fewer). Each sector is
@@ -19,6 +19,11 @@ Two effects explain the data with a few device-level numbers (``devices/latency.
   fitted k < 1: runs of the neighbouring blocks, in flight at the same time, share pages). A time per
   run, not bytes, is what the hardware fixes: the H200 streams 1.3x faster and loses 1.3x more bytes
   per run (its measured efficiencies at each run length match the H100's within a few percent).
+- **L2 requests.** The L1 sends its misses (and its stores) to the L2 as requests, one per warp
+  instruction and 128 B line, carrying that line's 1-4 sectors. Blocks one or two cells wide in x make one
+  request per sector; on an H100 they saturate at about 140 G requests/s (3.6-3.9 TB/s of single
+  sectors) while coalesced blocks move 8 TB/s in full-line requests. t_L2req = L2 requests per lup /
+  ``l2_request_rate`` (a device without it has no request limit).
 
 FP, L1, L2 (and any further roofline limiter the device has, e.g. the TLB) keep the roofline's times. The
 times per lup combine as a 4-norm,
@@ -34,7 +39,6 @@ from .device import Device
 from .errors import InputError
 from .levels import level
 from .performance import Performance, Workload
-from .roofline import LIMITERS
 
 OVERLAP_EXPONENT = 4  # the norm of the times; fitted with the parallelism values (3: 8 % worse rms, max: too fast)
 SECTOR_BYTES = 32
@@ -82,11 +86,13 @@ class LatencyModel:
             raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
                              f"to its file (docs/device-format.md) or use --model roofline.")
         return self.predict_with(workload, d, d.sectors_in_flight_per_warp, run_overhead_bytes(d),
-                                 d.dram_run_exponent)
+                                 d.dram_run_exponent, d.l2_request_rate_GHz)
 
     def predict_with(self, workload: Workload, device: Device, sectors_in_flight_per_warp: float,
-                     dram_run_overhead_bytes: float, dram_run_exponent: float = 1.0) -> Performance:
-        """:meth:`predict` with the parallelism values given (``warpspeed calibrate`` fits them)."""
+                     dram_run_overhead_bytes: float, dram_run_exponent: float = 1.0,
+                     l2_request_rate_GHz: float | None = None) -> Performance:
+        """:meth:`predict` with the parallelism values given (``warpspeed calibrate`` fits them; no request
+        limit without ``l2_request_rate_GHz``)."""
         d = device
         v = workload.volumes_B_per_lup
         roof = workload.roofline_GLup_s(d)
@@ -105,6 +111,9 @@ class LatencyModel:
             if sectors > 0 else 0.0
         warps = workload.warps_per_sm
         t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
+        requests = workload.l2_requests_per_lup
+        if l2_request_rate_GHz:  # requests per ns
+            t["L2req"] = requests / l2_request_rate_GHz
 
         total = sum(x ** OVERLAP_EXPONENT for x in t.values()) ** (1 / OVERLAP_EXPONENT)
         limits = {k: (1.0 / x if x > 0 else math.inf) for k, x in t.items()}
@@ -113,10 +122,16 @@ class LatencyModel:
         bytes_in_flight = warps * in_flight * SECTOR_BYTES
         detail = {"dram_efficiency": efficiency, "load_run_bytes": run, "warps_per_sm": warps,
                   "sectors_in_flight_per_warp": in_flight, "bytes_in_flight_per_sm": bytes_in_flight,
-                  "mean_latency_ns": latency_ns, "overlap_exponent": OVERLAP_EXPONENT}
-        return Performance(self.name, perf, limiter, limits, detail,
-                           _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, in_flight,
-                                    bytes_in_flight, latency_ns))
+                  "mean_latency_ns": latency_ns, "overlap_exponent": OVERLAP_EXPONENT,
+                  "l2_requests_per_lup": requests}
+        reasons = _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, in_flight, bytes_in_flight,
+                           latency_ns)
+        if "L2req" in t and t["L2req"] >= 0.5 * max(t.values()) and requests > 0:
+            per_request = level("L2").traffic_B_per_lup(v) / requests
+            reasons += (f"L2 requests: the L1 sends {requests:.3g} requests per lup to the L2 ({per_request:.0f} B "
+                        f"each: one per warp instruction and 128 B line) and the GPU serves "
+                        f"{l2_request_rate_GHz:.3g} per ns; wider blocks in x carry more sectors per request",)
+        return Performance(self.name, perf, limiter, limits, detail, reasons)
 
 
 def _kib(nbytes: float) -> str:
@@ -128,7 +143,7 @@ def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, o
     """The latency and DRAM-run effects in the user's terms, where they cost at least half the largest time."""
     out = []
     largest = max(t.values())
-    bandwidth = max(LIMITERS, key=lambda k: t[k])
+    bandwidth = max((k for k in t if k != "latency"), key=lambda k: t[k])
     if t["latency"] >= 0.5 * largest and t["latency"] > 0:
         need = bytes_in_flight * t["latency"] / t[bandwidth] if t[bandwidth] > 0 else math.inf
         head = "latency-bound" if limiter == "latency" else "memory parallelism"

@@ -39,6 +39,14 @@ class Workload:
     lups_per_thread: int  # cells one thread updates (the folding product)
     load_run_bytes: float  # mean contiguous run of bytes one thread block loads (0: no loads)
     tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.tlb; 0 without the TLB-page limiter)
+    l2_load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (warpspeed.l2)
+    l2_store_requests_per_byte: float = 0.0  # the same per byte of L2 store
+
+    @property
+    def l2_requests_per_lup(self) -> float:
+        """L1 -> L2 requests per lup: the L2 load and store volumes times their requests per byte."""
+        v = self.volumes_B_per_lup
+        return v["l2_load"] * self.l2_load_requests_per_byte + v["l2_store"] * self.l2_store_requests_per_byte
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "volumes_B_per_lup", FrozenMap(self.volumes_B_per_lup))

@@ -83,6 +83,11 @@ with their unit kinds (see :mod:`warpspeed.units`)::
                                                                          dram_run_time x dram_bw
     dram_run_exponent          dram_run_exponent             number      how fast longer runs approach the
                                                                          full bandwidth (latency model)
+    l2_request_rate            l2_request_rate_GHz           frequency   L1 -> L2 requests (one per warp
+                                                                         instruction and 128 B line, 1-4
+                                                                         sectors each) per ns the GPU
+                                                                         serves (latency model; optional:
+                                                                         no request limit without it)
     tlb_page, tlb_reach        tlb_page_bytes, tlb_reach_bytes  bytes    TLB-page limiter (optional, off
     tlb_walk_rate              tlb_walk_rate_GHz             frequency   unless all three are given):
                                                                          page size, the pages the TLBs

@@ -67,6 +67,7 @@ _KEYS: tuple[_Key, ...] = (
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
     _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
     _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
+    _Key("l2_request_rate", "l2_request_rate_GHz", "frequency", 0, required=False),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
     _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
     _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
@@ -74,7 +75,7 @@ _KEYS: tuple[_Key, ...] = (
 )
 
 LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
-                "dram_run_exponent")
+                "dram_run_exponent", "l2_request_rate")
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
 """Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""

@@ -73,6 +73,7 @@ class Device:
     dram_size_bytes: int | None = None
     dram_run_time_s: float | None = None
     dram_run_exponent: float | None = None
+    l2_request_rate_GHz: float | None = None  # L1 -> L2 requests per ns (latency model; None: no request limit)
     tlb_page_bytes: int | None = None
     tlb_reach_bytes: int | None = None
     tlb_walk_rate_GHz: float | None = None
