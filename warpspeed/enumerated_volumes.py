@@ -185,17 +185,16 @@ class _Chunk:
 
 
 class _Scratch:
-    """Reused zeroed bitmaps: a chunk's bitmap is only read before the next chunk is marked, and zeroing
+    """One reused zeroed bitmap: a chunk's bitmap is only read before the next chunk is marked, and zeroing
     memory already in use costs far less than the page faults of a fresh array for every chunk."""
 
     def __init__(self):
-        self._buffers: dict[str, np.ndarray] = {}
+        self._buffer = np.zeros(0, dtype=bool)
 
-    def zeros(self, size: int, name: str = "bits") -> np.ndarray:
-        buf = self._buffers.get(name)
-        if buf is None or buf.size < size:
-            buf = self._buffers[name] = np.zeros(size, dtype=bool)
-        out = buf[:size]
+    def zeros(self, size: int) -> np.ndarray:
+        if self._buffer.size < size:
+            self._buffer = np.zeros(size, dtype=bool)
+        out = self._buffer[:size]
         out[:] = False
         return out
 

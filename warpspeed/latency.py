@@ -40,6 +40,7 @@ from .errors import InputError
 from .levels import level
 from .performance import Performance, Workload
 
+_L2, _DRAM = level("L2"), level("DRAM")
 OVERLAP_EXPONENT = 4  # the norm of the times; fitted with the parallelism values (3: 8 % worse rms, max: too fast)
 SECTOR_BYTES = 32
 
@@ -99,11 +100,12 @@ class LatencyModel:
         run = workload.load_run_bytes
         efficiency = dram_efficiency(run, dram_run_overhead_bytes, dram_run_exponent)
         t = {k: _time(limit) for k, limit in roof.items()}  # FP, L1, L2, DRAM and any further limiter
-        t["DRAM"] = level("DRAM").traffic_B_per_lup(v) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
+        l2_bytes = _L2.traffic_B_per_lup(v)
+        t["DRAM"] = _DRAM.traffic_B_per_lup(v) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
 
         # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM
         dram_sectors = min(v["dram_load"], v["l2_load"]) / SECTOR_BYTES
-        l2_sectors = level("L2").traffic_B_per_lup(v) / SECTOR_BYTES - dram_sectors
+        l2_sectors = l2_bytes / SECTOR_BYTES - dram_sectors
         sectors = l2_sectors + dram_sectors
         per_iteration = sectors * 32 * workload.lups_per_thread  # sectors one warp moves per iteration
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
@@ -127,7 +129,7 @@ class LatencyModel:
         reasons = _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, in_flight, bytes_in_flight,
                            latency_ns)
         if "L2req" in t and t["L2req"] >= 0.5 * max(t.values()) and requests > 0:
-            per_request = level("L2").traffic_B_per_lup(v) / requests
+            per_request = l2_bytes / requests
             reasons += (f"L2 requests: the L1 sends {requests:.3g} requests per lup to the L2 ({per_request:.0f} B "
                         f"each: one per warp instruction and 128 B line) and the GPU serves "
                         f"{l2_request_rate_GHz:.3g} per ns; wider blocks in x carry more sectors per request",)
