@@ -1,6 +1,7 @@
 """The latency model (warpspeed.latency) on analytic cases, and the model seam around it."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -46,22 +47,22 @@ def test_ample_parallelism_and_long_runs_reach_the_dram_roofline():
 
 
 def test_one_warp_per_sm_is_latency_bound_by_littles_law():
-    """One warp keeps 15 sectors in flight (the Hopper fit); 1 lup moves 0.5 + 0.5 sectors at the DRAM and L2
-    latency."""
-    w = workload(warps=1)
+    """One warp keeps 21 sectors in flight (the Hopper fit; one iteration moves 32); 1 lup moves 0.5 + 0.5
+    sectors at the DRAM and L2 latency."""
+    w = workload(warps=1, l2_load=16.0, l2_store=16.0, dram_load=16.0, dram_store=16.0)
     p = LatencyModel().predict(w, H100)
     assert p.limiter == "latency"
-    sectors = (8 + 8) / 32  # L2 load (all from DRAM) and L2 store per lup
-    mean_latency_ns = (0.25 * H100.dram_latency_s + 0.25 * H100.l2_latency_s) / sectors * 1e9
-    assert H100.sectors_in_flight_per_warp == 15
-    lups_per_ns = H100.sm_count * 1 * 15 / (sectors * mean_latency_ns)
+    sectors = (16 + 16) / 32  # L2 load (all from DRAM) and L2 store per lup
+    mean_latency_ns = (0.5 * H100.dram_latency_s + 0.5 * H100.l2_latency_s) / sectors * 1e9
+    assert H100.sectors_in_flight_per_warp == 21
+    lups_per_ns = H100.sm_count * 1 * 21 / (sectors * mean_latency_ns)
     assert p.limits_GLup_s["latency"] == pytest.approx(lups_per_ns)
     assert p.detail["mean_latency_ns"] == pytest.approx(mean_latency_ns)
-    assert p.detail["bytes_in_flight_per_sm"] == 15 * 32
+    assert p.detail["bytes_in_flight_per_sm"] == 21 * 32
     others = [1 / p.limits_GLup_s[k] for k in ("L1", "L2", "DRAM")]
     assert p.GLup_s == pytest.approx(1 / norm(1 / lups_per_ns, *others))
     assert p.GLup_s < 0.2 * RooflineModel().predict(w, H100).GLup_s
-    assert any(r.startswith("latency-bound: 1 warps/SM keep 480 B in flight") for r in p.reasons)
+    assert any(r.startswith("latency-bound: 1 warps/SM keep 672 B in flight") for r in p.reasons)
 
 
 def test_a_warp_cannot_keep_more_in_flight_than_one_iteration_moves():
@@ -69,7 +70,35 @@ def test_a_warp_cannot_keep_more_in_flight_than_one_iteration_moves():
     p = LatencyModel().predict(w, H100)
     assert p.detail["sectors_in_flight_per_warp"] == pytest.approx(4.0)
     assert LatencyModel().predict(workload(warps=1, lups_per_thread=4), H100).detail[
-        "sectors_in_flight_per_warp"] == 15
+        "sectors_in_flight_per_warp"] == 21
+
+
+def test_only_warps_with_cells_keep_sectors_in_flight():
+    """Half the resident warps without a cell: the latency limit halves, the bandwidth limits stay, and the
+    reason names both counts."""
+    w = workload(warps=16, l2_load=16.0, l2_store=16.0, dram_load=16.0, dram_store=16.0)
+    full = LatencyModel().predict(w, H100)
+    half = LatencyModel().predict(replace(w, active_warps_per_sm=8.0), H100)
+    assert half.limits_GLup_s["latency"] == pytest.approx(full.limits_GLup_s["latency"] / 2)
+    assert {k: v for k, v in half.limits_GLup_s.items() if k != "latency"} == \
+        {k: v for k, v in full.limits_GLup_s.items() if k != "latency"}
+    assert half.detail["warps_per_sm"] == 16 and half.detail["active_warps_per_sm"] == 8.0
+    assert half.detail["bytes_in_flight_per_sm"] == 8 * 21 * 32
+    assert full.detail["active_warps_per_sm"] == 16
+    assert any(r.startswith("latency-bound: 8 of the 16 resident warps/SM have cells and keep 5.25 KiB in flight")
+               for r in half.reasons)
+
+
+def test_an_estimate_counts_the_warps_of_a_block_wider_than_the_domain_that_have_cells():
+    """d3q19-srt (92 registers) in 512x1x1 blocks on a 256-wide domain: 1 block of 16 warps per SM, 8 with
+    cells, so half the bytes in flight of 256x2x1 blocks with the same volumes."""
+    k = warpspeed.find_kernel("d3q19-srt", domain=(256, 64, 64))
+    wide = estimate(k, H100, (512, 1, 1), registers=92)
+    tall = estimate(k, H100, (256, 2, 1), registers=92)
+    assert wide.performance.detail["warps_per_sm"] == tall.performance.detail["warps_per_sm"] == 16
+    assert wide.performance.detail["active_warps_per_sm"] == 8 and tall.performance.detail["active_warps_per_sm"] == 16
+    assert wide.performance.detail["bytes_in_flight_per_sm"] == pytest.approx(
+        tall.performance.detail["bytes_in_flight_per_sm"] / 2)
 
 
 @pytest.mark.parametrize("run, overhead", [(8.0, 51), (2048.0, 51), (64.0, 0)])
@@ -233,10 +262,10 @@ def test_l2_requests_carry_one_sector_for_one_cell_wide_blocks_and_four_for_coal
 def test_the_l2_request_limit_is_the_rate_over_the_requests_and_only_where_the_device_has_a_rate():
     e = estimate("star3d-r1", H100, (1, 16, 16), domain=(256, 256, 64))
     requests = e.performance.detail["l2_requests_per_lup"]
-    assert H100.l2_request_rate_GHz == 141
-    assert e.performance.limits_GLup_s["L2req"] == pytest.approx(141 / requests)
-    faster = estimate("star3d-r1", H100.with_overrides(l2_request_rate="282GHz"), (1, 16, 16), domain=(256, 256, 64))
-    assert faster.performance.limits_GLup_s["L2req"] == pytest.approx(2 * 141 / requests)
+    assert H100.l2_request_rate_GHz == 142
+    assert e.performance.limits_GLup_s["L2req"] == pytest.approx(142 / requests)
+    faster = estimate("star3d-r1", H100.with_overrides(l2_request_rate="284GHz"), (1, 16, 16), domain=(256, 256, 64))
+    assert faster.performance.limits_GLup_s["L2req"] == pytest.approx(2 * 142 / requests)
     assert faster.performance_GLup_s > e.performance_GLup_s
     # the roofline has no request limit, and a device without the rate has none in either model
     assert "L2req" not in e.limiters_GLup_s

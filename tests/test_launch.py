@@ -196,3 +196,42 @@ def test_grid_x_up_to_2_31_minus_1_blocks_is_estimated_without_overflow():
     assert launch.grid == (MAX_EXTENT, 512, 1)
     e = warpspeed.estimate("copy", A100, (1, 1, 1), domain=(MAX_EXTENT, 512, 1))
     assert e.grid == (MAX_EXTENT, 512, 1) and e.performance_GLup_s > 0
+
+
+def _active_warps_brute_force(launch, warp_size):
+    """Every thread of every block: a warp works if one of its threads has a cell of its folding in the domain."""
+    total = 0
+    bx, by, bz = launch.block
+    for gz in range(launch.grid[2]):
+        for gy in range(launch.grid[1]):
+            for gx in range(launch.grid[0]):
+                working = set()
+                for tz in range(bz):
+                    for ty in range(by):
+                        for tx in range(bx):
+                            origin = [g * b * f + t * f for g, b, f, t in
+                                      zip((gx, gy, gz), launch.block, launch.folding, (tx, ty, tz), strict=True)]
+                            if all(o < n for o, n in zip(origin, launch.domain, strict=True)):
+                                working.add((tx + bx * (ty + by * tz)) // warp_size)
+                total += len(working)
+    return total / launch.grid_blocks
+
+
+@given(st.tuples(*[st.integers(1, 40)] * 3), st.sampled_from([(32, 1, 1), (64, 2, 1), (8, 4, 2), (48, 1, 1),
+                                                               (1, 64, 1), (96, 1, 1), (16, 2, 4), (5, 7, 3)]),
+       st.tuples(st.integers(1, 3), st.integers(1, 2), st.integers(1, 2)), st.sampled_from([32, 64]))
+def test_active_warps_per_block_agrees_with_every_thread(domain, block, folding, warp_size):
+    launch = make_launch(warpspeed.find_kernel("copy", domain=domain), A100, block, folding)
+    assert launch.active_warps_per_block(warp_size) == pytest.approx(_active_warps_brute_force(launch, warp_size))
+
+
+@pytest.mark.parametrize("domain, block, folding, active", [
+    ((256, 64, 64), (512, 1, 1), (1, 1, 1), 8),        # half of a block wider than the domain has no cell
+    ((640, 8, 8), (1024, 1, 1), (1, 1, 1), 20),        # 640 of 1024 threads
+    ((640, 8, 8), (256, 4, 1), (1, 1, 1), 80 / 3),     # two full blocks of 32 warps and one of 16 per row
+    ((640, 8, 8), (128, 1, 1), (4, 1, 1), 2.5),        # 512 cells per block: the second block's 128 cells, one warp
+    ((256, 64, 64), (32, 4, 2), (1, 2, 2), 8),         # the domain a multiple of the block: every warp works
+])
+def test_active_warps_per_block_analytic(domain, block, folding, active):
+    launch = make_launch(warpspeed.find_kernel("copy", domain=domain), A100, block, folding)
+    assert launch.active_warps_per_block(32) == pytest.approx(active)

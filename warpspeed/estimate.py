@@ -292,8 +292,9 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     if dev.tlb_page_bytes is not None:  # the TLB-page limiter (off unless the device gives it)
         tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes, launch=launch), counts.valid_lups)
     work = Workload(k.precision, k.flops, l1_cycles, volumes,
-                    bps * math.prod(launch.block) // dev.warp_size if bps else 0, math.prod(launch.folding),
-                    counts.load_run_bytes, tlb, bt.load_requests_per_byte, bt.store_requests_per_byte)
+                    bps * -(-launch.threads_per_block // dev.warp_size), math.prod(launch.folding),
+                    counts.load_run_bytes, tlb, bt.load_requests_per_byte, bt.store_requests_per_byte,
+                    bps * launch.active_warps_per_block(dev.warp_size))
     performance = pm.predict(work, dev)
     perf = performance.GLup_s
     return Estimate(

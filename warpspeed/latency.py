@@ -9,6 +9,7 @@ Three effects explain the data with a few device-level numbers (``devices/latenc
   busy for its latency: the DRAM latency when the L2 misses, the L2 latency otherwise (stores wait for
   the L2). An SM therefore sustains ``warps x sectors in flight`` sectors per mean latency, whatever the
   bandwidths are:  t_latency = Σ sectors per lup x their latency / (SMs x warps x sectors per warp).
+  Only warps with a cell count: a warp whose threads all lie beyond the domain exits at once.
 - **Short DRAM runs.** Blocks whose rows are short (1-16 cells wide in x in an array-of-fields layout)
   scatter their DRAM reads and writes over many pages. Each contiguous run of R bytes a block loads
   costs some DRAM time besides its streaming; as bytes of streaming, O = ``dram_run_time`` x DRAM
@@ -111,7 +112,7 @@ class LatencyModel:
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
         latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
             if sectors > 0 else 0.0
-        warps = workload.warps_per_sm
+        warps = workload.working_warps_per_sm  # warps without a cell exit at once: nothing in flight
         t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
         requests = workload.l2_requests_per_lup
         if l2_request_rate_GHz:  # requests per ns
@@ -122,12 +123,13 @@ class LatencyModel:
         limiter = max(t, key=lambda k: t[k])
         perf = 1.0 / total if total > 0 else math.inf
         bytes_in_flight = warps * in_flight * SECTOR_BYTES
-        detail = {"dram_efficiency": efficiency, "load_run_bytes": run, "warps_per_sm": warps,
+        detail = {"dram_efficiency": efficiency, "load_run_bytes": run, "warps_per_sm": workload.warps_per_sm,
+                  "active_warps_per_sm": warps,
                   "sectors_in_flight_per_warp": in_flight, "bytes_in_flight_per_sm": bytes_in_flight,
                   "mean_latency_ns": latency_ns, "overlap_exponent": OVERLAP_EXPONENT,
                   "l2_requests_per_lup": requests}
-        reasons = _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, in_flight, bytes_in_flight,
-                           latency_ns)
+        reasons = _reasons(t, limiter, efficiency, run, dram_run_overhead_bytes, warps, workload.warps_per_sm,
+                           in_flight, bytes_in_flight, latency_ns)
         if "L2req" in t and t["L2req"] >= 0.5 * max(t.values()) and requests > 0:
             per_request = l2_bytes / requests
             reasons += (f"L2 requests: the L1 sends {requests:.3g} requests per lup to the L2 ({per_request:.0f} B "
@@ -140,8 +142,8 @@ def _kib(nbytes: float) -> str:
     return f"{nbytes / 1024:.3g} KiB" if nbytes >= 1024 else f"{nbytes:.0f} B"
 
 
-def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, overhead: float, warps: int,
-             in_flight: float, bytes_in_flight: float, latency_ns: float) -> tuple[str, ...]:
+def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, overhead: float, warps: float,
+             resident: int, in_flight: float, bytes_in_flight: float, latency_ns: float) -> tuple[str, ...]:
     """The latency and DRAM-run effects in the user's terms, where they cost at least half the largest time."""
     out = []
     largest = max(t.values())
@@ -151,7 +153,9 @@ def _reasons(t: dict[str, float], limiter: str, efficiency: float, run: float, o
         head = "latency-bound" if limiter == "latency" else "memory parallelism"
         tail = (f"the {bandwidth} limit ({1 / t[bandwidth]:.3g} GLup/s) needs {_kib(need)} per SM"
                 if math.isfinite(need) else "no bandwidth limit applies")
-        out.append(f"{head}: {warps} warps/SM keep {_kib(bytes_in_flight)} in flight ({in_flight:.3g} sectors "
+        who = (f"{warps:.3g} warps/SM" if warps >= resident else
+               f"{warps:.3g} of the {resident} resident warps/SM have cells and")
+        out.append(f"{head}: {who} keep {_kib(bytes_in_flight)} in flight ({in_flight:.3g} sectors "
                    f"each) at a mean latency of {latency_ns:.0f} ns; {tail}")
     if efficiency < 0.9 and t["DRAM"] >= 0.5 * largest:
         out.append(f"DRAM traffic streams at {100 * efficiency:.0f} % of the DRAM bandwidth: blocks load contiguous "

@@ -15,6 +15,7 @@ cells, and a grid (domain / (block x folding), rounded up) that CUDA launches: a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,6 +83,22 @@ class Launch:
     @property
     def grid_blocks(self) -> int:
         return math.prod(self.grid)
+
+    def active_warps_per_block(self, warp_size: int) -> float:
+        """Mean warps per block of the grid with at least one cell in the domain. A warp without a cell
+        exits at once and keeps nothing in flight, though its block holds the SM's resources: a block wider
+        than the domain, or the last block of a row that the domain ends inside."""
+        per_axis = []  # per axis: (thread mask, blocks with that mask); x, y, z
+        for n, b, f, g in zip(self.domain, self.block, self.folding, self.grid, strict=True):
+            last = n - (g - 1) * b * f  # cells of the last block along this axis (1 .. b x f)
+            kinds = [(b * f, g - 1), (last, 1)]
+            per_axis.append([(np.arange(b) * f < cells, count) for cells, count in kinds if count])
+        warps = 0
+        for (mx, cx), (my, cy), (mz, cz) in itertools.product(*per_axis):
+            mask = (mz[:, None, None] & my[None, :, None] & mx[None, None, :]).ravel()  # x fastest
+            mask = np.pad(mask, (0, -mask.size % warp_size))
+            warps += int(mask.reshape(-1, warp_size).any(axis=1).sum()) * cx * cy * cz
+        return warps / self.grid_blocks
 
     def wave_block_coords(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
         """Block coordinates (n, 3) of linear block ids [start, stop) (default: the wave), x fastest."""

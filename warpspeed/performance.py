@@ -41,6 +41,12 @@ class Workload:
     tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.tlb; 0 without the TLB-page limiter)
     l2_load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (warpspeed.l2)
     l2_store_requests_per_byte: float = 0.0  # the same per byte of L2 store
+    active_warps_per_sm: float | None = None  # resident warps with a cell to update (None: all of them)
+
+    @property
+    def working_warps_per_sm(self) -> float:
+        """Resident warps per SM that have cells: a warp without one exits at once (Launch.active_warps_per_block)."""
+        return self.warps_per_sm if self.active_warps_per_sm is None else self.active_warps_per_sm
 
     @property
     def l2_requests_per_lup(self) -> float:

@@ -17,6 +17,7 @@ GOLDEN = Path(__file__).with_name("estimates.json")
 KERNELS = {"copy": (1048576, 1, 1), "star2d-r1": (1024, 1024, 1), "star3d-r1": (256, 128, 128),
            "star3d-r4": (640, 512, 512), "box3d-r1": (256, 128, 128)}
 CONFIGS = (((32, 4, 8), (1, 1, 1)), ((64, 2, 2), (1, 2, 1)), ((256, 1, 1), (1, 1, 1)))
+LOW_OCCUPANCY = ("star3d-r1", (32, 2, 2), (1, 1, 1), 255)  # 8 warps per SM: latency-bound on most GPUs
 
 
 def documents(counter: str | None = None, devices: list[str] | None = None) -> dict[str, dict]:
@@ -40,6 +41,14 @@ def documents(counter: str | None = None, devices: list[str] | None = None) -> d
                     continue
                 out[key + "|latency"] = e.to_dict()
                 out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
+    name, block, folding, registers = LOW_OCCUPANCY
+    kernel = resolve_kernel(name, KERNELS[name])
+    for dev_id in devices or device_ids():
+        dev = device(dev_id)
+        e = estimate(kernel, dev, block, folding, registers=registers, model="latency", counter=counter)
+        key = f"{name}|{dev_id}|{block}|{folding}|{registers} registers"
+        out[key + "|latency"] = e.to_dict()
+        out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
     return out
 
 
