@@ -209,14 +209,20 @@ def test_a_device_without_latency_values_names_them(tmp_path):
 
 
 def test_load_runs_of_blocks():
-    """1-wide blocks of a one-field stencil load runs of one element per row; wide ones whole rows."""
+    """1-wide blocks of a one-field stencil load runs of one element per row; wide ones whole rows, and rows
+    next to each other in memory whose gap leaves no sector untouched are one run."""
     star = warpspeed.find_kernel("star3d-r1", domain=(256, 64, 64))
     narrow = estimate(star, H100, (1, 32, 8)).performance.detail["load_run_bytes"]
     wide = estimate(star, H100, (256, 1, 4)).performance.detail["load_run_bytes"]
     # 1x32x8 block: 32x8 rows with x-1..x+1 (3 elements), 2x8 halo rows in y and 32x2 in z of 1 element
     assert narrow == pytest.approx(8 * (32 * 8 * 3 + 2 * 8 + 32 * 2) / (32 * 8 + 2 * 8 + 32 * 2))
-    # 256x1x4: 4 rows of 258 elements (x-1..x+256), 2x4 y-halo rows and 2 z-halo rows of 256
-    assert wide == pytest.approx(8 * (4 * 258 + 10 * 256) / 14)
+    # 256x1x4 (rows of 258 elements with the ghosts): per z, the y-halo row of 256, the row of 258
+    # (x-1..x+256) and the other y-halo row lie back to back, 8 B ghost gaps between them: one run each z
+    # (4 runs); the 2 z-halo rows of 256 elements are 2 more
+    assert wide == pytest.approx(8 * (4 * 258 + 10 * 256) / 6)
+    # the byte rule (a gap of one element starts a run) would give 14 runs
+    k = estimate(star, H100, (256, 1, 4))
+    assert k.workload.load_run_bytes == wide
 
 
 @settings(max_examples=200, deadline=None)
@@ -230,6 +236,10 @@ def test_count_runs_matches_a_loop(values, mask, step):
     runs = sum(1 for i, x in enumerate(kept) if i == 0 or x - kept[i - 1] > step)
     assert got == runs
     assert math.isfinite(got)
+    # by sectors: a run goes on while no sector between two elements is left untouched
+    touched = {b // 32 for x in kept for b in range(x, x + step)}
+    by_sector = sum(1 for s in touched if s - 1 not in touched)
+    assert int(count_runs(v[None, :], a[None, :], step, 32)[0]) == by_sector
 
 
 @pytest.mark.parametrize("raw", ["5", 3e-7, "373"])

@@ -144,13 +144,21 @@ def count_distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
     return (new & (v != SENTINEL)).sum(axis=-1)
 
 
-def count_runs(values: np.ndarray, active: np.ndarray, step: int) -> np.ndarray:
-    """Number of maximal runs of consecutive distinct active values (``step`` apart) along the last axis."""
+def count_runs(values: np.ndarray, active: np.ndarray, step: int, sector_bytes: int | None = None) -> np.ndarray:
+    """Number of maximal runs of consecutive distinct active values (``step`` apart) along the last axis.
+
+    With ``sector_bytes``, values are byte addresses of ``step``-byte elements and a run is what the DRAM
+    streams without a hole: elements in the same or the next sector as the previous element's last byte
+    continue it (an array-of-structures block that loads a few fields of every cell reads whole rows of
+    sectors, though its bytes are not contiguous)."""
     v = np.where(active, values, SENTINEL)
     v.sort(axis=-1)
     valid = v != SENTINEL
     start = valid.copy()
-    start[..., 1:] &= v[..., 1:] - v[..., :-1] > step  # a gap (not a repeat, not the next element) starts a run
+    if sector_bytes is None:
+        start[..., 1:] &= v[..., 1:] - v[..., :-1] > step  # a gap (not a repeat, not the next element) starts a run
+    else:  # a sector left untouched between two elements starts a run
+        start[..., 1:] &= v[..., 1:] // sector_bytes - (v[..., :-1] + step - 1) // sector_bytes > 1
     return start.sum(axis=-1)
 
 
@@ -213,7 +221,8 @@ class BlockCounts:
 
     @property
     def load_run_bytes(self) -> float:
-        """Mean length of the contiguous address runs the blocks load, in bytes (0 without loads)."""
+        """Mean length of the runs the blocks load, in bytes loaded (0 without loads): elements whose sectors
+        follow without an untouched sector in between form one run (:func:`count_runs`)."""
         runs = sum(self.block_load_runs)
         return sum(self.block_load_bytes) / runs if runs else 0.0
 
@@ -247,7 +256,7 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         eb = kernel.fields[fi].element_bytes
         addr = ba.addresses[:, sel, :].reshape(k, -1)
         blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * eb
-        blk_runs[fi] = int((count_runs(addr, act, eb) * w).sum())
+        blk_runs[fi] = int((count_runs(addr, act, eb, sector_bytes) * w).sum())
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec), tuple(blk_lines),
                        int(w.sum()), tuple(blk_bytes), tuple(blk_runs), warp_load_lines, warp_store_lines)
 

@@ -11,8 +11,9 @@ Three effects explain the data with a few device-level numbers (``devices/latenc
   bandwidths are:  t_latency = Σ sectors per lup x their latency / (SMs x warps x sectors per warp).
   Only warps with a cell count: a warp whose threads all lie beyond the domain exits at once.
 - **Short DRAM runs.** Blocks whose rows are short (1-16 cells wide in x in an array-of-fields layout)
-  scatter their DRAM reads and writes over many pages. Each contiguous run of R bytes a block loads
-  costs some DRAM time besides its streaming; as bytes of streaming, O = ``dram_run_time`` x DRAM
+  scatter their DRAM reads and writes over many pages. Each run of R bytes a block loads (contiguous
+  but for gaps inside the sectors it touches: ``footprint.count_runs``) costs some DRAM time besides its
+  streaming; as bytes of streaming, O = ``dram_run_time`` x DRAM
   bandwidth (or ``dram_run_overhead`` where a device gives bytes). The DRAM streams at the efficiency
   e = 1 / (1 + (O / R)^k) of its bandwidth, k = ``dram_run_exponent``, for loads and stores alike
   (the stores of a stencil follow the same rows): t_DRAM = (DRAM load + DRAM store) / (e x bandwidth).
