@@ -113,7 +113,7 @@ class LatencyModel:
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
         latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
             if sectors > 0 else 0.0
-        warps = workload.working_warps_per_sm  # warps without a cell exit at once: nothing in flight
+        warps = workload.active_warps_per_sm  # warps without a cell exit at once: nothing in flight
         t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
         requests = workload.l2_requests_per_lup
         if l2_request_rate_GHz:  # requests per ns

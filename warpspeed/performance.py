@@ -37,16 +37,13 @@ class Workload:
     volumes_B_per_lup: Mapping[str, float]  # the keys of levels.VOLUME_KEYS
     warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
     lups_per_thread: int  # cells one thread updates (the folding product)
-    load_run_bytes: float  # mean contiguous run of bytes one thread block loads (0: no loads)
+    load_run_bytes: float  # mean run of bytes one thread block loads (footprint.count_runs; 0: no loads)
     tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.tlb; 0 without the TLB-page limiter)
     l2_load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (warpspeed.l2)
     l2_store_requests_per_byte: float = 0.0  # the same per byte of L2 store
-    active_warps_per_sm: float | None = None  # resident warps with a cell to update (None: all of them)
-
-    @property
-    def working_warps_per_sm(self) -> float:
-        """Resident warps per SM that have cells: a warp without one exits at once (Launch.active_warps_per_block)."""
-        return self.warps_per_sm if self.active_warps_per_sm is None else self.active_warps_per_sm
+    # resident warps per SM with a cell to update (Launch.active_warps_per_block; None: all of them): a warp
+    # without one exits at once
+    active_warps_per_sm: float | None = None
 
     @property
     def l2_requests_per_lup(self) -> float:
@@ -56,6 +53,8 @@ class Workload:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "volumes_B_per_lup", FrozenMap(self.volumes_B_per_lup))
+        if self.active_warps_per_sm is None:
+            object.__setattr__(self, "active_warps_per_sm", self.warps_per_sm)
 
     def costs(self) -> dict[str, float]:
         """The workload's use of each limiter's resource per lup (warpspeed.roofline.LIMITS)."""
