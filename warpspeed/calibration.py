@@ -46,6 +46,7 @@ import numpy as np
 
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError, install_hint
+from .estimate import SHORT_KERNEL_S
 from .latency import LatencyModel, run_overhead_bytes
 from .measurements import VOLUME_COLUMNS, Measurement
 from .performance import Workload
@@ -210,7 +211,7 @@ class ParallelismFit:
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
 
-MIN_TIMED_S = 50e-6  # shorter kernels are dominated by their launch, which the model does not contain
+MIN_TIMED_S = SHORT_KERNEL_S  # shorter kernels are dominated by their launch, which the model does not contain
 MIN_PARALLELISM_ROWS = 20
 MAX_REQUEST_RATE_GHZ = 10_000.0  # L2 requests per ns: far beyond any GPU (a fit that runs here found no limit)
 

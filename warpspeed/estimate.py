@@ -242,12 +242,19 @@ def with_model(e: Estimate, device: Device | str, model: str | PerformanceModel 
                    time_s=_time_s(math.prod(e.domain), perf.GLup_s))
 
 
+SHORT_KERNEL_S = 50e-6
+"""Launches whose work takes less than this at the roofline are dominated by their launch: the host's call
+and the first wave's start, which the model leaves out (the measured 1M-cell copy: about 10 us against 6 us
+of work)."""
+
+
 def _time_s(valid_lups: int, perf: float) -> float:
     return valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
 
 
-def _notes(k: Kernel, dev: Device, launch: Launch) -> list[str]:
-    """What the user should know about this launch: assumed inputs, idle threads, memory, a partial wave."""
+def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> list[str]:
+    """What the user should know about this launch: assumed inputs, idle threads, memory, a partial wave, a
+    launch too short for the model (``roofline_GLup_s``: the lowest roofline limit)."""
     notes = []
     if launch.occupancy.registers_source == "default":
         notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
@@ -265,6 +272,11 @@ def _notes(k: Kernel, dev: Device, launch: Launch) -> list[str]:
         notes.append(f"the grid has {blocks} blocks, fewer than the {full_wave} that fill {dev.id} at once: the "
                      "GPU is not filled, and launch time and the wave's start-up, which the model leaves out, "
                      "weigh more")
+    work_s = _time_s(k.valid_lups, roofline_GLup_s)
+    if work_s < SHORT_KERNEL_S:
+        notes.append(f"this launch has {work_s * 1e6:.3g} us of work at the roofline: launches shorter than "
+                     f"{SHORT_KERNEL_S * 1e6:.0f} us are dominated by the launch itself (the host's call, the first "
+                     "wave's start), which the model leaves out; a single timed launch measures slower")
     return notes
 
 
@@ -304,7 +316,9 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         fields=fields, l1_capacity=bt.l1_capacity, layer_y=wt.layer_y, layer_z=wt.layer_z,
         partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(work.roofline_GLup_s(dev)),
         performance_GLup_s=perf, limiter=performance.limiter, time_s=_time_s(k.valid_lups, perf),
-        notes=tuple(_notes(k, dev, launch)), model=pm.name, performance=performance, workload=work)
+        notes=tuple(_notes(k, dev, launch, min(work.roofline_GLup_s(dev).values()))), model=pm.name,
+        performance=performance, workload=work)
 
 
-__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "estimate", "load_kernel", "with_model"]
+__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",
+           "with_model"]
