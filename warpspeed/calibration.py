@@ -211,7 +211,6 @@ class ParallelismFit:
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
 
-MIN_TIMED_S = SHORT_KERNEL_S  # shorter kernels are dominated by their launch, which the model does not contain
 MIN_PARALLELISM_ROWS = 20
 MAX_REQUEST_RATE_GHZ = 10_000.0  # L2 requests per ns: far beyond any GPU (a fit that runs here found no limit)
 
@@ -238,7 +237,7 @@ def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | 
     for p in pairs:
         m = p.measured
         w = _measured_workload(p)
-        if w is None or p.device is None or m.GLup_s <= 0 or math.prod(m.domain) / (m.GLup_s * 1e9) < MIN_TIMED_S:
+        if w is None or p.device is None or m.GLup_s <= 0 or math.prod(m.domain) / (m.GLup_s * 1e9) < SHORT_KERNEL_S:
             continue
         rows.append(((m.kernel, m.device, m.domain), w, p.device, m.GLup_s))
     if len(rows) < MIN_PARALLELISM_ROWS:

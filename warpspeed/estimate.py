@@ -309,15 +309,16 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
                     bps * launch.active_warps_per_block(dev.warp_size))
     performance = pm.predict(work, dev)
     perf = performance.GLup_s
+    roof = work.roofline_GLup_s(dev)
     return Estimate(
         kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
         grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks,
         wave_valid_lups=counts.valid_lups, l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=FrozenMap(volumes),
         fields=fields, l1_capacity=bt.l1_capacity, layer_y=wt.layer_y, layer_z=wt.layer_z,
-        partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(work.roofline_GLup_s(dev)),
+        partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
         performance_GLup_s=perf, limiter=performance.limiter, time_s=_time_s(k.valid_lups, perf),
-        notes=tuple(_notes(k, dev, launch, min(work.roofline_GLup_s(dev).values()))), model=pm.name,
-        performance=performance, workload=work)
+        notes=tuple(_notes(k, dev, launch, min(roof.values()))), model=pm.name, performance=performance,
+        workload=work)
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",

@@ -144,21 +144,16 @@ def count_distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
     return (new & (v != SENTINEL)).sum(axis=-1)
 
 
-def count_runs(values: np.ndarray, active: np.ndarray, step: int, sector_bytes: int | None = None) -> np.ndarray:
-    """Number of maximal runs of consecutive distinct active values (``step`` apart) along the last axis.
+def count_runs(values: np.ndarray, active: np.ndarray, step: int, sector_bytes: int) -> np.ndarray:
+    """Number of runs of the active byte addresses of ``step``-byte elements along the last axis.
 
-    With ``sector_bytes``, values are byte addresses of ``step``-byte elements and a run is what the DRAM
-    streams without a hole: elements in the same or the next sector as the previous element's last byte
-    continue it (an array-of-structures block that loads a few fields of every cell reads whole rows of
-    sectors, though its bytes are not contiguous)."""
+    A run is what the DRAM streams without a hole: an element in the same or the next sector as the
+    previous element's last byte continues it (an array-of-structures block that loads a few fields of
+    every cell reads whole rows of sectors, though its bytes are not contiguous)."""
     v = np.where(active, values, SENTINEL)
     v.sort(axis=-1)
-    valid = v != SENTINEL
-    start = valid.copy()
-    if sector_bytes is None:
-        start[..., 1:] &= v[..., 1:] - v[..., :-1] > step  # a gap (not a repeat, not the next element) starts a run
-    else:  # a sector left untouched between two elements starts a run
-        start[..., 1:] &= v[..., 1:] // sector_bytes - (v[..., :-1] + step - 1) // sector_bytes > 1
+    start = v != SENTINEL
+    start[..., 1:] &= v[..., 1:] // sector_bytes - (v[..., :-1] + step - 1) // sector_bytes > 1  # an untouched sector
     return start.sum(axis=-1)
 
 

@@ -24,6 +24,11 @@ def documents(counter: str | None = None, devices: list[str] | None = None) -> d
     """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text); ``counter``
     forces a footprint counter (``warpspeed.counters``), ``devices`` a subset of the shipped devices."""
     out: dict[str, dict] = {}
+
+    def both_models(key: str, e, dev) -> None:
+        out[key + "|latency"] = e.to_dict()
+        out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
+
     for name, domain in KERNELS.items():
         kernel = resolve_kernel(name, domain)
         for dev_id in devices or device_ids():
@@ -39,16 +44,13 @@ def documents(counter: str | None = None, devices: list[str] | None = None) -> d
                 except LaunchError as err:
                     out[key] = {"error": str(err)}
                     continue
-                out[key + "|latency"] = e.to_dict()
-                out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
+                both_models(key, e, dev)
     name, block, folding, registers = LOW_OCCUPANCY
     kernel = resolve_kernel(name, KERNELS[name])
     for dev_id in devices or device_ids():
         dev = device(dev_id)
         e = estimate(kernel, dev, block, folding, registers=registers, model="latency", counter=counter)
-        key = f"{name}|{dev_id}|{block}|{folding}|{registers} registers"
-        out[key + "|latency"] = e.to_dict()
-        out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
+        both_models(f"{name}|{dev_id}|{block}|{folding}|{registers} registers", e, dev)
     return out
 
 
