@@ -34,12 +34,13 @@ def test_outputs_are_byte_identical_to_the_golden_file(docs):
     assert make_golden.text(docs) == make_golden.GOLDEN.read_text()
 
 
-@pytest.mark.parametrize("counter", ["isl", "enumerated"])
+@pytest.mark.parametrize("counter", ["isl", "enumerated", "ranges"])
 def test_either_footprint_counter_writes_the_golden_outputs(counter):
-    """The counters are two ways to the same counts: forcing either changes no byte (three devices: the
-    pairing and the line L1 rule, one and two L2 partitions)."""
+    """The counters are three ways to the same counts: forcing any changes no byte (three devices: the
+    pairing and the line L1 rule, one and two L2 partitions; the ranges on the kernels they count)."""
     golden = json.loads(make_golden.GOLDEN.read_text())
-    docs = make_golden.documents(counter=counter, devices=["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"])
+    docs = make_golden.documents(counter=counter, devices=["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"],
+                                 kernels=make_golden.ranges_kernels() if counter == "ranges" else None)
     assert docs and all(json.dumps(d) == json.dumps(golden[k]) for k, d in docs.items())
 
 

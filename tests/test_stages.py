@@ -18,6 +18,7 @@ from warpspeed.footprint import BlockCounts
 from warpspeed.isl_volumes import Footprints
 from warpspeed.l2 import block_traffic
 from warpspeed.launch import LaunchError, make_launch
+from warpspeed.range_volumes import applies
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 
@@ -63,12 +64,14 @@ def test_layer_blocks_are_one_row_or_plane_before_a_wave_block(grid, data):
 
 
 def test_counter_names_and_a_clear_error():
-    assert counter_names() == ["auto", "isl", "enumerated"]
-    with pytest.raises(InputError, match=r"unknown footprint counter 'fast': valid are auto, isl, enumerated"):
+    assert counter_names() == ["auto", "isl", "enumerated", "ranges"]
+    with pytest.raises(InputError, match=r"unknown footprint counter 'fast': valid are auto, isl, enumerated, ranges"):
         warpspeed.estimate("star3d-r4", H100, (32, 4, 2), domain=(64, 32, 16), counter="fast")
     k = warpspeed.find_kernel("star3d-r4")
-    assert isinstance(footprint_counter(k, 32), Footprints)
+    assert isinstance(footprint_counter(k, 32), COUNTERS["ranges"])
+    assert isinstance(footprint_counter(k, 32, name="isl"), Footprints)
     assert isinstance(footprint_counter(k, 32, name="enumerated"), COUNTERS["enumerated"])
+    assert isinstance(footprint_counter(_transposed(), 32), Footprints)  # no ranges: ISL when not dear
 
 
 @PROFILE
@@ -84,13 +87,15 @@ def test_every_counter_gives_the_same_wave_traffic(spec, block):
         assume(False)
     out = {}
     for name in COUNTERS:
+        if name == "ranges" and not (applies(k, 32) and applies(k, 128, exact=False)):
+            continue
         sectors, lines = footprint_counter(k, 32, name=name), footprint_counter(k, 128, exact=False, name=name)
         out[name] = wave_traffic(k, H100, launch, sectors, lines, full_store_sectors=0, valid_lups=1000)
     i, e = out["isl"], out["enumerated"]
     assert e.dram_load_compulsory == i.dram_load_compulsory
     assert [f.dram_load_compulsory for f in e.fields] == [f.dram_load_compulsory for f in i.fields]
     assert [f.dram_store for f in e.fields] == [f.dram_store for f in i.fields]
-    assert e == i
+    assert e == i and out.get("ranges", i) == i
 
 
 def test_estimate_with_either_counter_and_auto():
@@ -103,12 +108,26 @@ def test_estimate_with_either_counter_and_auto():
     assert pickle.loads(pickle.dumps(enum_e)) == enum_e
 
 
+def _transposed(domain=(640, 512, 512)) -> warpspeed.Kernel:
+    """star3d-r4's 26 accesses with x and y swapped in the array: 5 KiB per x step, no ranges."""
+    star = warpspeed.find_kernel("star3d-r4")
+    fields = []
+    for f in star.spec["field"]:
+        swap = [[a[1], a[0], a[2]] for a in f.get("loads", [])], [[a[1], a[0], a[2]] for a in f.get("stores", [])]
+        fields.append(dict(f, shape=[f["shape"][1], f["shape"][0], f["shape"][2]], loads=swap[0], stores=swap[1]))
+    return warpspeed.kernel_from_dict(dict(star.spec, name="transposed", field=fields, domain=list(domain)))
+
+
 def test_auto_takes_the_cheaper_counter():
-    """ISL costs per access group, the enumeration per cell and access of the largest set counted."""
-    star = warpspeed.find_kernel("star3d-r4")  # 2 groups, 26 accesses, 640x512x512
-    assert choose_counter("auto", star, 32, make_launch(star, H100, (32, 4, 8))) == "isl"
+    """The ranges wherever they apply; else ISL costs per access group, the enumeration per cell and access
+    of the largest set counted."""
+    star = warpspeed.find_kernel("star3d-r4")
+    assert choose_counter("auto", star, 32, make_launch(star, H100, (32, 4, 8))) == "ranges"
+    assert choose_counter("auto", star, 128, make_launch(star, H100, (32, 4, 8)), exact=False) == "ranges"
     assert choose_counter("enumerated", star, 32, make_launch(star, H100, (32, 4, 8))) == "enumerated"
-    small = star.with_domain((64, 32, 16))
+    big = _transposed()  # 2 groups, 26 accesses, 640x512x512
+    assert choose_counter("auto", big, 32, make_launch(big, H100, (32, 4, 8))) == "isl"
+    small = _transposed((64, 32, 16))
     assert choose_counter("auto", small, 32, make_launch(small, H100, (32, 4, 8))) == "enumerated"
     aos = warpspeed.kernel_from_dict({
         "name": "aos", "precision": "fp64", "flops_per_lup": 1, "domain": [510, 510, 510],
@@ -124,5 +143,5 @@ def test_lbm_estimates_are_the_same_with_either_counter(name):
     pytest.importorskip("warpspeed_pystencils")
     k = warpspeed.find_kernel(name).with_domain((64, 64, 64))
     for block in ((16, 4, 2), (1, 8, 8)):
-        a, b = (warpspeed.estimate(k, H100, block, counter=c).to_dict() for c in ("isl", "enumerated"))
-        assert a == b and a["causes"]["layer_z"]["allocated_bytes"] > 0
+        a, b, c = (warpspeed.estimate(k, H100, block, counter=c).to_dict() for c in ("isl", "enumerated", "ranges"))
+        assert a == b == c and a["causes"]["layer_z"]["allocated_bytes"] > 0

@@ -1,10 +1,14 @@
-"""Footprint counters: the interface behind the wave's sector counts, and the choice between its two kinds.
+"""Footprint counters: the interface behind the wave's sector counts, and the choice between its three kinds.
 
 The DRAM stage (:mod:`warpspeed.dram`) needs four operations on the sectors (or lines) a set of cells
-touches: the footprint of a cell set, the empty footprint, intersection and difference of footprints,
-and their sizes per field. Two counters provide them, with the same numbers (``exact=False`` included;
-the golden test checks it byte for byte):
+(a :class:`~warpspeed.cells.CellSet`) touches: the footprint of a cell set, the empty footprint,
+intersection and difference of footprints, and their sizes per field. Three counters provide them, with
+the same numbers (``exact=False`` included; the golden test checks it byte for byte):
 
+- ``ranges`` (:class:`~warpspeed.range_volumes.RangeFootprints`): one range of granules per row of cells
+  and access; the cost grows with the rows of the cell set, not its cells, but it applies only where
+  every access moves by at most a granule per x step (structure-of-arrays layouts: stencils, LBM
+  populations in ``fzyx``; :func:`~warpspeed.range_volumes.applies`);
 - ``isl`` (:class:`~warpspeed.isl_volumes.Footprints`): integer sets; the cost grows with the number of
   access groups (one per population of an LBM field), not with the domain, but it is high where a field's
   rows are single cells whose offset inside a sector cycles with x and another index (array-of-structures
@@ -13,9 +17,11 @@ the golden test checks it byte for byte):
   cells (bitmap slices where every index is a cell coordinate plus a constant); the cost grows with the
   cells of the largest set counted (a wave and a block plane) times the accesses.
 
-``auto`` (the default) is a choice of speed only: the enumeration where ISL counts are dear
-(:func:`~warpspeed.isl_volumes.counts_are_dear`), else whichever costs less for the launch by
-:func:`choose_counter`'s estimate. The brute-force twin in the tests is a third, independent reference.
+``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
+catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
+count), else the enumeration where ISL counts are dear (:func:`~warpspeed.isl_volumes.counts_are_dear`),
+else whichever of ISL and the enumeration costs less for the launch by :func:`choose_counter`'s estimate.
+The brute-force twin in the tests is an independent reference.
 """
 
 from __future__ import annotations
@@ -26,13 +32,15 @@ from typing import Protocol
 
 import islpy as isl
 
+from .cells import CellSet
 from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
 from .errors import InputError
 from .isl_volumes import Footprints, counts_are_dear
 from .kernel import Kernel
 from .launch import Launch
+from .range_volumes import RangeFootprints, applies
 
-COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints}
+COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints, "ranges": RangeFootprints}
 DEFAULT_COUNTER = "auto"
 # break-even of the two counters, in (cell x access) pairs of the largest set per ISL access group: measured
 # on lbmpy's D3Q19, D3Q15 and D3Q27 at 256^3 and 512^3 and star3d-r1/-r4 at their catalog domains over the
@@ -58,9 +66,9 @@ class FootprintCounter(Protocol):
 
     def empty(self) -> FootprintSet: ...
 
-    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> FootprintSet: ...
+    def footprint(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> FootprintSet: ...
 
-    def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int: ...
+    def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int: ...
 
     def count_by_field(self, fp: FootprintSet) -> tuple[int, ...]: ...
 
@@ -85,10 +93,12 @@ def _dear(kernel: Kernel, granularity: int) -> bool:
     return counts_are_dear(kernel, granularity)
 
 
-def choose_counter(name: str, kernel: Kernel, granularity: int, launch: Launch) -> str:
+def choose_counter(name: str, kernel: Kernel, granularity: int, launch: Launch, exact: bool = True) -> str:
     """The counter ``auto`` stands for at this granularity and launch (any other name: itself)."""
     if name != DEFAULT_COUNTER:
         return name
+    if applies(kernel, granularity, exact):
+        return "ranges"
     if _dear(kernel, granularity):
         return "enumerated"
     sliceable, accesses, groups = _slices_and_groups(kernel)
@@ -109,9 +119,15 @@ def check_counter(name: str) -> str:
 def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
                       name: str = DEFAULT_COUNTER) -> FootprintCounter:
     """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``); ``auto``
-    without a launch: the enumeration where ISL counts are dear, else ISL."""
+    without a launch: the ranges where they apply, else the enumeration where ISL counts are dear, else ISL.
+    ``ranges`` named for a kernel they do not count is an :class:`InputError`."""
     if check_counter(name) == DEFAULT_COUNTER:
-        name = "enumerated" if _dear(kernel, granularity) else "isl"
+        name = ("ranges" if applies(kernel, granularity, exact)
+                else "enumerated" if _dear(kernel, granularity) else "isl")
+    if name == "ranges" and not applies(kernel, granularity, exact):
+        raise InputError(f"the 'ranges' footprint counter does not count kernel {kernel.name!r}: some access moves "
+                         f"by more than {granularity} B per x step (an array-of-structures layout) or is not affine; "
+                         "use auto, isl or enumerated")
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import islpy as isl
-
 from .capacity import CacheReuse, reuse
+from .cells import CellSet, cell_set
 from .counters import FootprintCounter, FootprintSet
 from .device import Device, HitRateCurve
-from .isl_volumes import cell_set
 from .kernel import Kernel
 from .launch import Launch
 
@@ -81,7 +79,7 @@ def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: Footpr
     empty = sectors.empty()
     nf = len(kernel.fields)
 
-    def layer(first: int, stop: int, cells: isl.Set, exclude: FootprintSet, curve: HitRateCurve):
+    def layer(first: int, stop: int, cells: CellSet, exclude: FootprintSet, curve: HitRateCurve):
         if stop <= first:
             return empty, (0,) * nf, reuse(0.0, 0.0, cap, curve)
         fp = sectors.footprint(cells)
@@ -90,8 +88,7 @@ def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: Footpr
         return fp, by_field, reuse(sum(by_field) * S2 * per_lup, allocated, cap, curve)
 
     (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
-    y_cells = cell_set(launch, ya, yb).intersect(
-        isl.Set(f"{{ [x, y, z] : y < {(launch.grid[1] - 1) * launch.cells_per_block[1]} }}"))
+    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1])
     f_y, over_y, ly = layer(ya, yb, y_cells, empty, device.hit_rates.l2_y)
     _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, device.hit_rates.l2_z)
 

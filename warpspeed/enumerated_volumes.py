@@ -28,6 +28,7 @@ from functools import lru_cache
 import islpy as isl
 import numpy as np
 
+from .cells import Box, CellSet, as_cell_set
 from .expressions import affine_form, evaluate
 from .isl_volumes import field_encodings, per_dimension_index
 from .kernel import Access, Field, Kernel
@@ -66,25 +67,12 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mark) + lo
 
 
-Box = tuple[tuple[int, int, int], tuple[int, int, int]]  # first and last cell (inclusive)
 
 
-def cell_boxes(cells: isl.Set) -> tuple[list[Box], list[np.ndarray]]:
-    """The pieces of a cell set: boxes (what ``isl_volumes.cell_set`` builds), read from their bounds, and
-    the points (3, n) of any other piece, point by point. Pieces may overlap."""
-    boxes, points = [], []
-    for bs in cells.get_basic_sets():
-        box = isl.Set.from_basic_set(bs)
-        lo = tuple(box.dim_min_val(d).to_python() for d in range(3))
-        hi = tuple(box.dim_max_val(d).to_python() for d in range(3))
-        if box.count_val().to_python() == int(np.prod([h - low + 1 for low, h in zip(lo, hi, strict=True)])):
-            boxes.append((lo, hi))
-        else:  # not a box (not built by cell_set): point by point, slow but exact
-            found: list[isl.Point] = []
-            box.foreach_point(found.append)
-            coords = [[p.get_coordinate_val(isl.dim_type.set, d).to_python() for d in range(3)] for p in found]
-            points.append(np.array(coords, dtype=np.int64).reshape(-1, 3).T)
-    return boxes, points
+def cell_boxes(cells: CellSet | isl.Set) -> tuple[list[Box], list[np.ndarray]]:
+    """The pieces of a cell set: its boxes, and the points (3, n) of any other piece. Pieces may overlap."""
+    c = as_cell_set(cells)
+    return list(c.boxes), list(c.points)
 
 
 def cell_points(cells: isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

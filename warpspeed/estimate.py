@@ -187,7 +187,7 @@ class KernelAnalysis:
     def footprints(self, granularity: int, exact: bool = True, launch: Launch | None = None) -> FootprintCounter:
         """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``), for
         ``launch`` where ``counter`` is ``auto`` (see ``counters.choose_counter``)."""
-        name = self.counter if launch is None else choose_counter(self.counter, self.kernel, granularity, launch)
+        name = self.counter if launch is None else choose_counter(self.counter, self.kernel, granularity, launch, exact)
         key = (granularity, exact, name)
         if key not in self._footprints:
             self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)

@@ -25,9 +25,9 @@ from functools import cached_property
 
 import islpy as isl
 
+from .cells import CellSet, as_isl
 from .expressions import Add, Const, Expr, Mul, Var, affine_form, bounds, simplify, to_isl
 from .kernel import Access, Field, Kernel
-from .launch import Launch, id_range_boxes
 
 CELL_VARS = {"tidx": "x", "tidy": "y", "tidz": "z"}
 MAX_ROW_DIMS = 3  # a1..a3: up to 4-dimensional fields (x, y, z and an index dimension)
@@ -203,20 +203,6 @@ def _linear_phase_moves_with_x(acc: Access, fld: Field, granularity: int) -> boo
     return abs(cx) > 1 and moves[0] and (moves[1] or moves[2])
 
 
-def cell_set(launch: Launch, start: int, stop: int) -> isl.Set:
-    """Valid cells of the blocks with linear ids [start, stop), as a union of boxes."""
-    bf = launch.cells_per_block
-    parts = []
-    for lo, hi in id_range_boxes(start, stop, launch.grid):
-        c = []
-        for v, a, b, s, n in zip("xyz", lo, hi, bf, launch.domain, strict=True):
-            c.append(f"{a * s} <= {v} < {min(b * s, n)}")
-        parts.append("(" + " and ".join(c) + ")")
-    if not parts:
-        return isl.Set("{ [x, y, z] : 1 = 0 }")
-    return isl.Set("{ [x, y, z] : " + " or ".join(parts) + " }")
-
-
 @dataclass(frozen=True)
 class Footprint:
     """Encoded addresses of a cell set, one ISL set per access group of its :class:`Footprints`.
@@ -344,13 +330,14 @@ class Footprints:
     def empty(self) -> Footprint:
         return Footprint(tuple(_no_addresses() for _ in self.groups))
 
-    def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
+    def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         """Number of distinct encoded addresses, ``footprint(...).size()``, computed the cheaper way."""
         return self.footprint(cells, loads=loads, stores=stores, coalesce=self._coalesce_before_count).size()
 
-    def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False,
+    def footprint(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False,
                   coalesce: bool = True) -> Footprint:
         """Distinct encoded addresses the valid cells touch through the loads (and/or stores)."""
+        cells = as_isl(cells)
         parts = []
         for g in self.groups:
             out = _no_addresses()

@@ -10,9 +10,9 @@ again (cost = its distinct pages / its valid lups). The limit is ``tlb_walk_rate
 
 from __future__ import annotations
 
+from .cells import cell_set
 from .counters import FootprintCounter
 from .device import Device
-from .isl_volumes import cell_set
 from .launch import Launch
 
 

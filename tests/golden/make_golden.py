@@ -12,6 +12,7 @@ from pathlib import Path
 from warpspeed.device import device, device_ids
 from warpspeed.estimate import estimate, resolve_kernel, with_model
 from warpspeed.launch import LaunchError
+from warpspeed.range_volumes import applies
 
 GOLDEN = Path(__file__).with_name("estimates.json")
 KERNELS = {"copy": (1048576, 1, 1), "star2d-r1": (1024, 1024, 1), "star3d-r1": (256, 128, 128),
@@ -20,9 +21,17 @@ CONFIGS = (((32, 4, 8), (1, 1, 1)), ((64, 2, 2), (1, 2, 1)), ((256, 1, 1), (1, 1
 LOW_OCCUPANCY = ("star3d-r1", (32, 2, 2), (1, 1, 1), 255)  # 8 warps per SM: latency-bound on most GPUs
 
 
-def documents(counter: str | None = None, devices: list[str] | None = None) -> dict[str, dict]:
+def ranges_kernels() -> list[str]:
+    """The golden kernels that the ``ranges`` footprint counter counts (all but array-of-structures ones)."""
+    return [name for name, domain in KERNELS.items()
+            if all(applies(resolve_kernel(name, domain), g, exact) for g, exact in ((32, True), (128, False)))]
+
+
+def documents(counter: str | None = None, devices: list[str] | None = None,
+              kernels: list[str] | None = None) -> dict[str, dict]:
     """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text); ``counter``
-    forces a footprint counter (``warpspeed.counters``), ``devices`` a subset of the shipped devices."""
+    forces a footprint counter (``warpspeed.counters``), ``devices`` a subset of the shipped devices,
+    ``kernels`` a subset of the golden kernels."""
     out: dict[str, dict] = {}
 
     def both_models(key: str, e, dev) -> None:
@@ -30,6 +39,8 @@ def documents(counter: str | None = None, devices: list[str] | None = None) -> d
         out[key + "|roofline"] = with_model(e, dev, "roofline").to_dict()
 
     for name, domain in KERNELS.items():
+        if kernels is not None and name not in kernels:
+            continue
         kernel = resolve_kernel(name, domain)
         for dev_id in devices or device_ids():
             dev = device(dev_id)

@@ -1,0 +1,164 @@
+"""Granule-range footprints (warpspeed/range_volumes.py) against the enumeration, the points and by hand.
+
+The DRAM stage counts every kernel whose accesses move by at most a granule per x step with ranges (one
+per row of cells and access); the enumeration (itself checked against ISL in test_enumerated_volumes) and
+its point-by-point listing are the references here, on random stencils, populations and affine accesses
+with any slope, and the set operations are checked against Python sets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from test_properties import PROFILE, population_kernels, stencil_kernels
+
+import warpspeed
+from warpspeed.cells import CellSet, as_cell_set, cell_set
+from warpspeed.counters import footprint_counter
+from warpspeed.enumerated_volumes import EnumeratedFootprints
+from warpspeed.errors import InputError
+from warpspeed.launch import LaunchError, make_launch
+from warpspeed.range_volumes import GranuleRanges, RangeFootprints, _union, applies
+
+H100 = warpspeed.device("H100-SXM5-80GB")
+BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (2, 1, 16)])
+FRACTIONS = st.tuples(st.tuples(st.floats(0, 1), st.floats(0, 1)), st.tuples(st.floats(0, 1), st.floats(0, 1)))
+
+
+def _as_set(r: GranuleRanges) -> set[int]:
+    return {k for a, b in zip(r.starts.tolist(), r.stops.tolist(), strict=True) for k in range(a, b)}
+
+
+def _ranges(pairs) -> GranuleRanges:
+    a = np.array([p[0] for p in pairs], dtype=np.int64)
+    return _union(a, a + np.array([p[1] for p in pairs], dtype=np.int64))
+
+
+PAIRS = st.lists(st.tuples(st.integers(0, 60), st.integers(1, 8)), max_size=12)
+
+
+@given(PAIRS, PAIRS)
+def test_set_operations_of_ranges_are_those_of_sets(a, b):
+    ra, rb = _ranges(a), _ranges(b)
+    sa, sb = ({k for s, n in p for k in range(s, s + n)} for p in (a, b))
+    assert _as_set(ra) == sa and ra.size() == len(sa)
+    assert _as_set(ra.intersect(rb)) == sa & sb and _as_set(ra.subtract(rb)) == sa - sb
+    for r in (ra, ra.intersect(rb), ra.subtract(rb)):  # sorted, disjoint, never adjacent
+        assert np.all(r.starts < r.stops) and np.all(r.starts[1:] > r.stops[:-1])
+
+
+def _compare(kernel, launch, id_ranges, granularity, exact, reference):
+    ranges = RangeFootprints(kernel, granularity, exact=exact)
+    sets = []
+    for lo, hi in id_ranges:
+        cells = cell_set(launch, lo, hi)
+        for loads, stores in ((True, False), (False, True), (True, True)):
+            r, e = ranges.footprint(cells, loads=loads, stores=stores), reference.footprint(cells, loads=loads,
+                                                                                             stores=stores)
+            assert ranges.count_by_field(r) == reference.count_by_field(e), (lo, hi, loads, stores)
+            assert ranges.footprint_size(cells, loads=loads, stores=stores) == e.size()
+        sets.append((r, e))
+    (ra, ea), (rb, eb) = sets
+    assert ranges.count_by_field(ra.intersect(rb)) == reference.count_by_field(ea.intersect(eb))
+    assert ranges.count_by_field(ra.subtract(rb)) == reference.count_by_field(ea.subtract(eb))
+
+
+def _launch(spec, block, fractions):
+    kernel = warpspeed.kernel_from_dict(spec)
+    try:
+        launch = make_launch(kernel, H100, block)
+    except LaunchError:
+        assume(False)
+    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    return kernel, launch, [sorted((int(u * n), int(v * n))) for u, v in fractions]
+
+
+@PROFILE
+@given(spec=st.one_of(stencil_kernels(max_domain=(40, 16, 8)), population_kernels()), block=BLOCKS,
+       fractions=FRACTIONS, granularity=st.sampled_from([32, 128]), exact=st.booleans())
+def test_ranges_count_what_the_enumeration_counts(spec, block, fractions, granularity, exact):
+    """Stencils (strided, transposed, linear, padded, offset) and LBM populations: exact counts, and with
+    ``exact=False`` (a granule two rows share counts once per row), as the enumeration gives them."""
+    kernel, launch, id_ranges = _launch(spec, block, fractions)
+    assume(applies(kernel, granularity, exact))
+    _compare(kernel, launch, id_ranges, granularity, exact, EnumeratedFootprints(kernel, granularity, exact=exact))
+
+
+@st.composite
+def affine_kernels(draw):
+    """1-D fields read through affine indices of any small slope: negative, zero (an access that does not
+    move with y, or with x at all), steps of several elements, and rows that overlap."""
+    domain = (draw(st.integers(1, 20)), draw(st.integers(1, 6)), draw(st.integers(1, 5)))
+    fields = []
+    for j in range(draw(st.integers(1, 2))):
+        eb = draw(st.sampled_from([1, 2, 4, 8]))
+        accesses = []
+        for _ in range(draw(st.integers(1, 4))):
+            cx = draw(st.integers(-3, 3))
+            cy = draw(st.sampled_from([0, 1, -1, 3, domain[0], domain[0] + 5, -(domain[0] + 2)]))
+            cz = draw(st.sampled_from([0, 1, domain[0] * domain[1], 7 * domain[0] * domain[1] + 3, -60]))
+            c = draw(st.integers(0, 40))
+            corners = [cx * x + cy * y + cz * z for x in (0, domain[0] - 1) for y in (0, domain[1] - 1)
+                       for z in (0, domain[2] - 1)]
+            accesses.append((cx, cy, cz, c - min(corners)))
+        size = max(cx * x + cy * y + cz * z + c for cx, cy, cz, c in accesses for x in (0, domain[0] - 1)
+                   for y in (0, domain[1] - 1) for z in (0, domain[2] - 1)) + 1 + draw(st.integers(0, 9))
+        text = [f"{cx}*tidx + {cy}*tidy + {cz}*tidz + {c}" for cx, cy, cz, c in accesses]
+        split = draw(st.integers(0, len(text)))
+        fields.append({"name": f"f{j}", "element_bytes": eb, "shape": [size], "offset": draw(st.integers(0, 5)),
+                       "loads": text[:split] or text[:1], "stores": text[split:]})
+    return {"name": "affine", "precision": "fp64", "flops_per_lup": 1, "domain": list(domain), "field": fields}
+
+
+@PROFILE
+@given(spec=affine_kernels(), block=BLOCKS, fractions=FRACTIONS, granularity=st.sampled_from([8, 32, 128]))
+def test_ranges_count_every_cells_address_for_any_slope(spec, block, fractions, granularity):
+    """Against the addresses of every cell, listed one by one (no slices, no ranges)."""
+    kernel, launch, id_ranges = _launch(spec, block, fractions)
+    assume(applies(kernel, granularity))
+    _compare(kernel, launch, id_ranges, granularity, True,
+             EnumeratedFootprints(kernel, granularity, slices=False))
+
+
+def _copy(offset: int) -> warpspeed.Kernel:
+    return warpspeed.kernel_from_dict({
+        "name": "row", "precision": "fp64", "flops_per_lup": 0, "domain": [64, 4, 1],
+        "field": [{"name": "a", "element_bytes": 8, "shape": [64, 4], "offset": offset,
+                   "loads": [["tidx", "tidy"]], "stores": []}]})
+
+
+def test_known_counts_of_a_row():
+    one_row = CellSet((((0, 0, 0), (63, 0, 0)),))
+    assert RangeFootprints(_copy(0), 32).footprint_size(one_row) == 16  # 512 B from a sector boundary
+    assert RangeFootprints(_copy(1), 32).footprint_size(one_row) == 17  # 8 B late: one more sector
+    two_rows = CellSet((((0, 0, 0), (63, 1, 0)),))
+    assert RangeFootprints(_copy(1), 32).footprint_size(two_rows) == 33  # the rows share a sector
+    per_row = RangeFootprints(_copy(1), 32, exact=False)
+    assert per_row.footprint_size(two_rows) == 34  # ... counted once per row
+    fp = RangeFootprints(_copy(0), 32).footprint(CellSet((((0, 0, 0), (7, 0, 0)), ((32, 0, 0), (35, 0, 0)))))
+    assert (fp.starts.tolist(), fp.stops.tolist()) == ([0, 8], [2, 9])  # two runs of sectors
+
+
+def test_which_kernels_the_ranges_count_and_a_clear_error_for_the_others():
+    assert applies(warpspeed.find_kernel("star3d-r4"), 32) and applies(warpspeed.find_kernel("copy"), 128, False)
+    assert applies(warpspeed.find_kernel("star3d-r4"), 4096)  # TLB pages
+    aos = pytest.importorskip("warpspeed_pystencils") and warpspeed.find_kernel("d3q19-srt:layout=zyxf")
+    assert not applies(aos, 32)  # a cell's 19 doubles: 152 B per x step
+    assert applies(warpspeed.find_kernel("d3q19-srt"), 32) and applies(warpspeed.find_kernel("d3q19-srt"), 128, False)
+    with pytest.raises(InputError, match=r"'ranges' footprint counter does not count kernel .*use auto, isl or"):
+        footprint_counter(aos, 32, name="ranges")
+    with pytest.raises(ValueError, match="granule ranges do not count"):
+        RangeFootprints(aos, 32)
+
+
+def test_cell_sets_from_isl_sets_and_back():
+    import islpy as isl
+
+    s = isl.Set("{ [x, y, z] : (0 <= x < 3 and 1 <= y < 3 and z = 4) or (0 <= x < 4 and 0 <= y <= x and z = 1) }")
+    c = as_cell_set(s)
+    assert c.isl.is_equal(s)
+    kernel = _copy(0)
+    assert RangeFootprints(kernel, 8).footprint_size(c) == EnumeratedFootprints(kernel, 8).footprint_size(s) == 13
+    assert c.below_y(1).isl.is_equal(s.intersect(isl.Set("{ [x, y, z] : y < 1 }")))

@@ -1,0 +1,87 @@
+"""Cell sets of thread sets: the valid cells of a range of linear block ids, as a few boxes.
+
+The DRAM stage counts the granules that sets of cells touch: the wave, its y- and z-layer thread sets
+and the ranges between them. Each is a contiguous range of linear block ids, which is at most five boxes
+of blocks (``launch.id_range_boxes``), clipped to the domain (the ``if (tid >= N) return`` guard).
+:class:`CellSet` keeps those boxes as integers, so that the counters that list cells or rows read them
+directly, and builds the ISL set that the ISL counter needs only when asked for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import islpy as isl
+import numpy as np
+
+from .launch import Launch, id_range_boxes
+
+Box = tuple[tuple[int, int, int], tuple[int, int, int]]  # first and last cell (inclusive)
+
+
+@dataclass(frozen=True)
+class CellSet:
+    """A union of boxes of cells (``boxes``, may overlap) and of single cells (``points``: (3, n)).
+
+    Sets built from launches are boxes only; ``points`` hold the pieces of an ISL set given by a caller
+    that are not boxes."""
+
+    boxes: tuple[Box, ...]
+    points: tuple[np.ndarray, ...] = ()
+
+    @cached_property
+    def isl(self) -> isl.Set:
+        """The same cells as an ISL set ``{ [x, y, z] : ... }``."""
+        parts = ["(" + " and ".join(f"{a} <= {v} <= {b}" for v, a, b in zip("xyz", lo, hi, strict=True)) + ")"
+                 for lo, hi in self.boxes]
+        for p in self.points:
+            parts += [f"(x = {x} and y = {y} and z = {z})" for x, y, z in p.T.tolist()]
+        if not parts:
+            return isl.Set("{ [x, y, z] : 1 = 0 }")
+        return isl.Set("{ [x, y, z] : " + " or ".join(parts) + " }")
+
+    def below_y(self, limit: int) -> CellSet:
+        """The cells with y < ``limit``."""
+        boxes = tuple((lo, (hi[0], min(hi[1], limit - 1), hi[2])) for lo, hi in self.boxes if lo[1] < limit)
+        return CellSet(boxes, tuple(p[:, p[1] < limit] for p in self.points))
+
+
+def cell_set(launch: Launch, start: int, stop: int) -> CellSet:
+    """Valid cells of the blocks with linear ids [start, stop), as a union of boxes."""
+    bf = launch.cells_per_block
+    boxes = []
+    for lo, hi in id_range_boxes(start, stop, launch.grid):
+        first = tuple(a * s for a, s in zip(lo, bf, strict=True))
+        last = tuple(min(b * s, n) - 1 for b, s, n in zip(hi, bf, launch.domain, strict=True))
+        if all(a <= b for a, b in zip(first, last, strict=True)):
+            boxes.append((first, last))
+    return CellSet(tuple(boxes))  # type: ignore[arg-type]
+
+
+def as_cell_set(cells: CellSet | isl.Set) -> CellSet:
+    """``cells`` as a :class:`CellSet`: an ISL set is split into its pieces, boxes read from their bounds
+    and any other piece listed point by point (slow, but exact)."""
+    if isinstance(cells, CellSet):
+        return cells
+    boxes, points = [], []
+    for bs in cells.get_basic_sets():
+        piece = isl.Set.from_basic_set(bs)
+        lo = tuple(piece.dim_min_val(d).to_python() for d in range(3))
+        hi = tuple(piece.dim_max_val(d).to_python() for d in range(3))
+        if piece.count_val().to_python() == int(np.prod([h - a + 1 for a, h in zip(lo, hi, strict=True)])):
+            boxes.append((lo, hi))
+        else:
+            found: list[isl.Point] = []
+            piece.foreach_point(found.append)
+            coords = [[p.get_coordinate_val(isl.dim_type.set, d).to_python() for d in range(3)] for p in found]
+            points.append(np.array(coords, dtype=np.int64).reshape(-1, 3).T)
+    return CellSet(tuple(boxes), tuple(points))
+
+
+def as_isl(cells: CellSet | isl.Set) -> isl.Set:
+    """``cells`` as an ISL set."""
+    return cells.isl if isinstance(cells, CellSet) else cells
+
+
+__all__ = ["Box", "CellSet", "as_cell_set", "as_isl", "cell_set"]
