@@ -24,12 +24,14 @@ from .device import device as get_device
 from .dram import wave_traffic
 from .errors import InputError
 from .footprint import (
+    BlockRanges,
     Instruction,
     block_addresses,
     block_classes,
     block_counts,
     block_full_store_sectors,
     folded_instructions,
+    warp_patterns,
 )
 from .kernel import Kernel, load_kernel
 from .l1 import cycles_per_warp_lup
@@ -178,6 +180,7 @@ class KernelAnalysis:
         self.counter = check_counter(counter)
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
         self._footprints: dict[tuple[int, bool], FootprintCounter] = {}
+        self._block_ranges: dict[tuple[int, int], BlockRanges | None] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
@@ -192,6 +195,17 @@ class KernelAnalysis:
         if key not in self._footprints:
             self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
         return self._footprints[key]
+
+
+    def block_ranges(self, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
+        """Range counters of the blocks' footprints (None where they do not apply, or the counter is forced
+        to ``isl`` or ``enumerated``: the lanes are then counted one by one, as the reference does)."""
+        if self.counter not in (DEFAULT_COUNTER, "ranges"):
+            return None
+        key = (sector_bytes, line_bytes)
+        if key not in self._block_ranges:
+            self._block_ranges[key] = BlockRanges.of(self.kernel, sector_bytes, line_bytes)
+        return self._block_ranges[key]
 
 
 @lru_cache(maxsize=16)
@@ -286,12 +300,16 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes, dev.l2_sector_bytes)
     classes = block_classes(k, launch, instrs, modulus)
     ba, w = block_addresses(launch, instrs, classes.coords), classes.weights
-    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size)
-    l1_cycles = cycles_per_warp_lup(ba, instrs, w, dev, counts.valid_lups)
+    patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
+    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
+                          classes.coords, an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes), patterns)
+    l1_cycles = cycles_per_warp_lup(ba, patterns, instrs, w, dev, counts.valid_lups)
     bt = block_traffic(k, dev, launch, counts)
     wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes, launch=launch),
                       an.footprints(dev.l2_line_bytes, exact=False, launch=launch),
-                      block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes), counts.valid_lups)
+                      block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords,
+                                               an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes)),
+                      counts.valid_lups)
     stages = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
               "l2_store": bt.l2_store, "dram_load_compulsory": wt.dram_load_compulsory, "dram_load": wt.dram_load,
               "dram_store": wt.dram_store}

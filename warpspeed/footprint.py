@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .cells import CellSet
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
 from .kernel import Kernel
 from .launch import Launch
+from .range_volumes import ELEMENTS, RangeFootprints, applies, full_granules
 
 SENTINEL = np.iinfo(np.int64).max
 
@@ -174,9 +176,47 @@ def count_full_sectors(values: np.ndarray, active: np.ndarray, element_bytes: in
     return (start & (head == tail) & (head != SENTINEL)).sum(axis=-1)
 
 
+def block_cells(launch: Launch, coords: np.ndarray) -> list[CellSet]:
+    """The valid cells of each block (coords (k, 3)): one box, clipped to the domain."""
+    cells = np.asarray(launch.cells_per_block, dtype=np.int64)
+    first = coords * cells
+    last = np.minimum(first + cells, np.asarray(launch.domain, dtype=np.int64)) - 1
+    return [CellSet(((tuple(a), tuple(b)),)) for a, b in zip(first.tolist(), last.tolist(), strict=True)]
+
+
+@dataclass(frozen=True)
+class BlockRanges:
+    """Range counters (``range_volumes``) of a kernel at the granularities of the block counts: sectors,
+    lines, elements. They count a block's cells the way the lane enumeration does, from its rows."""
+
+    sectors: RangeFootprints
+    lines: RangeFootprints
+    elements: RangeFootprints
+
+    @staticmethod
+    def of(kernel: Kernel, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
+        """The counters, or None where they do not count every field at each granularity."""
+        if not all(applies(kernel, g) for g in (sector_bytes, line_bytes, ELEMENTS)):
+            return None
+        return BlockRanges(RangeFootprints(kernel, sector_bytes), RangeFootprints(kernel, line_bytes),
+                           RangeFootprints(kernel, ELEMENTS))
+
+
 def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses,
-                             weights: np.ndarray, sector_bytes: int) -> int:
-    """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field)."""
+                             weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
+                             coords: np.ndarray | None = None, ranges: BlockRanges | None = None) -> int:
+    """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
+
+    With ``ranges`` (and the blocks' ``launch`` and ``coords``) and elements that divide a sector, counted
+    from the ranges of each block's stored elements instead of its lanes."""
+    stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
+    if ranges is not None and all(sector_bytes % kernel.fields[fi].element_bytes == 0 for fi in stored):
+        total = 0
+        for cells, wj in zip(block_cells(launch, coords), weights.tolist(), strict=True):
+            fp = ranges.elements.footprint(cells, loads=False, stores=True)
+            total += wj * sum(full_granules(fp, fi, sector_bytes // kernel.fields[fi].element_bytes)
+                              for fi in stored)
+        return total
     k = ba.addresses.shape[0]
     total = 0
     for fi, fld in enumerate(kernel.fields):
@@ -197,6 +237,53 @@ def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:
         pad = [(0, 0)] * (x.ndim - 1) + [(0, n * warp_size - T)]
         x = np.pad(x, pad, constant_values=fill)
     return x.reshape(x.shape[:-1] + (n, warp_size))
+
+
+@dataclass(frozen=True)
+class WarpPatterns:
+    """The distinct warp accesses of the representative blocks. Every count per warp instruction (sectors,
+    lines, L1 wavefronts) is the same for two warp instructions whose lanes' addresses differ by one
+    multiple of ``modulus`` bytes (a multiple of the sector, line and bank period) and which have the same
+    kind (element size, load or store): those share one pattern. Most warps of a block, and the warps of
+    accesses a few cells apart, are such translations of each other.
+
+    ``offsets`` (u, warp_size): each pattern's lane addresses less a multiple of ``modulus``, -1 for an
+    inactive lane; ``kinds`` (u,): the index into ``instructions`` of an instruction of that pattern;
+    ``inverse`` (k, n_instr, warps): the pattern of every warp instruction."""
+
+    offsets: np.ndarray
+    kinds: np.ndarray
+    inverse: np.ndarray
+
+    def gather(self, per_pattern: np.ndarray) -> np.ndarray:
+        """Per-pattern values spread onto (k, n_instr, warps)."""
+        return per_pattern[self.inverse]
+
+
+_HASH_MULTIPLIERS = np.random.default_rng(27).integers(1, 2**62, size=1 << 12, dtype=np.int64) | 1
+
+
+def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], warp_size: int,
+                  modulus: int) -> WarpPatterns:
+    """Group the warp instructions of the representative blocks into :class:`WarpPatterns`."""
+    addr = warp_view(ba.addresses, warp_size, 0)  # (k, n, warps, warp_size)
+    act = warp_view(ba.active, warp_size, False)
+    k, n, warps, _ = addr.shape
+    base = np.where(act, addr, SENTINEL).min(axis=-1, keepdims=True)
+    base = np.where(base == SENTINEL, 0, base // modulus * modulus)
+    offsets = np.where(act, addr - base, -1)
+    first_of_kind: dict[tuple[int, bool], int] = {}
+    kind = np.array([first_of_kind.setdefault((ins.element_bytes, ins.store), i) for i, ins in enumerate(instructions)],
+                    dtype=np.int64)
+    rows = np.concatenate((offsets, np.broadcast_to(kind[None, :, None, None], (k, n, warps, 1))), axis=-1)
+    rows = rows.reshape(-1, warp_size + 1)
+    mult = _HASH_MULTIPLIERS[:warp_size + 1]
+    h = (rows * mult).sum(axis=1)  # wraps around: a hash, checked below
+    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
+    if not np.array_equal(rows[first][inverse], rows):  # two patterns with one hash: group them exactly
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    uniq = rows[first]
+    return WarpPatterns(uniq[:, :warp_size], uniq[:, warp_size], inverse.reshape(k, n, warps))
 
 
 @dataclass(frozen=True)
@@ -223,25 +310,43 @@ class BlockCounts:
 
 
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
-                 weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int) -> BlockCounts:
-    """Sector and line counts of the representative blocks, weighted by their class sizes."""
+                 weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int,
+                 coords: np.ndarray | None = None, ranges: BlockRanges | None = None,
+                 patterns: WarpPatterns | None = None) -> BlockCounts:
+    """Sector and line counts of the representative blocks, weighted by their class sizes. With ``ranges``
+    (and the blocks' ``coords``), each block's per-field footprint is counted from its rows instead of
+    its lanes (the same numbers, without sorting every lane's address); with ``patterns`` (modulus a
+    multiple of the line), each distinct warp pattern is counted once."""
     w = weights.astype(np.int64)
     loads = np.array([not ins.store for ins in instructions])
-    sectors = ba.addresses // sector_bytes
-    lines = ba.addresses // line_bytes
-    active = warp_view(ba.active, warp_size, False)
+    active = warp_view(ba.active, warp_size, False) if patterns is None else None
 
-    def per_warp_sums(granules: np.ndarray) -> tuple[int, int]:
+    def per_warp_sums(granule_bytes: int) -> tuple[int, int]:
         """Σ over warps and load (store) instructions of the distinct granules each warp instruction touches."""
-        per_instr = count_distinct(warp_view(granules, warp_size, 0), active).sum(axis=-1)  # (k, n_instr)
+        if patterns is not None:
+            per_pattern = count_distinct(patterns.offsets // granule_bytes, patterns.offsets >= 0)
+            per_instr = patterns.gather(per_pattern).sum(axis=-1)  # (k, n_instr)
+        else:
+            per_instr = count_distinct(warp_view(ba.addresses // granule_bytes, warp_size, 0), active).sum(axis=-1)
         return int((per_instr[:, loads].sum(axis=1) * w).sum()), int((per_instr[:, ~loads].sum(axis=1) * w).sum())
 
-    warp_load, warp_store = per_warp_sums(sectors)
-    warp_load_lines, warp_store_lines = per_warp_sums(lines)
+    warp_load, warp_store = per_warp_sums(sector_bytes)
+    warp_load_lines, warp_store_lines = per_warp_sums(line_bytes)
     nf = len(kernel.fields)
     blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
     k = ba.addresses.shape[0]
-    for fi in range(nf):
+    for cells, wj in zip(block_cells(launch, coords) if ranges is not None else (), w.tolist(), strict=False):
+        sec = ranges.sectors.footprint(cells)
+        for fi, (s, r, n, e) in enumerate(zip(ranges.sectors.count_by_field(sec), ranges.sectors.runs_by_field(sec),
+                                              ranges.lines.footprint_size_by_field(cells),
+                                              ranges.elements.footprint_size_by_field(cells), strict=True)):
+            blk_sec[fi] += s * wj
+            blk_runs[fi] += r * wj
+            blk_lines[fi] += n * wj
+            blk_bytes[fi] += e * kernel.fields[fi].element_bytes * wj
+    if ranges is None:
+        sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
+    for fi in range(nf if ranges is None else 0):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
         if not sel.any():
             continue

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import Device
-from .footprint import SENTINEL, BlockAddresses, Instruction, count_distinct, warp_view
+from .footprint import SENTINEL, BlockAddresses, Instruction, WarpPatterns, count_distinct, warp_view
 
 
 def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: int) -> np.ndarray:
@@ -70,41 +70,35 @@ def line_rule(device: Device) -> bool:
     return device.l1_load_lines_per_wavefront is not None
 
 
-def wavefronts(addresses: np.ndarray, active: np.ndarray, instructions: tuple[Instruction, ...],
-               device: Device) -> np.ndarray:
-    """L1 cycles per (block, instruction) summed over the block's warps; arrays are (k, n_instr, T).
+def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], device: Device) -> np.ndarray:
+    """L1 cycles per (block, instruction) summed over the block's warps, (k, n_instr): each distinct warp
+    pattern is costed once (``patterns``' modulus a multiple of the bank period and the line).
 
     The per-warp constant of the line rule is not included (:func:`warp_cycles`)."""
-    k, n, _ = addresses.shape
     lines_rule = line_rule(device)
-    out = np.zeros((k, n), dtype=np.float64 if lines_rule else np.int64)
-    words = addresses // device.l1_bank_bytes
+    offsets, active = patterns.offsets, patterns.offsets >= 0
+    words = offsets // device.l1_bank_bytes
     run_words = NO_SPLIT if lines_rule else device.l1_pairing_distance_bytes // device.l1_bank_bytes
-    by_group: dict[int, list[int]] = {}
-    for i, ins in enumerate(instructions):
-        lanes = max(1, min(device.warp_size, device.lsu_bytes_per_cycle(ins.element_bytes) // ins.element_bytes))
-        by_group.setdefault(lanes, []).append(i)
-    for lanes, idx in by_group.items():
-        w = warp_view(words[:, idx, :], device.warp_size, 0)  # (k, m, warps, warp_size)
-        a = warp_view(active[:, idx, :], device.warp_size, False)
+    cost = np.zeros(offsets.shape[0], dtype=np.float64 if lines_rule else np.int64)
+    lanes_of = np.array([max(1, min(device.warp_size, device.lsu_bytes_per_cycle(instructions[i].element_bytes)
+                                    // instructions[i].element_bytes)) for i in patterns.kinds.tolist()], dtype=np.int64)
+    for lanes in np.unique(lanes_of).tolist():
+        sel = lanes_of == lanes
+        w, a = words[sel], active[sel]
         groups = -(-device.warp_size // lanes)
         pad = groups * lanes - device.warp_size
         if pad:
-            w = np.pad(w, [(0, 0)] * 3 + [(0, pad)])
-            a = np.pad(a, [(0, 0)] * 3 + [(0, pad)], constant_values=False)
-        shape = w.shape[:3]
-        cyc = group_cycles(w.reshape(-1, lanes), a.reshape(-1, lanes), device.l1_banks, run_words)
-        bank = cyc.reshape(shape + (groups,)).sum(axis=3)  # (k, m, warps): bank cost of each warp
-        if not lines_rule:
-            out[:, idx] = bank.sum(axis=2)
-            continue
-        lines = count_distinct(warp_view(addresses[:, idx, :] // device.l1_line_bytes, device.warp_size, 0),
-                               warp_view(active[:, idx, :], device.warp_size, False))
-        per_line = np.array([1.0 / (device.l1_store_lines_per_wavefront if instructions[i].store
-                                    else device.l1_load_lines_per_wavefront) for i in idx])
-        extra = np.maximum(lines - bank, 0) * per_line[None, :, None]
-        out[:, idx] = (bank + extra).sum(axis=2)
-    return out
+            w = np.pad(w, [(0, 0), (0, pad)])
+            a = np.pad(a, [(0, 0), (0, pad)], constant_values=False)
+        bank = group_cycles(w.reshape(-1, lanes), a.reshape(-1, lanes), device.l1_banks,
+                            run_words).reshape(-1, groups).sum(axis=1)
+        cost[sel] = bank
+    if lines_rule:
+        lines = count_distinct(offsets // device.l1_line_bytes, active)
+        store = np.array([instructions[i].store for i in patterns.kinds.tolist()], dtype=bool)
+        per_line = np.where(store, 1.0 / device.l1_store_lines_per_wavefront, 1.0 / device.l1_load_lines_per_wavefront)
+        cost = cost + np.maximum(lines - cost, 0) * per_line
+    return patterns.gather(cost).sum(axis=2)
 
 
 def warp_cycles(active: np.ndarray, device: Device) -> np.ndarray:
@@ -117,11 +111,11 @@ def warp_cycles(active: np.ndarray, device: Device) -> np.ndarray:
     return per_warp * busy.sum(axis=1).astype(np.float64)
 
 
-def cycles_per_warp_lup(ba: BlockAddresses, instructions: tuple[Instruction, ...], weights: np.ndarray,
-                        device: Device, valid_lups: int) -> float:
+def cycles_per_warp_lup(ba: BlockAddresses, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
+                        weights: np.ndarray, device: Device, valid_lups: int) -> float:
     """L1 cycles per 32 lups of the wave: every representative block's wavefronts (plus the line rule's
     fixed cost per warp), weighted by its class size, over the wave's ``valid_lups``."""
-    per_block = wavefronts(ba.addresses, ba.active, instructions, device).sum(axis=1) + warp_cycles(ba.active, device)
+    per_block = wavefronts(patterns, instructions, device).sum(axis=1) + warp_cycles(ba.active, device)
     cycles = (per_block * weights).sum()
     cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
     return cycles * 32 / valid_lups

@@ -135,25 +135,37 @@ def _row_shifts(accesses: list[Affine]) -> tuple[_RowShifts, ...]:
                  for slope, shifts in sorted(slopes.items()))
 
 
+ELEMENTS = 0
+"""The granularity of distinct elements: each field's granule is its own element (exact counts only)."""
+
+
+def _steps_within(fld: Field, granule_bytes: int) -> bool:
+    """Whether every access of the field is affine and moves by at most ``granule_bytes`` per x step."""
+    for stores in (False, True):
+        accs = _accesses(fld, stores)
+        if accs is None or any(abs(a[0]) * fld.element_bytes > granule_bytes for a in accs):
+            return False
+    return fld.offset >= 0
+
+
 def field_applies(enc: FieldEncoding, per_row: bool) -> bool:
     """Whether every access of the field moves by at most a granule per x step (and, ``per_row``, moves
     only the index of the field's first dimension along x, so that a row of cells stays in one row)."""
-    fld = enc.field
-    for stores in (False, True):
-        accs = _accesses(fld, stores)
-        if accs is None or any(abs(a[0]) * fld.element_bytes > enc.granularity for a in accs):
-            return False
+    if not _steps_within(enc.field, enc.granularity):
+        return False
     if per_row:
         for index in enc.per_dim or ():
             forms = [affine_form(e) for e in index[1:]]
             if any(form is None or form[0][0] for form in forms):
                 return False
-    return fld.offset >= 0
+    return True
 
 
 @lru_cache(maxsize=256)
 def applies(kernel: Kernel, granularity: int, exact: bool = True) -> bool:
-    """Whether this counter counts every field of the kernel at ``granularity``."""
+    """Whether this counter counts every field of the kernel at ``granularity`` (or :data:`ELEMENTS`)."""
+    if granularity == ELEMENTS:
+        return exact and all(_steps_within(f, f.element_bytes) for f in kernel.fields)
     encodings = field_encodings(kernel, granularity)
     return all(field_applies(e, per_row)
                for e, per_row in zip(encodings, _per_row_fields(kernel, granularity, exact), strict=True))
@@ -180,7 +192,9 @@ def _rows(shifts: list[tuple[int, int]], y0: int, y1: int, z0: int, z1: int, cy:
 
 class RangeFootprints:
     """``isl_volumes.Footprints`` by granule ranges (same methods; footprints are :class:`GranuleRanges`).
-    Only for kernels where :func:`applies`; others raise ``ValueError``."""
+    Only for kernels where :func:`applies`; others raise ``ValueError``. At ``granularity`` :data:`ELEMENTS`
+    the granules are each field's elements (``footprint`` then gives a block's distinct elements, and
+    :func:`full_granules` the sectors it writes completely)."""
 
     def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True):
         if not applies(kernel, granularity, exact):
@@ -188,7 +202,8 @@ class RangeFootprints:
         self.kernel = kernel
         self.granularity = granularity
         self.nfields = len(kernel.fields)
-        self._per_row = _per_row_fields(kernel, granularity, exact)
+        self._per_row = (_per_row_fields(kernel, granularity, exact) if granularity != ELEMENTS
+                         else (False,) * len(kernel.fields))
         self._shifts = {(i, loads, stores): _row_shifts((_accesses(f, False) if loads else [])
                                                         + (_accesses(f, True) if stores else []))
                         for i, f in enumerate(kernel.fields) for loads in (False, True) for stores in (False, True)}
@@ -229,7 +244,8 @@ class RangeFootprints:
                 else:
                     stretches.append((lo + dx, hi + dx))
             by_stretches.setdefault(tuple(stretches), []).append(shift)
-        eb, g = f.element_bytes, self.granularity
+        eb = f.element_bytes
+        g = self.granularity or eb
         for stretches, shifts in by_stretches.items():
             v = _rows(shifts, y0, y1, z0, z1, slope.cy, slope.cz)
             for a, b in stretches:
@@ -245,6 +261,15 @@ class RangeFootprints:
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         return self.footprint(cells, loads=loads, stores=stores).size()
 
+    def footprint_size_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True,
+                                stores: bool = False) -> tuple[int, ...]:
+        """Granules per field of ``footprint(...)``."""
+        return self.count_by_field(self.footprint(cells, loads=loads, stores=stores))
+
+    def runs_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
+        """Ranges of a footprint per field: runs of granules without an untouched one in between."""
+        return tuple(int(n) for n in np.bincount(fp.starts >> FIELD_SHIFT, minlength=self.nfields))
+
     def count_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
         """Granules of a footprint per field."""
         n = np.bincount(fp.starts >> FIELD_SHIFT, weights=(fp.stops - fp.starts).astype(np.float64),
@@ -252,4 +277,16 @@ class RangeFootprints:
         return tuple(int(v) for v in n)
 
 
-__all__ = ["GranuleRanges", "RangeFootprints", "applies", "field_applies"]
+
+
+def full_granules(fp: GranuleRanges, field: int, per: int) -> int:
+    """Granules of ``per`` consecutive keys (aligned to multiples of ``per``) that a footprint of one field's
+    elements covers completely: the sectors of ``per`` elements a block writes by itself."""
+    sel = (fp.starts >> FIELD_SHIFT) == field
+    key = np.int64(field) << FIELD_SHIFT
+    first = -((key - fp.starts[sel]) // per)  # ceil((start - key) / per)
+    stop = (fp.stops[sel] - key) // per
+    return int(np.maximum(stop - first, 0).sum())
+
+
+__all__ = ["ELEMENTS", "GranuleRanges", "RangeFootprints", "applies", "field_applies", "full_granules"]
