@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from test_properties import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
+from warpspeed.cells import cell_set
 from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
-from warpspeed.isl_volumes import Footprints, cell_set, counts_are_dear
+from warpspeed.isl_volumes import Footprints, counts_are_dear
 from warpspeed.launch import LaunchError, make_launch
 
 H100 = warpspeed.device("H100-SXM5-80GB")

@@ -231,6 +231,28 @@ def test_create_kernel_reads_its_ranking_back_on_the_second_run(tmp_path, monkey
     assert len(calls) == len(SMALL_BLOCKS)
 
 
+def test_a_second_run_with_registers_from_nvcc_neither_compiles_nor_ranks(tmp_path, monkeypatch):
+    """The registers' source reads "nvcc sm_80" the first time and "nvcc sm_80 (cached)" the next: prose that
+    must not key the ranking cache (it did: the second run ranked again and wrote a second file)."""
+    import warpspeed.ranking
+
+    log = tmp_path / "nvcc-calls"
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'echo x >> {log}; echo "ptxas info : Used 40 registers"')))
+    calls = []
+    real = warpspeed.ranking.evaluate
+    monkeypatch.setattr(warpspeed.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    first = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS)
+    assert len(calls) == len(SMALL_BLOCKS) and log.read_text().count("x") == 1
+    calls.clear()
+    second = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS)
+    assert calls == [] and log.read_text().count("x") == 1  # no ranking, no compiler
+    assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 1
+    assert second.metadata["warpspeed"] == first.metadata["warpspeed"]
+    wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device="H100-SXM5-80GB", blocks=SMALL_BLOCKS)
+    assert len(calls) == len(SMALL_BLOCKS)  # another device: ranked (and compiled for sm_90) afresh
+    assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 2
+
+
 def test_catalog_kernels_are_built_once_across_runs(tmp_path, monkeypatch):
     """A catalog kernel's description is stored on disk; a new process (here: a cleared in-memory cache) reads
     it back without lbmpy and gets the same kernel; a damaged entry is rebuilt."""

@@ -80,8 +80,8 @@ def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], de
     words = offsets // device.l1_bank_bytes
     run_words = NO_SPLIT if lines_rule else device.l1_pairing_distance_bytes // device.l1_bank_bytes
     cost = np.zeros(offsets.shape[0], dtype=np.float64 if lines_rule else np.int64)
-    lanes_of = np.array([max(1, min(device.warp_size, device.lsu_bytes_per_cycle(instructions[i].element_bytes)
-                                    // instructions[i].element_bytes)) for i in patterns.kinds.tolist()], dtype=np.int64)
+    eb = [instructions[i].element_bytes for i in patterns.kinds.tolist()]
+    lanes_of = np.array([max(1, min(device.warp_size, device.lsu_bytes_per_cycle(b) // b)) for b in eb], dtype=np.int64)
     for lanes in np.unique(lanes_of).tolist():
         sel = lanes_of == lanes
         w, a = words[sel], active[sel]

@@ -10,14 +10,15 @@ modules without breaking plugins:
   for ``warpspeed measure``;
 - :data:`DEFAULT_REGISTERS`: the registers per thread warpspeed assumes when a kernel does not say;
 - :func:`reference_estimate`: a ranking's row for a given block (e.g. the generator's default block);
-- :func:`progress_bar`: a terminal-only progress bar for long work.
+- :func:`progress_bar`: a terminal-only progress bar for long work;
+- :func:`kernel_content`: what a kernel's numbers depend on (its description less prose), to key caches.
 """
 
 from .kernels import CatalogEntry
 from .launch import DEFAULT_REGISTERS
 from .measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 from .progress import progress_bar
-from .ranking import reference_estimate
+from .ranking import kernel_content, reference_estimate
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
-           "progress_bar", "reference_estimate"]
+           "kernel_content", "progress_bar", "reference_estimate"]

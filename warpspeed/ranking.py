@@ -115,6 +115,13 @@ def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], r
     return out
 
 
+def kernel_content(kernel: Kernel) -> dict:
+    """What a kernel's numbers depend on: its description (the TOML dict) less the prose of its
+    ``description``, which may change between runs (``registers from nvcc`` the first time, ``... (cached)``
+    the next) without changing a number."""
+    return {k: v for k, v in kernel.spec.items() if k != "description"}
+
+
 def content_hash(obj) -> str:
     """Short stable hash of JSON-able content (kernel spec, device description, configuration)."""
     text = json.dumps(obj, sort_keys=True, default=str, separators=(",", ":"))
@@ -129,7 +136,7 @@ class ResultCache:
 
     def __init__(self, path: str | Path, kernel: Kernel, device: Device, model: str = "roofline"):
         self.path = Path(path)
-        self.kernel_hash = content_hash({"spec": dict(kernel.spec), "domain": kernel.domain,
+        self.kernel_hash = content_hash({"spec": kernel_content(kernel), "domain": kernel.domain,
                                          "version": __version__, **({} if model == "roofline" else
                                                                     {"model": model})})
         self.device_hash = content_hash(device.to_dict())

@@ -194,14 +194,19 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
     return warpspeed.rank(kernel, device, threads=threads, folding=folding, **opts)
 
 
-def _ranking_cache(kernel: Any) -> Any:
-    """The default ranking cache file of ``create_kernel`` (None where the cache folder is not writable)."""
+def _ranking_cache(kernel: Any, device: Any) -> Any:
+    """The default ranking cache file of ``create_kernel`` (None where the cache folder is not writable): one
+    per kernel (its description less prose), domain, device and warpspeed's code and data."""
     import os
+
+    import warpspeed
+    from warpspeed.plugin_api import kernel_content
 
     from . import _cache
 
-    path = _cache.path_for("rankings", _cache.content_key(dict(kernel.spec), kernel.domain, _cache.model_version()),
-                           ".jsonl")
+    dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
+    key = _cache.content_key(kernel_content(kernel), kernel.domain, dev.to_dict(), _cache.model_version())
+    path = _cache.path_for("rankings", key, ".jsonl")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -253,7 +258,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
                         fallback_registers=rank_options.pop("fallback_registers", None), **dkw)
     if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
-        rank_options["cache"] = _ranking_cache(wkernel)
+        rank_options["cache"] = _ranking_cache(wkernel, device)
     with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:
         rank_options.setdefault("progress", bar)
         ranking = rank_block_sizes(wkernel, shape, device=device, **rank_options)
