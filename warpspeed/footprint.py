@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cells import CellSet
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
 from .kernel import Kernel
 from .launch import Launch
-from .range_volumes import ELEMENTS, RangeFootprints, applies, full_granules
+from .range_volumes import ELEMENTS, RangeFootprints, applies
 
 SENTINEL = np.iinfo(np.int64).max
 
@@ -176,12 +175,13 @@ def count_full_sectors(values: np.ndarray, active: np.ndarray, element_bytes: in
     return (start & (head == tail) & (head != SENTINEL)).sum(axis=-1)
 
 
-def block_cells(launch: Launch, coords: np.ndarray) -> list[CellSet]:
-    """The valid cells of each block (coords (k, 3)): one box, clipped to the domain."""
+def block_boxes(launch: Launch, coords: np.ndarray) -> np.ndarray:
+    """The valid cells of each block (coords (k, 3)) as a box (k, 2, 3): first and last cell, clipped to the
+    domain."""
     cells = np.asarray(launch.cells_per_block, dtype=np.int64)
     first = coords * cells
     last = np.minimum(first + cells, np.asarray(launch.domain, dtype=np.int64)) - 1
-    return [CellSet(((tuple(a), tuple(b)),)) for a, b in zip(first.tolist(), last.tolist(), strict=True)]
+    return np.stack([first, last], axis=1)
 
 
 @dataclass(frozen=True)
@@ -211,12 +211,9 @@ def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ..
     from the ranges of each block's stored elements instead of its lanes."""
     stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
     if ranges is not None and all(sector_bytes % kernel.fields[fi].element_bytes == 0 for fi in stored):
-        total = 0
-        for cells, wj in zip(block_cells(launch, coords), weights.tolist(), strict=True):
-            fp = ranges.elements.footprint(cells, loads=False, stores=True)
-            total += wj * sum(full_granules(fp, fi, sector_bytes // kernel.fields[fi].element_bytes)
-                              for fi in stored)
-        return total
+        per = [max(1, sector_bytes // f.element_bytes) for f in kernel.fields]
+        full = ranges.elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
+        return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
     k = ba.addresses.shape[0]
     total = 0
     for fi, fld in enumerate(kernel.fields):
@@ -335,16 +332,14 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     nf = len(kernel.fields)
     blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
     k = ba.addresses.shape[0]
-    for cells, wj in zip(block_cells(launch, coords) if ranges is not None else (), w.tolist(), strict=False):
-        sec = ranges.sectors.footprint(cells)
-        for fi, (s, r, n, e) in enumerate(zip(ranges.sectors.count_by_field(sec), ranges.sectors.runs_by_field(sec),
-                                              ranges.lines.footprint_size_by_field(cells),
-                                              ranges.elements.footprint_size_by_field(cells), strict=True)):
-            blk_sec[fi] += s * wj
-            blk_runs[fi] += r * wj
-            blk_lines[fi] += n * wj
-            blk_bytes[fi] += e * kernel.fields[fi].element_bytes * wj
-    if ranges is None:
+    if ranges is not None:
+        boxes = block_boxes(launch, coords)
+        sec = ranges.sectors.box_counts(boxes)
+        eb = np.array([f.element_bytes for f in kernel.fields], dtype=np.int64)
+        blk_sec, blk_runs = (tuple(int(v) for v in (a * w[:, None]).sum(axis=0)) for a in (sec.granules, sec.runs))
+        blk_lines = tuple(int(v) for v in (ranges.lines.box_counts(boxes).granules * w[:, None]).sum(axis=0))
+        blk_bytes = tuple(int(v) for v in (ranges.elements.box_counts(boxes).granules * w[:, None]).sum(axis=0) * eb)
+    else:
         sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
     for fi in range(nf if ranges is None else 0):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])

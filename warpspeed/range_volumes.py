@@ -19,7 +19,7 @@ to the other counters (:func:`applies`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -178,23 +178,47 @@ def _per_row_fields(kernel: Kernel, granularity: int, exact: bool) -> tuple[bool
                  for e in field_encodings(kernel, granularity))
 
 
-def _rows(shifts: list[tuple[int, int]], y0: int, y1: int, z0: int, z1: int, cy: int, cz: int) -> np.ndarray:
-    """``cy y' + cz z'`` of the distinct rows (y', z') = (y + dy, z + dz), (y, z) in the box's rows, over
-    the (dy, dz) of ``shifts``: a bitmap over the rows they span, one slice per shift."""
+def _relative_rows(shifts: tuple[tuple[int, int], ...], ny: int, nz: int, cy: int, cz: int) -> np.ndarray:
+    """``cy (y' - y0) + cz (z' - z0)`` of the distinct rows (y', z') = (y + dy, z + dz), (y, z) in the rows of a
+    box of ``ny`` x ``nz`` rows from (y0, z0), over the (dy, dz) of ``shifts``: a bitmap over the rows they
+    span, one slice per shift."""
     dys, dzs = [s[0] for s in shifts], [s[1] for s in shifts]
-    ylo, zlo = y0 + min(dys), z0 + min(dzs)
-    mark = np.zeros((z1 + max(dzs) - zlo + 1, y1 + max(dys) - ylo + 1), dtype=bool)
+    ylo, zlo = min(dys), min(dzs)
+    mark = np.zeros((nz + max(dzs) - zlo, ny + max(dys) - ylo), dtype=bool)
     for dy, dz in shifts:
-        mark[z0 + dz - zlo:z1 + dz - zlo + 1, y0 + dy - ylo:y1 + dy - ylo + 1] = True
+        mark[dz - zlo:dz - zlo + nz, dy - ylo:dy - ylo + ny] = True
     zs, ys = np.nonzero(mark)
     return cz * (zs.astype(np.int64) + zlo) + cy * (ys.astype(np.int64) + ylo)
+
+
+@dataclass(frozen=True)
+class _RowGroup:
+    """Row shifts of one slope whose rows carry the same element stretches: ``stretches`` (s, 2) are the first
+    and last element of each stretch less the box row's first element ``min(cx x0, cx x1)``."""
+
+    shifts: tuple[tuple[int, int], ...]
+    stretches: np.ndarray
+
+
+MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
+
+
+@dataclass(frozen=True)
+class BoxCounts:
+    """Per box (rows) and field (columns): granules, runs of granules, and granules of ``per`` elements that
+    the box's footprint covers completely (0 where ``per`` was not given)."""
+
+    granules: np.ndarray
+    runs: np.ndarray
+    full: np.ndarray
 
 
 class RangeFootprints:
     """``isl_volumes.Footprints`` by granule ranges (same methods; footprints are :class:`GranuleRanges`).
     Only for kernels where :func:`applies`; others raise ``ValueError``. At ``granularity`` :data:`ELEMENTS`
     the granules are each field's elements (``footprint`` then gives a block's distinct elements, and
-    :func:`full_granules` the sectors it writes completely)."""
+    :func:`full_granules` the sectors it writes completely). :meth:`box_counts` counts many boxes at once
+    (the blocks of a wave). Rows and stretches are kept for reuse: the boxes of a ranking repeat."""
 
     def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True):
         if not applies(kernel, granularity, exact):
@@ -207,6 +231,9 @@ class RangeFootprints:
         self._shifts = {(i, loads, stores): _row_shifts((_accesses(f, False) if loads else [])
                                                         + (_accesses(f, True) if stores else []))
                         for i, f in enumerate(kernel.fields) for loads in (False, True) for stores in (False, True)}
+        self._groups: dict[tuple, tuple[_RowGroup, ...]] = {}
+        self._rows: dict[tuple, np.ndarray] = {}
+        self._cached_rows = 0
 
     def empty(self) -> GranuleRanges:
         return _empty()
@@ -216,47 +243,111 @@ class RangeFootprints:
         c = as_cell_set(cells)
         boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
         starts, stops = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
-        for i, f in enumerate(self.kernel.fields):
+        for i in range(self.nfields):
             key = np.int64(i) << FIELD_SHIFT
-            for slope in self._shifts[i, loads, stores]:
-                for box in boxes:
-                    for first, stop in self._ranges(f, slope, box, self._per_row[i]):
-                        starts.append(first + key)
-                        stops.append(stop + key)
+            for lo, hi in boxes:
+                first, stop = self._field_ranges(i, loads, stores, np.array([lo], dtype=np.int64),
+                                                 tuple(b - a + 1 for a, b in zip(lo, hi, strict=True)))
+                starts.append(first.ravel() + key)
+                stops.append(stop.ravel() + key)
         return _union(np.concatenate(starts), np.concatenate(stops))
 
-    def _ranges(self, f: Field, slope: _RowShifts, box, per_row: bool) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """[first, stop) keys of the box's rows through the accesses of one slope: each distinct row once
-        per distinct stretch of elements along it."""
-        (x0, y0, z0), (x1, y1, z1) = box
-        if not slope.cy:
-            y0 = y1 = 0
-        if not slope.cz:
-            z0 = z1 = 0
-        lo, hi = min(slope.cx * x0, slope.cx * x1), max(slope.cx * x0, slope.cx * x1)
-        # per row shift: the element stretches along the row (stretches that touch merge unless rows count apart)
-        by_stretches: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
-        for shift, dxs in slope.shifts:
-            stretches = [(lo + dxs[0], hi + dxs[0])]
-            for dx in dxs[1:]:
-                if not per_row and lo + dx <= stretches[-1][1] + 1:
-                    stretches[-1] = (stretches[-1][0], hi + dx)
-                else:
-                    stretches.append((lo + dx, hi + dx))
-            by_stretches.setdefault(tuple(stretches), []).append(shift)
+    def box_counts(self, boxes: np.ndarray, *, loads: bool = True, stores: bool = False,
+                   per: Sequence[int] | None = None) -> BoxCounts:
+        """Counts of each box's own footprint, for many boxes at once; ``boxes`` (k, 2, 3): first and last
+        cell. ``per`` (elements per sector, per field) also counts the sectors each box covers completely
+        (at granularity :data:`ELEMENTS`)."""
+        k = boxes.shape[0]
+        out = BoxCounts(*(np.zeros((k, self.nfields), dtype=np.int64) for _ in range(3)))
+        extents = boxes[:, 1, :] - boxes[:, 0, :] + 1
+        classes = {}
+        for j, e in enumerate(map(tuple, extents.tolist())):
+            classes.setdefault(e, []).append(j)
+        for i in range(self.nfields):
+            step = per[i] if per is not None else 1
+            firsts, stops, owner = [], [], []
+            for extent, members in classes.items():
+                first, stop = self._field_ranges(i, loads, stores, boxes[members, 0, :], extent)
+                if first.shape[1] == 0:
+                    continue
+                # each box's keys from the start of its span (aligned to ``step``), boxes one span apart
+                base = first.min(axis=1, keepdims=True) // step * step
+                firsts.append(first - base)
+                stops.append(stop - base)
+                owner.append(np.broadcast_to(np.array(members, dtype=np.int64)[:, None], first.shape))
+            if not firsts:
+                continue
+            first, stop, box = (np.concatenate([a.ravel() for a in arrays]) for arrays in (firsts, stops, owner))
+            span = -(-(int(stop.max()) + 1) // step) * step
+            ranges = _union(first + box * span, stop + box * span)
+            which = ranges.starts // span
+            out.granules[:, i] = np.bincount(which, weights=(ranges.stops - ranges.starts).astype(np.float64),
+                                             minlength=k).astype(np.int64)
+            out.runs[:, i] = np.bincount(which, minlength=k)
+            if per is not None:
+                whole = np.maximum(ranges.stops // step - -(-ranges.starts // step), 0)
+                out.full[:, i] = np.bincount(which, weights=whole.astype(np.float64), minlength=k).astype(np.int64)
+        return out
+
+    def _field_ranges(self, i: int, loads: bool, stores: bool, origins: np.ndarray,
+                      extent: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """[first, stop) keys (m, r) of the rows of the boxes of ``extent`` cells from ``origins`` (m, 3)
+        through field ``i``'s loads and/or stores: each distinct row once per distinct stretch along it."""
+        f, per_row = self.kernel.fields[i], self._per_row[i]
         eb = f.element_bytes
         g = self.granularity or eb
-        for stretches, shifts in by_stretches.items():
-            v = _rows(shifts, y0, y1, z0, z1, slope.cy, slope.cz)
-            for a, b in stretches:
-                first = (v + a) * eb // g
-                last = ((v + b) * eb + eb - 1) // g
-                if per_row:  # the granule inside its row, and a key space where rows never meet
-                    row = (v + a - f.offset) // f.shape[0]
-                    shift = row * f.shape[0] * eb // g
-                    per = (f.offset * eb + g + f.shape[0] * eb) // g + 2
-                    first, last = row * per + first - shift, row * per + last - shift
-                yield first, last + 1
+        nx, ny, nz = extent
+        x0, y0, z0 = origins[:, 0], origins[:, 1], origins[:, 2]
+        firsts, lasts = [np.empty((origins.shape[0], 0), dtype=np.int64)], [np.empty((origins.shape[0], 0),
+                                                                                     dtype=np.int64)]
+        for s, slope in enumerate(self._shifts[i, loads, stores]):
+            lo = np.minimum(slope.cx * x0, slope.cx * (x0 + nx - 1))
+            base = (lo + slope.cy * y0 + slope.cz * z0)[:, None]
+            for group in self._row_groups(i, loads, stores, s, abs(slope.cx) * (nx - 1), per_row):
+                v = base + self._relative_rows(group.shifts, ny if slope.cy else 1, nz if slope.cz else 1,
+                                               slope.cy, slope.cz)[None, :]
+                for a, b in group.stretches.tolist():
+                    first = (v + a) * eb // g
+                    last = ((v + b) * eb + eb - 1) // g
+                    if per_row:  # the granule inside its row, and a key space where rows never meet
+                        row = (v + a - f.offset) // f.shape[0]
+                        shift = row * f.shape[0] * eb // g
+                        width = (f.offset * eb + g + f.shape[0] * eb) // g + 2
+                        first, last = row * width + first - shift, row * width + last - shift
+                    firsts.append(first)
+                    lasts.append(last)
+        return np.concatenate(firsts, axis=1), np.concatenate(lasts, axis=1) + 1
+
+    def _row_groups(self, i: int, loads: bool, stores: bool, s: int, width: int,
+                    per_row: bool) -> tuple[_RowGroup, ...]:
+        """The row shifts of slope ``s`` grouped by their stretches, for box rows ``width`` elements long:
+        stretches that touch merge, unless rows count apart (``per_row``)."""
+        key = (i, loads, stores, s, width)
+        if key not in self._groups:
+            by_stretches: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
+            for shift, dxs in self._shifts[i, loads, stores][s].shifts:
+                stretches = [(dxs[0], width + dxs[0])]
+                for dx in dxs[1:]:
+                    if not per_row and dx <= stretches[-1][1] + 1:
+                        stretches[-1] = (stretches[-1][0], width + dx)
+                    else:
+                        stretches.append((dx, width + dx))
+                by_stretches.setdefault(tuple(stretches), []).append(shift)
+            self._groups[key] = tuple(_RowGroup(tuple(sh), np.array(st, dtype=np.int64).reshape(-1, 2))
+                                      for st, sh in by_stretches.items())
+        return self._groups[key]
+
+    def _relative_rows(self, shifts: tuple[tuple[int, int], ...], ny: int, nz: int, cy: int, cz: int) -> np.ndarray:
+        key = (shifts, ny, nz, cy, cz)
+        rows = self._rows.get(key)
+        if rows is None:
+            rows = _relative_rows(shifts, ny, nz, cy, cz)
+            if self._cached_rows + rows.size > MAX_CACHED_ROWS:
+                self._rows.clear()
+                self._cached_rows = 0
+            self._rows[key] = rows
+            self._cached_rows += rows.size
+        return rows
 
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         return self.footprint(cells, loads=loads, stores=stores).size()
@@ -289,4 +380,4 @@ def full_granules(fp: GranuleRanges, field: int, per: int) -> int:
     return int(np.maximum(stop - first, 0).sum())
 
 
-__all__ = ["ELEMENTS", "GranuleRanges", "RangeFootprints", "applies", "field_applies", "full_granules"]
+__all__ = ["ELEMENTS", "BoxCounts", "GranuleRanges", "RangeFootprints", "applies", "field_applies", "full_granules"]
