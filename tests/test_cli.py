@@ -123,7 +123,7 @@ def no_estimates(monkeypatch):
     monkeypatch.setattr(importlib.import_module("warpspeed.estimate"), "_estimate", reached)
     ranking = importlib.import_module("warpspeed.ranking")
     monkeypatch.setattr(ranking, "evaluate", reached)
-    monkeypatch.setattr(ranking, "_run_parallel", reached)
+    monkeypatch.setattr(ranking, "_evaluate_space", reached)
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -92,3 +92,19 @@ def test_a_latency_bound_target_explains_its_limit():
     reason = [r for r in p.reasons() if r.startswith("the latency limit")]
     assert len(reason) == 1 and "x the source's" in reason[0]
     assert json.dumps(p.to_dict())
+
+
+def test_ranking_on_several_devices_is_ranking_on_each():
+    """rank_on_devices shares a configuration's counts between devices; the rankings are those of rank, in this
+    process or on two workers."""
+    from warpspeed.ranking import rank_on_devices
+
+    base = warpspeed.device("A100-SXM4-40GB")
+    devices = [base.with_overrides(l2_size=v) for v in (10 * 2**20, 40 * 2**20)] + [base]
+    blocks = [(32, 4, 2), (256, 1, 1), (8, 8, 4), (1, 16, 16)]
+    kernel = warpspeed.find_kernel("star3d-r4").with_domain((256, 128, 128))
+    each = [warpspeed.rank(kernel, d, blocks=blocks, jobs=1).to_dict() for d in devices]
+    for jobs in (1, 2):
+        together = rank_on_devices(kernel, devices, blocks=blocks, jobs=jobs)
+        assert [r.to_dict() for r in together] == each
+    assert each[0]["best"] != each[1]["best"]  # the L2 size matters here

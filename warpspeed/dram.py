@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .capacity import CacheReuse, reuse
 from .cells import CellSet, cell_set
-from .counters import FootprintCounter, FootprintSet
+from .counters import FootprintCounter
 from .device import Device, HitRateCurve
 from .kernel import Kernel
 from .launch import Launch
@@ -61,6 +61,46 @@ def layer_ranges(grid: tuple[int, int, int], start: int, count: int) -> tuple[tu
     return (ya, yb), (za, zb)
 
 
+@dataclass(frozen=True)
+class WaveCounts:
+    """The sector and line counts behind the wave traffic: the same on every device with the same sector and
+    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them). Per field:
+    ``compulsory`` sectors of the wave's loads, ``stores`` its stored sectors, ``over_y`` / ``over_z`` the
+    sectors the y- / z-layer already loaded (None where there is no such layer); the lines allocated
+    since each layer ran and by the wave itself."""
+
+    compulsory: tuple[int, ...]
+    stores: tuple[int, ...]
+    over_y: tuple[int, ...] | None
+    over_z: tuple[int, ...] | None
+    y_allocated_lines: int
+    z_allocated_lines: int
+    wave_lines: int
+
+
+def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines: FootprintCounter) -> WaveCounts:
+    """Count the wave's sectors and lines (``sectors`` and ``lines`` count at the L2's sector and line size)."""
+    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
+    wave = cell_set(launch, s, e)
+    f_wave = sectors.footprint(wave)
+    stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
+    empty = sectors.empty()
+
+    def layer(first: int, stop: int, cells: CellSet, exclude):
+        if stop <= first:
+            return empty, None, 0
+        fp = sectors.footprint(cells)
+        return (fp, sectors.count_by_field(fp.intersect(f_wave).subtract(exclude)),
+                lines.footprint_size(cell_set(launch, first, e), stores=True))
+
+    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
+    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1])
+    f_y, over_y, y_lines = layer(ya, yb, y_cells, empty)
+    _, over_z, z_lines = layer(za, zb, cell_set(launch, za, zb), f_y)
+    return WaveCounts(sectors.count_by_field(f_wave), stores, over_y, over_z, y_lines, z_lines,
+                      lines.footprint_size(wave, stores=True))
+
+
 def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: FootprintCounter,
                  lines: FootprintCounter, full_store_sectors: int, valid_lups: int) -> WaveTraffic:
     """DRAM<->L2 volumes of the launch's wave.
@@ -68,31 +108,28 @@ def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: Footpr
     ``sectors`` and ``lines`` count at the L2's sector and line size; ``full_store_sectors`` is the sum
     over the wave's blocks of the sectors a block writes completely by itself; ``valid_lups`` the wave's
     valid cells."""
+    return traffic_of_counts(kernel, device, wave_counts(kernel, launch, sectors, lines), full_store_sectors,
+                             valid_lups)
+
+
+def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int,
+                      valid_lups: int) -> WaveTraffic:
+    """The wave traffic on ``device`` from its counts: the L2's hit rates turn the layers' overlap into hits
+    and the partially written sectors into misses."""
     per_lup = 1.0 / valid_lups
     S2 = device.l2_sector_bytes
-    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
-    wave = cell_set(launch, s, e)
-    f_wave = sectors.footprint(wave)
-    comp = sectors.count_by_field(f_wave)
-    stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
     cap = device.l2_effective_size_bytes
-    empty = sectors.empty()
     nf = len(kernel.fields)
 
-    def layer(first: int, stop: int, cells: CellSet, exclude: FootprintSet, curve: HitRateCurve):
-        if stop <= first:
-            return empty, (0,) * nf, reuse(0.0, 0.0, cap, curve)
-        fp = sectors.footprint(cells)
-        by_field = sectors.count_by_field(fp.intersect(f_wave).subtract(exclude))
-        allocated = lines.footprint_size(cell_set(launch, first, e), stores=True) * device.l2_line_bytes
-        return fp, by_field, reuse(sum(by_field) * S2 * per_lup, allocated, cap, curve)
+    def layer(over: tuple[int, ...] | None, allocated_lines: int, curve: HitRateCurve):
+        if over is None:
+            return (0,) * nf, reuse(0.0, 0.0, cap, curve)
+        return over, reuse(sum(over) * S2 * per_lup, allocated_lines * device.l2_line_bytes, cap, curve)
 
-    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
-    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1])
-    f_y, over_y, ly = layer(ya, yb, y_cells, empty, device.hit_rates.l2_y)
-    _, over_z, lz = layer(za, zb, cell_set(launch, za, zb), f_y, device.hit_rates.l2_z)
-
-    wave_alloc = lines.footprint_size(wave, stores=True) * device.l2_line_bytes
+    over_y, ly = layer(counts.over_y, counts.y_allocated_lines, device.hit_rates.l2_y)
+    over_z, lz = layer(counts.over_z, counts.z_allocated_lines, device.hit_rates.l2_z)
+    comp, stores = counts.compulsory, counts.stores
+    wave_alloc = counts.wave_lines * device.l2_line_bytes
     # partially written sectors: the wave's stored sectors that no single block writes completely; the blocks
     # that complete them run at nearly the same time, but the sector may leave the L2 before they do
     partial = max(0, sum(stores) - full_store_sectors) * S2 * per_lup
@@ -109,4 +146,5 @@ def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: Footpr
         layer_y=ly, layer_z=lz, partial_stores=ps, fields=fields)
 
 
-__all__ = ["FieldWaveTraffic", "WaveTraffic", "layer_ranges", "wave_traffic"]
+__all__ = ["FieldWaveTraffic", "WaveCounts", "WaveTraffic", "layer_ranges", "traffic_of_counts", "wave_counts",
+           "wave_traffic"]

@@ -16,16 +16,20 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from ._version import __version__
 from .capacity import CacheReuse
 from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
 from .device import Device, FrozenMap
 from .device import device as get_device
-from .dram import wave_traffic
+from .dram import WaveCounts, traffic_of_counts, wave_counts
 from .errors import InputError
 from .footprint import (
+    BlockCounts,
     BlockRanges,
     Instruction,
+    WarpPatterns,
     block_addresses,
     block_classes,
     block_counts,
@@ -34,7 +38,7 @@ from .footprint import (
     warp_patterns,
 )
 from .kernel import Kernel, load_kernel
-from .l1 import cycles_per_warp_lup
+from .l1 import busy_warps, cycles_per_warp_lup
 from .l2 import block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
 from .levels import VOLUME_KEYS
@@ -181,6 +185,8 @@ class KernelAnalysis:
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
         self._footprints: dict[tuple[int, bool], FootprintCounter] = {}
         self._block_ranges: dict[tuple[int, int], BlockRanges | None] = {}
+        self._block_stages: dict[tuple, BlockStage] = {}
+        self._wave_counts: dict[tuple, WaveCounts] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
@@ -206,6 +212,66 @@ class KernelAnalysis:
         if key not in self._block_ranges:
             self._block_ranges[key] = BlockRanges.of(self.kernel, sector_bytes, line_bytes)
         return self._block_ranges[key]
+
+
+    def block_stage(self, launch: Launch, dev: Device) -> BlockStage:
+        """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
+        modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes,
+                           dev.l2_sector_bytes)
+        key = (launch.block, launch.folding, launch.grid, launch.wave_start, launch.wave_blocks, modulus,
+               dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes, dev.l2_line_bytes, dev.warp_size)
+        stage = self._block_stages.get(key)
+        if stage is None:
+            stage = _block_stage(self, launch, dev, modulus)
+            _remember(self._block_stages, key, stage)
+        return stage
+
+    def wave_counts(self, launch: Launch, sector_bytes: int, line_bytes: int) -> WaveCounts:
+        """The wave's sector and line counts (kept for the next configuration or device with the same wave)."""
+        key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes, line_bytes)
+        counts = self._wave_counts.get(key)
+        if counts is None:
+            counts = wave_counts(self.kernel, launch, self.footprints(sector_bytes, launch=launch),
+                                 self.footprints(line_bytes, exact=False, launch=launch))
+            _remember(self._wave_counts, key, counts)
+        return counts
+
+
+MEMO_ENTRIES = 4096
+"""Configurations whose block stage and wave counts a KernelAnalysis keeps (a ranking's space, times the
+devices of a what-if or projection that share them)."""
+
+
+def _remember(memo: dict, key, value) -> None:
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+
+
+@dataclass(frozen=True)
+class BlockStage:
+    """What the wave's blocks give, the same on every device with the same granularities and wave: the
+    representative blocks' weights, their warp patterns and busy warps (for the L1 cycles), their counts
+    (for the L2 volumes) and the sectors they write completely (for the partial stores)."""
+
+    weights: np.ndarray
+    patterns: WarpPatterns
+    busy_warps: np.ndarray
+    counts: BlockCounts
+    full_store_sectors: int
+
+
+def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) -> BlockStage:
+    # the wave's blocks, one per class of blocks whose addresses agree modulo every granularity used below
+    k, instrs = an.kernel, an.instructions(launch.folding)
+    classes = block_classes(k, launch, instrs, modulus)
+    ba, w = block_addresses(launch, instrs, classes.coords), classes.weights
+    patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
+    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
+                          classes.coords, an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes), patterns)
+    full = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords,
+                                    an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes))
+    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full)
 
 
 @lru_cache(maxsize=16)
@@ -295,21 +361,13 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
 
 
 def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
-    # the wave's blocks, one per class of blocks whose addresses agree modulo every granularity used below
-    instrs = an.instructions(launch.folding)
-    modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes, dev.l2_sector_bytes)
-    classes = block_classes(k, launch, instrs, modulus)
-    ba, w = block_addresses(launch, instrs, classes.coords), classes.weights
-    patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
-    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
-                          classes.coords, an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes), patterns)
-    l1_cycles = cycles_per_warp_lup(ba, patterns, instrs, w, dev, counts.valid_lups)
+    blocks = an.block_stage(launch, dev)
+    counts = blocks.counts
+    l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, an.instructions(launch.folding),
+                                    blocks.weights, dev, counts.valid_lups)
     bt = block_traffic(k, dev, launch, counts)
-    wt = wave_traffic(k, dev, launch, an.footprints(dev.l2_sector_bytes, launch=launch),
-                      an.footprints(dev.l2_line_bytes, exact=False, launch=launch),
-                      block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords,
-                                               an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes)),
-                      counts.valid_lups)
+    wt = traffic_of_counts(k, dev, an.wave_counts(launch, dev.l2_sector_bytes, dev.l2_line_bytes),
+                           blocks.full_store_sectors, counts.valid_lups)
     stages = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
               "l2_store": bt.l2_store, "dram_load_compulsory": wt.dram_load_compulsory, "dram_load": wt.dram_load,
               "dram_store": wt.dram_store}

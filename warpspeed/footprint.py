@@ -38,6 +38,7 @@ class Instruction:
     origins: tuple[tuple[int, int, int], ...]
     element_bytes: int
     offset: int
+    affine: tuple[tuple[int, int, int], int] | None = None  # ``affine_form(thread_expr)``: None if quasi-affine
 
 
 def folded_instructions(kernel: Kernel, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
@@ -55,7 +56,7 @@ def folded_instructions(kernel: Kernel, folding: tuple[int, int, int]) -> tuple[
                         merged[key] = [fi, store, e, [], fld.element_bytes, fld.offset]
                     if origin not in merged[key][3]:
                         merged[key][3].append(origin)
-    return tuple(Instruction(fi, st, e, tuple(o), eb, off) for fi, st, e, o, eb, off in merged.values())
+    return tuple(Instruction(fi, st, e, tuple(o), eb, off, affine_form(e)) for fi, st, e, o, eb, off in merged.values())
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,7 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
     columns = [valid]
     slopes = set()
     for ins in instructions:
-        form = affine_form(ins.thread_expr)
+        form = ins.affine
         if form is None:  # quasi-affine: enumerate every block
             columns.append(np.arange(len(b), dtype=np.int64)[:, None])
             break
@@ -118,8 +119,15 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
     addrs = np.empty((k, len(instructions), T), dtype=np.int64)
     active = np.zeros((k, len(instructions), T), dtype=bool)
     cache: dict[tuple, np.ndarray] = {}
+    affine = [i for i, ins in enumerate(instructions) if ins.affine is not None]
+    if affine:  # one product for every affine instruction: (coefficients . thread + constant) x element size
+        coeffs = np.array([instructions[i].affine[0] for i in affine], dtype=np.int64)  # (m, 3)
+        consts = np.array([(instructions[i].offset + instructions[i].affine[1]) for i in affine], dtype=np.int64)
+        eb = np.array([instructions[i].element_bytes for i in affine], dtype=np.int64)
+        addrs[:, affine, :] = (np.einsum("md,kdt->kmt", coeffs, tid) + consts[None, :, None]) * eb[None, :, None]
     for i, ins in enumerate(instructions):
-        addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
+        if ins.affine is None:
+            addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
         key = ins.origins
         if key not in cache:
             act = np.zeros((k, T), dtype=bool)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import Device
-from .footprint import SENTINEL, BlockAddresses, Instruction, WarpPatterns, count_distinct, warp_view
+from .footprint import SENTINEL, Instruction, WarpPatterns, count_distinct, warp_view
 
 
 def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: int) -> np.ndarray:
@@ -101,21 +101,26 @@ def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], de
     return patterns.gather(cost).sum(axis=2)
 
 
-def warp_cycles(active: np.ndarray, device: Device) -> np.ndarray:
-    """The line rule's fixed cost per block: ``l1_wavefronts_per_warp`` x warps with an active lane
-    (0 for the pairing rule); ``active`` is (k, n_instr, T)."""
+def busy_warps(active: np.ndarray, warp_size: int) -> np.ndarray:
+    """Warps with an active lane in each block (k,); ``active`` is (k, n_instr, T)."""
+    return warp_view(active.any(axis=1), warp_size, False).any(axis=-1).sum(axis=1)
+
+
+def warp_cycles(busy: np.ndarray, device: Device) -> np.ndarray:
+    """The line rule's fixed cost per block: ``l1_wavefronts_per_warp`` x the block's warps with an active
+    lane (``busy``, (k,)); 0 for the pairing rule."""
     per_warp = (device.l1_wavefronts_per_warp or 0) if line_rule(device) else 0
     if not per_warp:
-        return np.zeros(active.shape[0])
-    busy = warp_view(active.any(axis=1), device.warp_size, False).any(axis=-1)  # (k, warps)
-    return per_warp * busy.sum(axis=1).astype(np.float64)
+        return np.zeros(busy.shape[0])
+    return per_warp * busy.astype(np.float64)
 
 
-def cycles_per_warp_lup(ba: BlockAddresses, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
+def cycles_per_warp_lup(busy: np.ndarray, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
                         weights: np.ndarray, device: Device, valid_lups: int) -> float:
     """L1 cycles per 32 lups of the wave: every representative block's wavefronts (plus the line rule's
-    fixed cost per warp), weighted by its class size, over the wave's ``valid_lups``."""
-    per_block = wavefronts(patterns, instructions, device).sum(axis=1) + warp_cycles(ba.active, device)
+    fixed cost per warp, ``busy``: warps with an active lane per block), weighted by its class size, over the
+    wave's ``valid_lups``."""
+    per_block = wavefronts(patterns, instructions, device).sum(axis=1) + warp_cycles(busy, device)
     cycles = (per_block * weights).sum()
     cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
     return cycles * 32 / valid_lups

@@ -244,12 +244,17 @@ class RangeFootprints:
         boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
         starts, stops = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
         for i in range(self.nfields):
+            if not self._shifts[i, loads, stores]:
+                continue
+            pieces = [self._element_ranges(i, loads, stores, np.array([lo], dtype=np.int64),
+                                           tuple(b - a + 1 for a, b in zip(lo, hi, strict=True))) for lo, hi in boxes]
+            if not pieces:
+                continue
+            first, stop = self._granule_ranges(i, np.concatenate([p[0].ravel() for p in pieces]),
+                                               np.concatenate([p[1].ravel() for p in pieces]))
             key = np.int64(i) << FIELD_SHIFT
-            for lo, hi in boxes:
-                first, stop = self._field_ranges(i, loads, stores, np.array([lo], dtype=np.int64),
-                                                 tuple(b - a + 1 for a, b in zip(lo, hi, strict=True)))
-                starts.append(first.ravel() + key)
-                stops.append(stop.ravel() + key)
+            starts.append(first + key)
+            stops.append(stop + key)
         return _union(np.concatenate(starts), np.concatenate(stops))
 
     def box_counts(self, boxes: np.ndarray, *, loads: bool = True, stores: bool = False,
@@ -260,23 +265,22 @@ class RangeFootprints:
         k = boxes.shape[0]
         out = BoxCounts(*(np.zeros((k, self.nfields), dtype=np.int64) for _ in range(3)))
         extents = boxes[:, 1, :] - boxes[:, 0, :] + 1
-        classes = {}
+        classes: dict[tuple[int, ...], list[int]] = {}
         for j, e in enumerate(map(tuple, extents.tolist())):
             classes.setdefault(e, []).append(j)
         for i in range(self.nfields):
+            if not self._shifts[i, loads, stores]:
+                continue
             step = per[i] if per is not None else 1
             firsts, stops, owner = [], [], []
             for extent, members in classes.items():
-                first, stop = self._field_ranges(i, loads, stores, boxes[members, 0, :], extent)
-                if first.shape[1] == 0:
-                    continue
+                lo, hi = self._element_ranges(i, loads, stores, boxes[members, 0, :], extent)
+                first, stop = self._granule_ranges(i, lo, hi)
                 # each box's keys from the start of its span (aligned to ``step``), boxes one span apart
                 base = first.min(axis=1, keepdims=True) // step * step
                 firsts.append(first - base)
                 stops.append(stop - base)
                 owner.append(np.broadcast_to(np.array(members, dtype=np.int64)[:, None], first.shape))
-            if not firsts:
-                continue
             first, stop, box = (np.concatenate([a.ravel() for a in arrays]) for arrays in (firsts, stops, owner))
             span = -(-(int(stop.max()) + 1) // step) * step
             ranges = _union(first + box * span, stop + box * span)
@@ -289,46 +293,58 @@ class RangeFootprints:
                 out.full[:, i] = np.bincount(which, weights=whole.astype(np.float64), minlength=k).astype(np.int64)
         return out
 
-    def _field_ranges(self, i: int, loads: bool, stores: bool, origins: np.ndarray,
-                      extent: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-        """[first, stop) keys (m, r) of the rows of the boxes of ``extent`` cells from ``origins`` (m, 3)
-        through field ``i``'s loads and/or stores: each distinct row once per distinct stretch along it."""
-        f, per_row = self.kernel.fields[i], self._per_row[i]
-        eb = f.element_bytes
-        g = self.granularity or eb
+    def _element_ranges(self, i: int, loads: bool, stores: bool, origins: np.ndarray,
+                        extent: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """First and last element (m, r) of every stretch of the rows of the boxes of ``extent`` cells from
+        ``origins`` (m, 3) through field ``i``'s loads and/or stores (each distinct row once per distinct
+        stretch along it); the field's offset included. Where rows count apart, a stretch merged from
+        accesses in two rows of the field would count wrong: those are then kept apart."""
+        lo, hi = self._stretches(i, loads, stores, origins, extent, merge=True)
+        if self._per_row[i]:
+            s0, off = self.kernel.fields[i].shape[0], self.kernel.fields[i].offset
+            if not np.array_equal((lo - off) // s0, (hi - off) // s0):
+                lo, hi = self._stretches(i, loads, stores, origins, extent, merge=False)
+        return lo, hi
+
+    def _stretches(self, i: int, loads: bool, stores: bool, origins: np.ndarray, extent: tuple[int, int, int],
+                   merge: bool) -> tuple[np.ndarray, np.ndarray]:
         nx, ny, nz = extent
         x0, y0, z0 = origins[:, 0], origins[:, 1], origins[:, 2]
-        firsts, lasts = [np.empty((origins.shape[0], 0), dtype=np.int64)], [np.empty((origins.shape[0], 0),
-                                                                                     dtype=np.int64)]
+        los, his = [], []
         for s, slope in enumerate(self._shifts[i, loads, stores]):
             lo = np.minimum(slope.cx * x0, slope.cx * (x0 + nx - 1))
             base = (lo + slope.cy * y0 + slope.cz * z0)[:, None]
-            for group in self._row_groups(i, loads, stores, s, abs(slope.cx) * (nx - 1), per_row):
+            for group in self._row_groups(i, loads, stores, s, abs(slope.cx) * (nx - 1), merge):
                 v = base + self._relative_rows(group.shifts, ny if slope.cy else 1, nz if slope.cz else 1,
                                                slope.cy, slope.cz)[None, :]
-                for a, b in group.stretches.tolist():
-                    first = (v + a) * eb // g
-                    last = ((v + b) * eb + eb - 1) // g
-                    if per_row:  # the granule inside its row, and a key space where rows never meet
-                        row = (v + a - f.offset) // f.shape[0]
-                        shift = row * f.shape[0] * eb // g
-                        width = (f.offset * eb + g + f.shape[0] * eb) // g + 2
-                        first, last = row * width + first - shift, row * width + last - shift
-                    firsts.append(first)
-                    lasts.append(last)
-        return np.concatenate(firsts, axis=1), np.concatenate(lasts, axis=1) + 1
+                los.append((v[:, :, None] + group.stretches[:, 0]).reshape(v.shape[0], -1))
+                his.append((v[:, :, None] + group.stretches[:, 1]).reshape(v.shape[0], -1))
+        return np.concatenate(los, axis=1), np.concatenate(his, axis=1)
+
+    def _granule_ranges(self, i: int, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[first, stop) keys of the element stretches [lo, hi] of field ``i``."""
+        f = self.kernel.fields[i]
+        eb = f.element_bytes
+        g = self.granularity or eb
+        first = lo * eb // g
+        last = (hi * eb + eb - 1) // g
+        if self._per_row[i]:  # the granule inside its row, and a key space where rows never meet
+            row = (lo - f.offset) // f.shape[0]
+            shift = row * f.shape[0] * eb // g - row * ((f.offset * eb + g + f.shape[0] * eb) // g + 2)
+            first, last = first - shift, last - shift
+        return first, last + 1
 
     def _row_groups(self, i: int, loads: bool, stores: bool, s: int, width: int,
-                    per_row: bool) -> tuple[_RowGroup, ...]:
+                    merge: bool) -> tuple[_RowGroup, ...]:
         """The row shifts of slope ``s`` grouped by their stretches, for box rows ``width`` elements long:
-        stretches that touch merge, unless rows count apart (``per_row``)."""
-        key = (i, loads, stores, s, width)
+        stretches that touch merge if ``merge``."""
+        key = (i, loads, stores, s, width, merge)
         if key not in self._groups:
             by_stretches: dict[tuple[tuple[int, int], ...], list[tuple[int, int]]] = {}
             for shift, dxs in self._shifts[i, loads, stores][s].shifts:
                 stretches = [(dxs[0], width + dxs[0])]
                 for dx in dxs[1:]:
-                    if not per_row and dx <= stretches[-1][1] + 1:
+                    if merge and dx <= stretches[-1][1] + 1:
                         stretches[-1] = (stretches[-1][0], width + dx)
                     else:
                         stretches.append((dx, width + dx))

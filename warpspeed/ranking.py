@@ -203,11 +203,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     model = performance_model(model).name
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    if configs is None:
-        shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
-        space = configurations(shapes, folding, (None,) if domains is None else domains)
-    else:
-        space = list(dict.fromkeys(configs))
+    space = _space(dev, threads, folding, blocks, domains, configs)
     done: dict[Configuration, RankedResult] = {}
     store = ResultCache(cache, k, dev, model) if cache is not None else None
     if store is not None:
@@ -215,40 +211,80 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
             rec = store.get(c)
             if rec is not None:
                 done[c] = RankedResult(c, rec["data"], rec["error"], _cached_estimate(rec))
-    todo = [c for c in space if c not in done]
-    total = len(space)
-
-    def finished(batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
-        for c, data, err, est in batch:
-            done[c] = RankedResult(c, data, err, est)
-            if store is not None:
-                store.add(c, data, err)
-        if progress is not None:
-            progress(len(done), total)
-
     if progress is not None and done:
-        progress(len(done), total)
+        progress(len(done), len(space))
+    todo = [c for c in space if c not in done]
+    _evaluate_space(k, [dev], todo, [done], len(space), registers, executor, jobs, progress, model,
+                    None if store is None else [store])
+    return Ranking(k.name, dev.id, tuple(sorted(done.values(), key=RankedResult.sort_key)))
+
+
+def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str], threads: Iterable[int] = (1024,),
+                    folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
+                    blocks: Iterable[Sequence[int]] | None = None, registers: int | None = None,
+                    executor: Executor | None = None, jobs: int | None = None,
+                    progress: Callable[[int, int], None] | None = None, model: str | None = None) -> list[Ranking]:
+    """:func:`rank` on several devices at once (the values of a what-if), one ranking per device: each worker
+    estimates its configurations on every device in turn, so that what the devices share (the block counts
+    and wave counts of a configuration, when only cache sizes or bandwidths differ) is computed once.
+    ``progress(done, total)`` counts configurations over all devices."""
+    model = performance_model(model).name
+    k = resolve_kernel(kernel, domain)
+    devs = [get_device(d) for d in devices]
+    blocks = None if blocks is None else [tuple(b) for b in blocks]
+    spaces = [_space(d, threads, folding, blocks, None, None) for d in devs]
+    if any(sp != spaces[0] for sp in spaces):  # devices of other block limits: rank them one by one
+        return [rank(k, d, threads, folding, blocks=blocks, registers=registers, executor=executor, jobs=jobs,
+                     model=model, progress=progress) for d in devs]
+    done: list[dict[Configuration, RankedResult]] = [{} for _ in devs]
+    _evaluate_space(k, devs, spaces[0], done, len(spaces[0]) * len(devs), registers, executor, jobs, progress,
+                    model, None)
+    return [Ranking(k.name, d.id, tuple(sorted(r.values(), key=RankedResult.sort_key))) for d, r in zip(devs, done,
+                                                                                                       strict=True)]
+
+
+def _space(dev: Device, threads, folding, blocks, domains, configs) -> list[Configuration]:
+    """The configurations of a ranking on ``dev`` (see :func:`rank`)."""
+    if configs is not None:
+        return list(dict.fromkeys(configs))
+    shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
+    return configurations(shapes, folding, (None,) if domains is None else domains)
+
+
+def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
+                    done: list[dict[Configuration, RankedResult]], total: int, registers: int | None,
+                    executor: Executor | None, jobs: int | None, progress, model: str,
+                    stores: list[ResultCache] | None) -> None:
+    """Estimate every configuration of ``todo`` on every device into ``done`` (one dict per device), in this
+    process or in chunks on an executor (a local process pool of ``jobs`` workers, all cores by default)."""
+
+    def finished(i: int, batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
+        for c, data, err, est in batch:
+            done[i][c] = RankedResult(c, data, err, est)
+            if stores is not None:
+                stores[i].add(c, data, err)
+
+    def report() -> None:
+        if progress is not None:
+            progress(sum(len(d) for d in done), total)
+
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     if executor is None and (workers <= 1 or len(todo) <= 2):
         for c in todo:
-            finished(evaluate(k, dev, [c], registers, keep=True, model=model))
-    else:
-        _run_parallel(k, dev, todo, registers, executor, max(1, workers), finished, model)
-    results = sorted(done.values(), key=RankedResult.sort_key)
-    return Ranking(k.name, dev.id, tuple(results))
-
-
-def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: int | None,
-                  executor: Executor | None, workers: int, finished, model: str) -> None:
-    """Evaluate chunks of configurations on an executor (a local process pool if none is given)."""
+            for i, dev in enumerate(devs):
+                finished(i, evaluate(k, dev, [c], registers, keep=True, model=model))
+            report()
+        return
     own = executor is None
-    ex = ProcessPoolExecutor(max_workers=workers) if own else executor
-    size = max(1, math.ceil(len(todo) / (4 * workers)))
+    ex = ProcessPoolExecutor(max_workers=max(1, workers)) if own else executor
+    size = max(1, math.ceil(len(todo) / (4 * max(1, workers))))
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    futures = [ex.submit(evaluate, k, dev, chunk, registers, True, model) for chunk in chunks]
+    futures = [ex.submit(_evaluate_on_devices, k, devs, chunk, registers, model) for chunk in chunks]
     try:
         for fut in as_completed(futures):
-            finished(fut.result())
+            for i, batch in enumerate(fut.result()):
+                finished(i, batch)
+            report()
     except BaseException:
         for fut in futures:
             fut.cancel()
@@ -257,6 +293,17 @@ def _run_parallel(k: Kernel, dev: Device, todo: list[Configuration], registers: 
         raise
     if own:
         ex.shutdown()
+
+
+def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Configuration], registers: int | None,
+                         model: str) -> list[list[tuple[Configuration, dict, str | None, Estimate | None]]]:
+    """:func:`evaluate` of the configurations on each device (a worker's task), configuration by configuration,
+    so that the devices of one configuration follow each other and share its counts."""
+    out: list[list] = [[] for _ in devs]
+    for c in configs:
+        for i, dev in enumerate(devs):
+            out[i] += evaluate(k, dev, [c], registers, keep=True, model=model)
+    return out
 
 
 def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: Device | str,

@@ -16,8 +16,8 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import resolve_kernel
 from .kernel import Kernel
-from .progress import Progress, scaled
-from .ranking import RankedResult, rank
+from .progress import Progress
+from .ranking import RankedResult, rank_on_devices
 from .units import format_quantity, parse_quantity, require_unit
 
 
@@ -83,15 +83,15 @@ def whatif(kernel: Kernel | str | Path, device: Device | str, key: str, values: 
     k = resolve_kernel(kernel, domain)
     base = get_device(device)
     kind = override_kind(key)
-    points = []
-    values = list(values)
-    for i, v in enumerate(values):
+    devices, used = [], []
+    for v in values:
         value = int(v) if kind in ("bytes", "count") else float(v)
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"what-if value {v!r} for '{key}' must be positive.")
         # values are already in SI units; a time goes back with its unit (a bare number is refused as ambiguous)
-        dev = base.with_overrides(**{key: f"{value!r}s" if kind == "time" else value})
-        r = rank(k, dev, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
-                 model=model, progress=scaled(progress, i, len(values)))
-        points.append(WhatIfPoint(key, float(value), dev.id, r.best))
-    return points
+        devices.append(base.with_overrides(**{key: f"{value!r}s" if kind == "time" else value}))
+        used.append(float(value))
+    # every value in one sweep: a configuration's counts are shared by the values that do not change them
+    rankings = rank_on_devices(k, devices, threads, folding, blocks=blocks, registers=registers, jobs=jobs,
+                               executor=executor, model=model, progress=progress)
+    return [WhatIfPoint(key, value, r.device, r.best) for value, r in zip(used, rankings, strict=True)]
