@@ -1,27 +1,56 @@
-"""The paper's 168-configuration 3D25pt range-4 sweep on A100 (640x512x512): wall time and configs/s.
+"""Rankings: CPU seconds (this process and its workers) and wall time of three sweeps.
 
-Target (issue): <= 10 s wall on a 2-core machine. Run: python benchmarks/bench_rank.py [--jobs N]
+1. the paper's 168-configuration 3D25pt range-4 sweep on an A100 (640x512x512; goal <= 2 CPU-s);
+2. the default space of a 7-point stencil: star3d-r1 at 514^3 on an H100, 182 blocks of 128-1024 threads
+   (what ``create_kernel`` ranks; goal <= 1 CPU-s);
+3. a 5-point what-if of the L2 size (10 MiB .. 160 MiB) of star3d-r4 on an A100 at 512x512x256 against one
+   ranking of the same space (goal: <= 1.5x).
+
+Each sweep runs in a fresh worker pool (its start-up counted). Run: python benchmarks/bench_rank.py [--jobs N]
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import sys
 import time
 
 import warpspeed
+from warpspeed.whatif import whatif
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process and of its finished children (the ranking's workers)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(f):
+    c, t = cpu_s(), time.perf_counter()
+    out = f()
+    return out, cpu_s() - c, time.perf_counter() - t
 
 
 def main() -> int:
     jobs = int(sys.argv[sys.argv.index("--jobs") + 1]) if "--jobs" in sys.argv else (os.cpu_count() or 1)
+    warpspeed.estimate("star3d-r1", "H100-SXM5-80GB", (32, 4, 2))  # imports and first parse, not counted
     space = warpspeed.paper_space()
-    t = time.perf_counter()
-    r = warpspeed.rank("star3d-r4", "A100-SXM4-40GB", configs=space, jobs=jobs)
-    wall = time.perf_counter() - t
+    r, cpu, wall = timed(lambda: warpspeed.rank("star3d-r4", "A100-SXM4-40GB", configs=space, jobs=jobs))
     b = r.best
-    print(f"{len(space)} configurations in {wall:.2f} s with {jobs} worker(s): {len(space) / wall:.1f} configs/s; "
-          f"best {b.configuration.block} folding {b.configuration.folding}: {b.performance_GLup_s:.1f} GLup/s "
-          f"({b.limiter}); limiters {r.limiter_counts}")
+    print(f"paper sweep: {len(space)} configurations in {cpu:.2f} CPU-s ({wall:.2f} s wall, {jobs} worker(s)): "
+          f"{cpu / len(space) * 1e3:.1f} CPU-ms each; best {b.configuration.block} folding "
+          f"{b.configuration.folding}: {b.performance_GLup_s:.1f} GLup/s ({b.limiter}); goal 2 CPU-s")
+    k = warpspeed.find_kernel("star3d-r1").with_domain((514, 514, 514))
+    r, cpu, wall = timed(lambda: warpspeed.rank(k, "H100-SXM5-80GB", threads=(128, 256, 512, 1024), jobs=jobs))
+    print(f"7-point default space: {len(r.results)} configurations in {cpu:.2f} CPU-s ({wall:.2f} s wall): "
+          f"{cpu / len(r.results) * 1e3:.1f} CPU-ms each; best {r.best.configuration.block}; goal 1 CPU-s")
+    star = warpspeed.find_kernel("star3d-r4").with_domain((512, 512, 256))
+    values = [10 * 2**20 * 16 ** (i / 4) for i in range(5)]
+    _, one, _ = timed(lambda: warpspeed.rank(star, "A100-SXM4-40GB", jobs=jobs))
+    _, sweep, wall = timed(lambda: whatif(star, "A100-SXM4-40GB", "l2_size", values, jobs=jobs))
+    print(f"what-if, 5 L2 sizes: {sweep:.2f} CPU-s ({wall:.2f} s wall) against {one:.2f} CPU-s for one ranking: "
+          f"{sweep / one:.2f}x; goal 1.5x")
     return 0
 
 

@@ -30,6 +30,7 @@ from .footprint import (
     BlockRanges,
     Instruction,
     WarpPatterns,
+    affine_warp_patterns,
     block_addresses,
     block_classes,
     block_counts,
@@ -265,12 +266,23 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
     # the wave's blocks, one per class of blocks whose addresses agree modulo every granularity used below
     k, instrs = an.kernel, an.instructions(launch.folding)
     classes = block_classes(k, launch, instrs, modulus)
-    ba, w = block_addresses(launch, instrs, classes.coords), classes.weights
-    patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
+    w = classes.weights
+    l1_ranges = an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes)
+    l2_ranges = an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes)
+    # affine kernels that the range counters count need no lane's address: patterns and footprints by rows
+    lanes_free = (l1_ranges is not None and l2_ranges is not None and an.counter == DEFAULT_COUNTER
+                  and all(ins.affine is not None for ins in instrs)
+                  and all(dev.l2_sector_bytes % f.element_bytes == 0 for f in k.fields if f.stores))
+    ba = block_addresses(launch, instrs, classes.coords, addresses=not lanes_free)
+    patterns = affine_warp_patterns(launch, instrs, classes.coords, ba.active, dev.warp_size, modulus) \
+        if lanes_free else None
+    if patterns is None:
+        if ba.addresses is None:
+            ba = block_addresses(launch, instrs, classes.coords)
+        patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
-                          classes.coords, an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes), patterns)
-    full = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords,
-                                    an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes))
+                          classes.coords, l1_ranges, patterns)
+    full = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, l2_ranges)
     return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full)
 
 

@@ -11,6 +11,7 @@ block of the wave is its own class.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,9 +88,23 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
         tcoeff = np.asarray(coeff, dtype=np.int64) * np.asarray(launch.block, dtype=np.int64)
         columns.append((((b * tcoeff).sum(axis=1) * eb) % modulus_bytes)[:, None])
     keys = np.concatenate(columns, axis=1)
-    _, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+    packed = _packed_rows(keys)
+    _, first, counts = np.unique(packed, axis=None if packed.ndim == 1 else 0, return_index=True, return_counts=True)
     order = np.argsort(first)
     return BlockClasses(b[first[order]], counts[order].astype(np.int64))
+
+
+def _packed_rows(keys: np.ndarray) -> np.ndarray:
+    """The rows of a small non-negative integer matrix as one int64 each (mixed radix, the same order and
+    equality as the rows), or the matrix itself where the radices do not fit in 62 bits."""
+    lo, hi = keys.min(axis=0), keys.max(axis=0)
+    radix = hi - lo + 1
+    if math.prod(int(r) for r in radix.tolist()) >= 1 << 62:
+        return keys
+    weights = np.ones(keys.shape[1], dtype=np.int64)
+    for j in range(keys.shape[1] - 2, -1, -1):
+        weights[j] = weights[j + 1] * radix[j + 1]
+    return ((keys - lo) * weights).sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -97,36 +112,44 @@ class BlockAddresses:
     """Byte addresses (k, n_instr, T) and activity of every lane of the representative blocks.
 
     Threads of a block are in x-y-z order (x fastest), so warps are consecutive runs of 32.
-    ``valid_cells`` (k,) counts the valid lups of each representative block.
+    ``valid_cells`` (k,) counts the valid lups of each representative block. ``addresses`` is None where
+    only the activity was asked for.
     """
 
-    addresses: np.ndarray
+    addresses: np.ndarray | None
     active: np.ndarray
     valid_cells: np.ndarray
 
 
-def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray) -> BlockAddresses:
-    """Enumerate every lane of the given blocks for every instruction (vectorized)."""
+def _local_threads(launch: Launch) -> np.ndarray:
+    """Thread coordinates (3, T) inside a block, x fastest (warps are consecutive runs)."""
     bx, by, bz = launch.block
-    fx, fy, fz = launch.folding
     tz, ty, tx = np.meshgrid(np.arange(bz), np.arange(by), np.arange(bx), indexing="ij")
-    local = np.stack([tx.ravel(), ty.ravel(), tz.ravel()], axis=0).astype(np.int64)  # (3, T)
+    return np.stack([tx.ravel(), ty.ravel(), tz.ravel()], axis=0).astype(np.int64)
+
+
+def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray,
+                    addresses: bool = True) -> BlockAddresses:
+    """Enumerate every lane of the given blocks for every instruction (vectorized). ``addresses=False``
+    gives the lanes' activity and the valid cells only (``addresses`` is then None)."""
+    fx, fy, fz = launch.folding
+    local = _local_threads(launch)
     tid = coords[:, :, None] * np.asarray(launch.block, dtype=np.int64)[None, :, None] + local[None]  # (k,3,T)
-    env = {v: tid[:, d, :] for d, v in enumerate(THREAD_VARS)}
     dom = np.asarray(launch.domain, dtype=np.int64)
     fold = np.asarray(launch.folding, dtype=np.int64)
     k, T = coords.shape[0], local.shape[1]
-    addrs = np.empty((k, len(instructions), T), dtype=np.int64)
+    addrs = np.empty((k, len(instructions), T), dtype=np.int64) if addresses else None
     active = np.zeros((k, len(instructions), T), dtype=bool)
     cache: dict[tuple, np.ndarray] = {}
     affine = [i for i, ins in enumerate(instructions) if ins.affine is not None]
-    if affine:  # one product for every affine instruction: (coefficients . thread + constant) x element size
+    if affine and addresses:  # one product for every affine instruction: (coefficients . thread + constant) x bytes
         coeffs = np.array([instructions[i].affine[0] for i in affine], dtype=np.int64)  # (m, 3)
         consts = np.array([(instructions[i].offset + instructions[i].affine[1]) for i in affine], dtype=np.int64)
         eb = np.array([instructions[i].element_bytes for i in affine], dtype=np.int64)
         addrs[:, affine, :] = (np.einsum("md,kdt->kmt", coeffs, tid) + consts[None, :, None]) * eb[None, :, None]
+    env = {v: tid[:, d, :] for d, v in enumerate(THREAD_VARS)}
     for i, ins in enumerate(instructions):
-        if ins.affine is None:
+        if ins.affine is None and addresses:
             addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
         key = ins.origins
         if key not in cache:
@@ -222,7 +245,7 @@ def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ..
         per = [max(1, sector_bytes // f.element_bytes) for f in kernel.fields]
         full = ranges.elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
         return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
-    k = ba.addresses.shape[0]
+    k = ba.active.shape[0]
     total = 0
     for fi, fld in enumerate(kernel.fields):
         sel = np.array([ins.field == fi and ins.store for ins in instructions])
@@ -268,6 +291,57 @@ class WarpPatterns:
 _HASH_MULTIPLIERS = np.random.default_rng(27).integers(1, 2**62, size=1 << 12, dtype=np.int64) | 1
 
 
+def _kinds(instructions: tuple[Instruction, ...]) -> np.ndarray:
+    """Per instruction: the first instruction with its element size and direction."""
+    first: dict[tuple[int, bool], int] = {}
+    return np.array([first.setdefault((ins.element_bytes, ins.store), i) for i, ins in enumerate(instructions)],
+                    dtype=np.int64)
+
+
+def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray,
+                         active: np.ndarray, warp_size: int, modulus: int) -> WarpPatterns | None:
+    """:func:`warp_patterns` without listing the lanes' addresses, for affine instructions (None otherwise).
+
+    A lane's address is ``(c . t) eb + S``: ``t`` the thread inside the block, ``S`` the instruction's
+    address of the block's first thread. Less a multiple of ``modulus``, a warp instruction's lanes are
+    therefore fixed by the layout of its lanes relative to its first (the slope ``c`` and size ``eb``, and
+    the threads the warp holds: the same for most warps), its first lane's address mod ``modulus``, its
+    kind and which lanes are active; those keys are grouped first, and one row is built per key."""
+    if any(ins.affine is None for ins in instructions) or warp_size > 62:
+        return None
+    k, n, T = active.shape
+    warps = -(-T // warp_size)
+    slope_of: dict[tuple, int] = {}
+    slope = np.array([slope_of.setdefault((ins.affine[0], ins.element_bytes), len(slope_of)) for ins in instructions],
+                     dtype=np.int64)
+    local = _local_threads(launch)
+    rel = np.array([[c * eb for c in cs] for cs, eb in slope_of], dtype=np.int64) @ local  # (slopes, T)
+    rel = warp_view(rel, warp_size, 0)  # (slopes, warps, warp_size)
+    c = np.array([ins.affine[0] for ins in instructions], dtype=np.int64)  # (n, 3)
+    const = np.array([(ins.offset + ins.affine[1]) * ins.element_bytes for ins in instructions], dtype=np.int64)
+    eb = np.array([ins.element_bytes for ins in instructions], dtype=np.int64)
+    first = coords * np.asarray(launch.block, dtype=np.int64)  # (k, 3): each block's first thread
+    phase = ((first @ c.T) * eb[None, :] + const[None, :]) % modulus  # (k, n)
+    act = warp_view(active, warp_size, False)  # (k, n, warps, warp_size)
+    mask = (act.astype(np.int64) << np.arange(warp_size, dtype=np.int64)).sum(axis=-1)  # (k, n, warps)
+    # a warp's lanes relative to its first lane: one layout for most warps of a block
+    shape = rel - rel[:, :, :1]
+    layouts, layout = np.unique(shape.reshape(-1, warp_size), axis=0, return_inverse=True)
+    layout = layout.reshape(shape.shape[:2])  # (slopes, warps)
+    phase = (phase[:, :, None] + rel[slope, :, 0][None, :, :]) % modulus  # (k, n, warps): the first lane's
+    kinds = _kinds(instructions)
+    if math.prod([len(layouts), n, modulus]) >= 1 << (62 - warp_size):
+        return None
+    key = (((layout[slope][None, :, :] * n + kinds[None, :, None]) * modulus + phase) << warp_size) | mask
+    _, first_index, inverse = np.unique(key.ravel(), return_index=True, return_inverse=True)
+    j, i, w = np.unravel_index(first_index, key.shape)
+    lanes = layouts[layout[slope[i], w]] + phase[j, i, w][:, None]  # (u, warp_size), less a multiple of modulus
+    on = act[j, i, w]
+    base = np.where(on, lanes, SENTINEL).min(axis=1, keepdims=True)
+    base = np.where(base == SENTINEL, 0, base // modulus * modulus)
+    return WarpPatterns(np.where(on, lanes - base, -1), kinds[i], inverse.reshape(key.shape))
+
+
 def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], warp_size: int,
                   modulus: int) -> WarpPatterns:
     """Group the warp instructions of the representative blocks into :class:`WarpPatterns`."""
@@ -277,9 +351,7 @@ def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], war
     base = np.where(act, addr, SENTINEL).min(axis=-1, keepdims=True)
     base = np.where(base == SENTINEL, 0, base // modulus * modulus)
     offsets = np.where(act, addr - base, -1)
-    first_of_kind: dict[tuple[int, bool], int] = {}
-    kind = np.array([first_of_kind.setdefault((ins.element_bytes, ins.store), i) for i, ins in enumerate(instructions)],
-                    dtype=np.int64)
+    kind = _kinds(instructions)
     rows = np.concatenate((offsets, np.broadcast_to(kind[None, :, None, None], (k, n, warps, 1))), axis=-1)
     rows = rows.reshape(-1, warp_size + 1)
     mult = _HASH_MULTIPLIERS[:warp_size + 1]
@@ -339,7 +411,7 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     warp_load_lines, warp_store_lines = per_warp_sums(line_bytes)
     nf = len(kernel.fields)
     blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
-    k = ba.addresses.shape[0]
+    k = ba.active.shape[0]
     if ranges is not None:
         boxes = block_boxes(launch, coords)
         sec = ranges.sectors.box_counts(boxes)

@@ -94,6 +94,15 @@ class Kernel:
     source: str = "<dict>"
     spec: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
 
+    def __hash__(self) -> int:
+        """The hash of the compared fields, computed once (a kernel keys the caches of every estimate)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.name, self.precision, self.flops, self.registers, self.domain, self.fields,
+                      self.shared_bytes_per_block, self.source))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     def with_domain(self, domain: Sequence[int] | None) -> Kernel:
         """The same kernel resolved for another iteration space (shapes may depend on nx, ny, nz)."""
         if domain is None or tuple(_domain3(domain, self.source)) == self.domain:
