@@ -310,7 +310,6 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     if any(ins.affine is None for ins in instructions) or warp_size > 62:
         return None
     k, n, T = active.shape
-    warps = -(-T // warp_size)
     slope_of: dict[tuple, int] = {}
     slope = np.array([slope_of.setdefault((ins.affine[0], ins.element_bytes), len(slope_of)) for ins in instructions],
                      dtype=np.int64)
