@@ -180,15 +180,32 @@ def _per_row_fields(kernel: Kernel, granularity: int, exact: bool) -> tuple[bool
 
 def _relative_rows(shifts: tuple[tuple[int, int], ...], ny: int, nz: int, cy: int, cz: int) -> np.ndarray:
     """``cy (y' - y0) + cz (z' - z0)`` of the distinct rows (y', z') = (y + dy, z + dz), (y, z) in the rows of a
-    box of ``ny`` x ``nz`` rows from (y0, z0), over the (dy, dz) of ``shifts``: a bitmap over the rows they
-    span, one slice per shift."""
-    dys, dzs = [s[0] for s in shifts], [s[1] for s in shifts]
-    ylo, zlo = min(dys), min(dzs)
-    mark = np.zeros((nz + max(dzs) - zlo, ny + max(dys) - ylo), dtype=bool)
-    for dy, dz in shifts:
-        mark[dz - zlo:dz - zlo + nz, dy - ylo:dy - ylo + ny] = True
-    zs, ys = np.nonzero(mark)
-    return cz * (zs.astype(np.int64) + zlo) + cy * (ys.astype(np.int64) + ylo)
+    box of ``ny`` x ``nz`` rows from (y0, z0), over the (dy, dz) of ``shifts``: a bitmap over the rows that
+    each cluster of overlapping shifts spans, one slice per shift (shifts far apart, such as the populations
+    of an LBM field, get bitmaps of their own rather than one over the gaps between them)."""
+    parts = []
+    for cluster in _clusters(sorted(shifts, key=lambda s: (s[1], s[0])), 1, nz):
+        for group in _clusters(sorted(cluster), 0, ny):
+            dys, dzs = [s[0] for s in group], [s[1] for s in group]
+            ylo, zlo = min(dys), min(dzs)
+            mark = np.zeros((nz + max(dzs) - zlo, ny + max(dys) - ylo), dtype=bool)
+            for dy, dz in group:
+                mark[dz - zlo:dz - zlo + nz, dy - ylo:dy - ylo + ny] = True
+            zs, ys = np.nonzero(mark)
+            parts.append(cz * (zs.astype(np.int64) + zlo) + cy * (ys.astype(np.int64) + ylo))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _clusters(shifts: list[tuple[int, int]], axis: int, extent: int) -> list[list[tuple[int, int]]]:
+    """``shifts`` (sorted along ``axis``) cut where the next shift's rows along ``axis`` do not meet the
+    previous ones' (a gap of more than ``extent``)."""
+    out = [[shifts[0]]]
+    for s in shifts[1:]:
+        if s[axis] - out[-1][-1][axis] > extent:
+            out.append([s])
+        else:
+            out[-1].append(s)
+    return out
 
 
 @dataclass(frozen=True)
