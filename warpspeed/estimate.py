@@ -215,6 +215,11 @@ class KernelAnalysis:
         return self._block_ranges[key]
 
 
+    def forget_counts(self) -> None:
+        """Drop the kept block stages and wave counts (a benchmark's repeated estimate then counts again)."""
+        self._block_stages.clear()
+        self._wave_counts.clear()
+
     def block_stage(self, launch: Launch, dev: Device) -> BlockStage:
         """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
         modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes,
