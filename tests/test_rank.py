@@ -214,3 +214,61 @@ def test_parallel_workers_send_typed_estimates_back():
 def test_an_old_cache_record_keeps_its_json_without_an_estimate():
     assert rank_module._cached_estimate({"error": None, "data": {"kernel": "k", "performance_GLup_s": 1.0}}) is None
     assert rank_module._cached_estimate({"error": "cannot launch", "data": {}}) is None
+
+
+@pytest.mark.parametrize("kernel, device, domain, n", [
+    ("star3d-r4", "A100-SXM4-40GB", (256, 128, 128), 1), ("star3d-r1", "H100-SXM5-80GB", (258, 130, 66), 3),
+    ("box3d-r1", "MI300X", (128, 64, 64), 1), ("star2d-r1", "H200-SXM-141GB", (2048, 512, 1), 5),
+    ("copy", "V100-SXM2-32GB", (1 << 20, 1, 1), 2)])
+def test_a_screened_ranking_has_the_full_rankings_best(kernel, device, domain, n):
+    """Screening skips the full estimate of configurations whose bound is below the n-th best: the n best and
+    their order are the full ranking's, every bound is at least the configuration's full estimate, and the
+    rest of the space is listed as bounded."""
+    k = warpspeed.find_kernel(kernel).with_domain(domain)
+    threads = (128, 256, 512, 1024)
+    full = warpspeed.rank(k, device, threads, [(1, 1, 1), (1, 2, 1)], jobs=1)
+    screened = warpspeed.rank(k, device, threads, [(1, 1, 1), (1, 2, 1)], jobs=1, screen=n)
+    assert screened.to_dicts()[:n] == full.to_dicts()[:n]
+    by_config = {r.configuration: r for r in full.results}
+    assert {r.configuration for r in screened.results} | {b.configuration for b in screened.bounded} == set(by_config)
+    assert all(b.bound_GLup_s >= by_config[b.configuration].performance_GLup_s for b in screened.bounded)
+    assert all(b.bound_GLup_s < screened.results[n - 1].performance_GLup_s for b in screened.bounded)
+    doc = screened.to_dict()
+    assert doc["screen"] == n and len(doc["bounded"]) == len(screened.bounded)
+    assert "bounded" not in full.to_dict()
+
+
+def test_screening_skips_most_full_estimates_and_a_cache_remembers_the_bounds(tmp_path, monkeypatch):
+    import warpspeed.ranking as ranking
+
+    calls = []
+    real = ranking.evaluate
+    monkeypatch.setattr(ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    k = warpspeed.find_kernel("star3d-r4")
+    first = warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space(), screen=1, cache=tmp_path / "c")
+    assert len(first.bounded) > 84 and len(calls) == len(first.results) < 84  # most of the 168 only bounded
+    calls.clear()
+    bound = ranking.performance_bound
+    monkeypatch.setattr(ranking, "performance_bound", lambda *a, **kw: pytest.fail("bound again"))
+    second = warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space(), screen=1, cache=tmp_path / "c")
+    assert calls == [] and second.to_dict() == first.to_dict()
+    monkeypatch.setattr(ranking, "performance_bound", bound)
+    full = warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space(), cache=tmp_path / "c", jobs=1)
+    assert len(full.results) == 168 and full.best.data == first.best.data  # bound records are not results
+    with pytest.raises(warpspeed.InputError, match=r"screen \(--screen\) must be a positive number"):
+        warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space()[:3], screen=0)
+
+
+def test_cli_rank_screen_lists_the_bounded_configurations(capsys):
+    code = main(["rank", "star3d-r4", "--device", "A100-SXM4-40GB", "--domain", "256,128,128", "--screen", "2",
+                 "--threads", "256", "--top", "3"])
+    out = capsys.readouterr().out
+    assert code == 0 and "more only bounded: at most" in out and "below the 2 best (--screen 2)" in out
+    code = main(["rank", "star3d-r4", "--device", "A100-SXM4-40GB", "--domain", "256,128,128", "--screen", "2",
+                 "--threads", "256", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0 and doc["screen"] == 2 and doc["bounded"] and doc["configurations"] == len(doc["results"])
+    jsonschema = pytest.importorskip("jsonschema")
+    from warpspeed import schemas
+
+    jsonschema.validate(doc, schemas.load("rank"))

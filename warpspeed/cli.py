@@ -146,6 +146,10 @@ def _rank_options(r) -> None:
     r.add_argument("--top", type=int, help="rows of the text table (default 10), bars of the plot (default all)")
     r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
+    r.add_argument("--screen", type=int, metavar="N",
+                   help="rank only the N best exactly: configurations whose upper bound (from their L1 and L2 "
+                        "volumes alone) is below the N-th best are listed as bounded, not estimated in full "
+                        "(faster; in this process)")
     r.add_argument("--format", choices=("text", "json", "csv"), default="text")
     _model_option(r)
 
@@ -425,7 +429,8 @@ def _rankings(a):
         with progress_bar(f"rank on {dev.id}") as bar:
             def run(ts, dev=dev, bar=bar):
                 return rank(a.kernel, dev, ts, foldings, one_domain, registers=a.registers, jobs=a.jobs,
-                            domains=None if one_domain else domains, cache=a.cache, progress=bar, model=a.model)
+                            domains=None if one_domain else domains, cache=a.cache, progress=bar, model=a.model,
+                            screen=a.screen)
 
             r = run(threads)
             t, first_error = threads[0], r.best.error

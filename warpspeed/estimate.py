@@ -40,10 +40,10 @@ from .footprint import (
 )
 from .kernel import Kernel, load_kernel
 from .l1 import busy_warps, cycles_per_warp_lup
-from .l2 import block_traffic
+from .l2 import BlockTraffic, block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
 from .levels import VOLUME_KEYS
-from .performance import Performance, PerformanceModel, Workload, performance_model
+from .performance import Performance, PerformanceModel, Workload, models, performance_model
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 from .tlb import pages_per_lup
@@ -377,12 +377,51 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
     return notes
 
 
-def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
+def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
+                      folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
+                      registers: int | None = None, model: str | None = None,
+                      analysis: KernelAnalysis | None = None) -> float:
+    """An upper bound of :func:`estimate`'s ``performance_GLup_s`` for the same arguments, from the block stage
+    alone (the L1 cycles and L2 volumes, exact) with no DRAM traffic: the shipped models' prediction never
+    rises with the DRAM volumes (more time at the DRAM, and more of the sectors in flight wait for the DRAM,
+    whose latency is the longer). ``inf`` where no bound is known (another model, a device whose DRAM latency
+    is below its L2's). A ranking screens with it (:func:`warpspeed.ranking.rank`, ``screen``)."""
+    pm = performance_model(model)
+    k = resolve_kernel(kernel, domain)
+    dev = get_device(device)
+    if analysis is None or analysis.kernel != k:
+        analysis = _cached_analysis(k, DEFAULT_COUNTER)
+    launch = make_launch(k, dev, block, folding, registers)
+    if type(pm) not in {type(m) for m in models().values()}:
+        return math.inf
+    if dev.dram_latency_s is not None and dev.l2_latency_s is not None and dev.dram_latency_s < dev.l2_latency_s:
+        return math.inf
+    blocks, l1_cycles, bt = _block_part(k, dev, launch, analysis)
+    volumes = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
+               "l2_store": bt.l2_store, "dram_load_compulsory": 0.0, "dram_load": 0.0, "dram_store": 0.0}
+    return pm.predict(_workload(k, dev, launch, blocks, l1_cycles, bt, {v: volumes[v] for v in VOLUME_KEYS}, 0.0,
+                                0.0), dev).GLup_s
+
+
+def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> tuple[BlockStage, float, BlockTraffic]:
+    """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch."""
     blocks = an.block_stage(launch, dev)
-    counts = blocks.counts
     l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, an.instructions(launch.folding),
-                                    blocks.weights, dev, counts.valid_lups)
-    bt = block_traffic(k, dev, launch, counts)
+                                    blocks.weights, dev, blocks.counts.valid_lups)
+    return blocks, l1_cycles, block_traffic(k, dev, launch, blocks.counts)
+
+
+def _workload(k: Kernel, dev: Device, launch: Launch, blocks: BlockStage, l1_cycles: float, bt: BlockTraffic,
+              volumes: dict[str, float], load_run_bytes: float, tlb: float) -> Workload:
+    bps = launch.occupancy.blocks_per_sm
+    return Workload(k.precision, k.flops, l1_cycles, volumes, bps * -(-launch.threads_per_block // dev.warp_size),
+                    math.prod(launch.folding), load_run_bytes, tlb, bt.load_requests_per_byte,
+                    bt.store_requests_per_byte, bps * launch.active_warps_per_block(dev.warp_size))
+
+
+def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
+    blocks, l1_cycles, bt = _block_part(k, dev, launch, an)
+    counts = blocks.counts
     wt = traffic_of_counts(k, dev, an.wave_counts(launch, dev.l2_sector_bytes, dev.l2_line_bytes),
                            blocks.full_store_sectors, counts.valid_lups)
     stages = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
@@ -392,14 +431,10 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
                                 fw.dram_store)
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))
-    bps = launch.occupancy.blocks_per_sm
     tlb = 0.0
     if dev.tlb_page_bytes is not None:  # the TLB-page limiter (off unless the device gives it)
         tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes, launch=launch), counts.valid_lups)
-    work = Workload(k.precision, k.flops, l1_cycles, volumes,
-                    bps * -(-launch.threads_per_block // dev.warp_size), math.prod(launch.folding),
-                    counts.load_run_bytes, tlb, bt.load_requests_per_byte, bt.store_requests_per_byte,
-                    bps * launch.active_warps_per_block(dev.warp_size))
+    work = _workload(k, dev, launch, blocks, l1_cycles, bt, volumes, counts.load_run_bytes, tlb)
     performance = pm.predict(work, dev)
     perf = performance.GLup_s
     roof = work.roofline_GLup_s(dev)
@@ -415,4 +450,4 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",
-           "with_model"]
+           "performance_bound", "with_model"]

@@ -21,7 +21,7 @@ from ._version import __version__
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
-from .estimate import Estimate, estimate, resolve_kernel
+from .estimate import Estimate, estimate, performance_bound, resolve_kernel
 from .kernel import Kernel
 from .levels import LEVELS
 from .performance import performance_model
@@ -61,12 +61,27 @@ class RankedResult:
 
 
 @dataclass(frozen=True)
+class BoundedResult:
+    """A configuration a screened ranking did not estimate in full: its performance is at most ``bound_GLup_s``
+    (:func:`warpspeed.estimate.performance_bound`), below the ``screen``-th best of the ranking."""
+
+    configuration: Configuration
+    bound_GLup_s: float
+
+    def to_dict(self) -> dict:
+        return {**self.configuration.to_dict(), "performance_bound_GLup_s": self.bound_GLup_s}
+
+
+@dataclass(frozen=True)
 class Ranking:
-    """Results sorted best first, with the inputs that produced them."""
+    """Results sorted best first, with the inputs that produced them. A screened ranking (``screen`` = N)
+    estimates in full every configuration that can be among its N best; the others are ``bounded``."""
 
     kernel: str
     device: str
     results: tuple[RankedResult, ...]
+    bounded: tuple[BoundedResult, ...] = ()
+    screen: int | None = None
 
     @property
     def best(self) -> RankedResult:
@@ -85,9 +100,13 @@ class Ranking:
         return [{"rank": i + 1, **r.data} for i, r in enumerate(self.results)]
 
     def to_dict(self) -> dict:
-        return {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
-                "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
-                "results": self.to_dicts(), "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
+        out = {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
+               "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
+               "results": self.to_dicts(), "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
+        if self.screen is not None:  # a screened ranking: which configurations were only bounded
+            out["screen"] = self.screen
+            out["bounded"] = [b.to_dict() for b in self.bounded]
+        return out
 
 
 def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) -> dict:
@@ -152,6 +171,8 @@ class ResultCache:
             for line in lines:
                 try:
                     rec = json.loads(line)
+                    if "data" not in rec and not isinstance(rec.get("bound"), int | float):
+                        continue
                     self.entries[rec["key"]] = rec
                 except (json.JSONDecodeError, KeyError, TypeError):
                     continue  # a line cut by an interruption: that configuration is evaluated again
@@ -160,10 +181,22 @@ class ResultCache:
         return f"{self.kernel_hash}:{self.device_hash}:{content_hash(c.to_dict())}"
 
     def get(self, c: Configuration) -> dict | None:
-        return self.entries.get(self.key(c))
+        """The finished configuration's record (None if absent, or if only its bound was recorded)."""
+        rec = self.entries.get(self.key(c))
+        return rec if rec is not None and "data" in rec else None
+
+    def bound(self, c: Configuration) -> float | None:
+        """The performance bound a screened ranking recorded for the configuration, if any."""
+        rec = self.entries.get(self.key(c))
+        return None if rec is None or "bound" not in rec else float(rec["bound"])
 
     def add(self, c: Configuration, data: dict, error: str | None) -> None:
-        rec = {"key": self.key(c), "configuration": c.to_dict(), "data": data, "error": error}
+        self._append({"key": self.key(c), "configuration": c.to_dict(), "data": data, "error": error})
+
+    def add_bound(self, c: Configuration, bound: float) -> None:
+        self._append({"key": self.key(c), "configuration": c.to_dict(), "bound": bound})
+
+    def _append(self, rec: dict) -> None:
         self.entries[rec["key"]] = rec
         with self.path.open("a") as f:
             if self._newline_first:  # the file ends in a line cut by an interruption: start a new one
@@ -189,7 +222,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
          configs: Iterable[Configuration] | None = None,
          registers: int | None = None, executor: Executor | None = None, jobs: int | None = None,
          cache: str | Path | None = None, progress: Callable[[int, int], None] | None = None,
-         model: str | None = None) -> Ranking:
+         model: str | None = None, screen: int | None = None) -> Ranking:
     """Evaluate a configuration space and sort it best first.
 
     The space is ``configs`` if given, else ``blocks`` (or every power-of-two shape with a thread count in
@@ -199,10 +232,17 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     ``jobs`` workers (all cores), or this process for ``jobs=1``. ``cache``: a JSON-lines file that
     makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
     ``model`` names the performance model (default: :data:`warpspeed.performance.DEFAULT_MODEL`).
+    ``screen`` = N ranks only the N best exactly: every configuration's performance is first bounded from its
+    block stage (:func:`warpspeed.estimate.performance_bound`); they are then estimated in full, highest bound
+    first, in this process, until the next bound is below the N-th best performance found; the rest are
+    ``Ranking.bounded``. The N best, and their order, are those of the full ranking.
     """
     model = performance_model(model).name
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
+    if screen is not None and (isinstance(screen, bool) or not isinstance(screen, int) or screen < 1):
+        raise InputError(f"screen (--screen) must be a positive number of best configurations to rank exactly, "
+                         f"got {screen!r}.")
     space = _space(dev, threads, folding, blocks, domains, configs)
     done: dict[Configuration, RankedResult] = {}
     store = ResultCache(cache, k, dev, model) if cache is not None else None
@@ -214,9 +254,51 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     if progress is not None and done:
         progress(len(done), len(space))
     todo = [c for c in space if c not in done]
-    _evaluate_space(k, [dev], todo, [done], len(space), registers, executor, jobs, progress, model,
-                    None if store is None else [store])
-    return Ranking(k.name, dev.id, tuple(sorted(done.values(), key=RankedResult.sort_key)))
+    bounded: dict[Configuration, float] = {}
+    if screen is not None:
+        bounded = _screened(k, dev, todo, done, screen, registers, model, store, progress, len(space))
+    else:
+        _evaluate_space(k, [dev], todo, [done], len(space), registers, executor, jobs, progress, model,
+                        None if store is None else [store])
+    return Ranking(k.name, dev.id, tuple(sorted(done.values(), key=RankedResult.sort_key)),
+                   tuple(BoundedResult(c, b) for c, b in sorted(bounded.items(), key=lambda cb: (-cb[1], cb[0]))),
+                   screen)
+
+
+def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Configuration, RankedResult], n: int,
+              registers: int | None, model: str, store: ResultCache | None, progress, total: int
+              ) -> dict[Configuration, float]:
+    """Estimate in full, highest bound first, the configurations of ``todo`` that can be among the ``n`` best
+    (into ``done``); the bounds of the others. A configuration whose bound fails is estimated (its error row)."""
+    bounds: dict[Configuration, float] = {}
+    for c in todo:
+        known = store.bound(c) if store is not None else None
+        if known is None:
+            try:
+                known = performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model)
+            except Exception:  # noqa: BLE001 - the full estimate reports it as the configuration's error
+                known = math.inf
+        bounds[c] = known
+    best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
+    order = sorted(todo, key=lambda c: (-bounds[c], c))
+    for i, c in enumerate(order):
+        if len(best) == n and bounds[c] < best[-1]:  # neither this one nor any after it reaches the n best
+            rest = {r: bounds[r] for r in order[i:]}
+            if store is not None:
+                for r, b in rest.items():
+                    store.add_bound(r, b)
+            if progress is not None:
+                progress(total, total)
+            return rest
+        (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True, model=model)
+        done[cfg] = RankedResult(cfg, data, err, est)
+        if store is not None:
+            store.add(cfg, data, err)
+        if not err:
+            best = sorted([*best, done[cfg].performance_GLup_s], reverse=True)[:n]
+        if progress is not None:
+            progress(len(done), total)
+    return {}
 
 
 def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str], threads: Iterable[int] = (1024,),

@@ -150,6 +150,10 @@ def ranking_table(ranking, top: int = 10) -> str:
                               for lv, (_, width) in zip(_OUTWARD, _LEVEL_COLUMNS, strict=True)))
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
     rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")
+    if ranking.bounded:
+        top_bound = ranking.bounded[0].bound_GLup_s
+        rows.append(f"{len(ranking.bounded)} more only bounded: at most {_num(top_bound)} GLup/s, below the "
+                    f"{ranking.screen} best (--screen {ranking.screen}); not estimated in full")
     return "\n".join(rows)
 
 

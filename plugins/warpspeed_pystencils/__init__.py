@@ -225,9 +225,11 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``, with a ``"ranking"`` summary (best block,
     folding, performance, limiter, the estimate for pystencils' default block).
 
-    The ranking is cached across runs (``$WARPSPEED_CACHE_DIR``, default ``~/.cache/warpspeed``, keyed on the
-    kernel's description, the domain and warpspeed's code and device data): creating the same kernel again
-    costs only pystencils' code generation. ``cache=None`` turns this off, ``cache=PATH`` chooses the file.
+    The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
+    estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
+    ``~/.cache/warpspeed``, keyed on the kernel's description, the domain, the device and warpspeed's code and
+    device data): creating the same kernel again costs only pystencils' code generation. ``cache=None`` turns
+    this off, ``cache=PATH`` chooses the file.
     On a terminal a progress bar shows the ranking.
 
     pystencils has no thread folding: only folding (1,1,1) is ranked unless ``folding=`` is given, and then a
@@ -253,6 +255,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     model = rank_options.get("model")
     rank_options.setdefault("folding", ((1, 1, 1),))
     rank_options.setdefault("threads", CREATE_KERNEL_THREADS)
+    rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     dkw.setdefault("arch", arch_for(device))
     wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
@@ -277,7 +280,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
         "device": ranking.device, "block": list(block), "folding": list(best.configuration.folding),
         "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),
         "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
-        "configurations": len(ranking.results), "folding_ranked": folding_given,
+        "configurations": len(ranking.results) + len(ranking.bounded),
+        "configurations_estimated": len(ranking.results), "folding_ranked": folding_given,
         "pystencils_default_block": list(default_block),
     }
     try:
