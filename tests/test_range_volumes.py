@@ -17,10 +17,10 @@ from test_properties import PROFILE, population_kernels, stencil_kernels
 import warpspeed
 from warpspeed.cells import CellSet, as_cell_set, cell_set
 from warpspeed.counters import footprint_counter
-from warpspeed.enumerated_volumes import EnumeratedFootprints
+from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
 from warpspeed.errors import InputError
 from warpspeed.launch import LaunchError, make_launch
-from warpspeed.range_volumes import GranuleRanges, RangeFootprints, _union, applies
+from warpspeed.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (2, 1, 16)])
@@ -165,3 +165,31 @@ def test_cell_sets_from_isl_sets_and_back():
     kernel = _copy(0)
     assert RangeFootprints(kernel, 8).footprint_size(c) == EnumeratedFootprints(kernel, 8).footprint_size(s) == 13
     assert c.below_y(1).isl.is_equal(s.intersect(isl.Set("{ [x, y, z] : y < 1 }")))
+
+
+@PROFILE
+@given(spec=st.one_of(stencil_kernels(max_domain=(40, 16, 8)), population_kernels(), affine_kernels()), block=BLOCKS,
+       fractions=FRACTIONS)
+def test_box_counts_are_each_boxs_own_footprint(spec, block, fractions):
+    """Many boxes at once (the blocks of a wave): per box and field, the elements, the sectors and their runs,
+    the lines (from the merged element ranges) and the completely written sectors of its own footprint."""
+    kernel, launch, ((a, b), _) = _launch(spec, block, fractions)
+    assume(applies(kernel, ELEMENTS) and b > a)
+    from warpspeed.footprint import block_boxes
+
+    coords = launch.wave_block_coords(a, min(b, a + 40))
+    boxes = block_boxes(launch, coords)
+    elements = RangeFootprints(kernel, ELEMENTS)
+    per = [max(1, 32 // f.element_bytes) for f in kernel.fields]
+    for loads, stores in ((True, False), (False, True)):
+        c = elements.box_counts(boxes, loads=loads, stores=stores, per=per, coarser=(32, 128))
+        for j, (lo, hi) in enumerate(boxes.tolist()):
+            cells = CellSet(((tuple(lo), tuple(hi)),))
+            fp = elements.footprint(cells, loads=loads, stores=stores)
+            assert tuple(c.granules[j]) == elements.count_by_field(fp)
+            assert tuple(c.full[j]) == tuple(full_granules(fp, i, per[i]) for i in range(len(kernel.fields)))
+            for g in (32, 128):
+                ref = EnumeratedFootprints(kernel, g, slices=False).footprint(cells, loads=loads, stores=stores)
+                by_field = [ref.keys[(ref.keys >> FIELD_SHIFT) == i] for i in range(len(kernel.fields))]
+                assert tuple(c.coarser[g][0][j]) == tuple(k.size for k in by_field)
+                assert tuple(c.coarser[g][1][j]) == tuple(int((np.diff(k) > 1).sum() + (k.size > 0)) for k in by_field)

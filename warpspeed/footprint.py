@@ -217,20 +217,19 @@ def block_boxes(launch: Launch, coords: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class BlockRanges:
-    """Range counters (``range_volumes``) of a kernel at the granularities of the block counts: sectors,
-    lines, elements. They count a block's cells the way the lane enumeration does, from its rows."""
+    """The range counter (``range_volumes``) of a kernel's elements, and the sector and line sizes of the block
+    counts: it counts a block's footprint the way the lane enumeration does, from its rows."""
 
-    sectors: RangeFootprints
-    lines: RangeFootprints
     elements: RangeFootprints
+    sector_bytes: int
+    line_bytes: int
 
     @staticmethod
     def of(kernel: Kernel, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
-        """The counters, or None where they do not count every field at each granularity."""
-        if not all(applies(kernel, g) for g in (sector_bytes, line_bytes, ELEMENTS)):
+        """The counter, or None where it does not count every field."""
+        if not applies(kernel, ELEMENTS):
             return None
-        return BlockRanges(RangeFootprints(kernel, sector_bytes), RangeFootprints(kernel, line_bytes),
-                           RangeFootprints(kernel, ELEMENTS))
+        return BlockRanges(RangeFootprints(kernel, ELEMENTS), sector_bytes, line_bytes)
 
 
 def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses,
@@ -413,11 +412,15 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     k = ba.active.shape[0]
     if ranges is not None:
         boxes = block_boxes(launch, coords)
-        sec = ranges.sectors.box_counts(boxes)
+        c = ranges.elements.box_counts(boxes, coarser=(sector_bytes, line_bytes))
         eb = np.array([f.element_bytes for f in kernel.fields], dtype=np.int64)
-        blk_sec, blk_runs = (tuple(int(v) for v in (a * w[:, None]).sum(axis=0)) for a in (sec.granules, sec.runs))
-        blk_lines = tuple(int(v) for v in (ranges.lines.box_counts(boxes).granules * w[:, None]).sum(axis=0))
-        blk_bytes = tuple(int(v) for v in (ranges.elements.box_counts(boxes).granules * w[:, None]).sum(axis=0) * eb)
+
+        def wave_sum(per_box: np.ndarray) -> tuple[int, ...]:
+            return tuple(int(v) for v in (per_box * w[:, None]).sum(axis=0))
+
+        (sectors, runs), (lines, _) = c.coarser[sector_bytes], c.coarser[line_bytes]
+        blk_sec, blk_runs, blk_lines = wave_sum(sectors), wave_sum(runs), wave_sum(lines)
+        blk_bytes = tuple(n * int(b) for n, b in zip(wave_sum(c.granules), eb, strict=True))
     else:
         sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
     for fi in range(nf if ranges is None else 0):

@@ -83,7 +83,13 @@ def _union(starts: np.ndarray, stops: np.ndarray) -> GranuleRanges:
     if starts.size == 0:
         return _empty()
     order = np.argsort(starts, kind="stable")
-    starts, stops = starts[order], stops[order]
+    return _union_sorted(starts[order], stops[order])
+
+
+def _union_sorted(starts: np.ndarray, stops: np.ndarray) -> GranuleRanges:
+    """:func:`_union` of ranges already sorted by their starts."""
+    if starts.size == 0:
+        return _empty()
     reach = np.maximum.accumulate(stops)
     new = np.ones(starts.size, dtype=bool)
     new[1:] = starts[1:] > reach[:-1]
@@ -223,11 +229,17 @@ MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 @dataclass(frozen=True)
 class BoxCounts:
     """Per box (rows) and field (columns): granules, runs of granules, and granules of ``per`` elements that
-    the box's footprint covers completely (0 where ``per`` was not given)."""
+    the box's footprint covers completely (0 where ``per`` was not given); ``coarser``: granules and runs at
+    further byte granularities."""
 
     granules: np.ndarray
     runs: np.ndarray
     full: np.ndarray
+    coarser: dict[int, tuple[np.ndarray, np.ndarray]]
+
+
+def _per_box(box: np.ndarray, values: np.ndarray, k: int) -> np.ndarray:
+    return np.bincount(box, weights=values.astype(np.float64), minlength=k).astype(np.int64)
 
 
 class RangeFootprints:
@@ -275,12 +287,15 @@ class RangeFootprints:
         return _union(np.concatenate(starts), np.concatenate(stops))
 
     def box_counts(self, boxes: np.ndarray, *, loads: bool = True, stores: bool = False,
-                   per: Sequence[int] | None = None) -> BoxCounts:
+                   per: Sequence[int] | None = None, coarser: Sequence[int] = ()) -> BoxCounts:
         """Counts of each box's own footprint, for many boxes at once; ``boxes`` (k, 2, 3): first and last
         cell. ``per`` (elements per sector, per field) also counts the sectors each box covers completely
-        (at granularity :data:`ELEMENTS`)."""
+        (at granularity :data:`ELEMENTS`); ``coarser`` byte granularities (at :data:`ELEMENTS`) also count the
+        same footprint's granules and runs of those sizes, from its merged element ranges."""
         k = boxes.shape[0]
-        out = BoxCounts(*(np.zeros((k, self.nfields), dtype=np.int64) for _ in range(3)))
+        out = BoxCounts(*(np.zeros((k, self.nfields), dtype=np.int64) for _ in range(3)),
+                        {g: (np.zeros((k, self.nfields), dtype=np.int64), np.zeros((k, self.nfields), dtype=np.int64))
+                         for g in coarser})
         extents = boxes[:, 1, :] - boxes[:, 0, :] + 1
         classes: dict[tuple[int, ...], list[int]] = {}
         for j, e in enumerate(map(tuple, extents.tolist())):
@@ -290,11 +305,13 @@ class RangeFootprints:
                 continue
             step = per[i] if per is not None else 1
             firsts, stops, owner = [], [], []
+            base_of = np.zeros(k, dtype=np.int64)
             for extent, members in classes.items():
                 lo, hi = self._element_ranges(i, loads, stores, boxes[members, 0, :], extent)
                 first, stop = self._granule_ranges(i, lo, hi)
                 # each box's keys from the start of its span (aligned to ``step``), boxes one span apart
                 base = first.min(axis=1, keepdims=True) // step * step
+                base_of[members] = base[:, 0]
                 firsts.append(first - base)
                 stops.append(stop - base)
                 owner.append(np.broadcast_to(np.array(members, dtype=np.int64)[:, None], first.shape))
@@ -302,12 +319,22 @@ class RangeFootprints:
             span = -(-(int(stop.max()) + 1) // step) * step
             ranges = _union(first + box * span, stop + box * span)
             which = ranges.starts // span
-            out.granules[:, i] = np.bincount(which, weights=(ranges.stops - ranges.starts).astype(np.float64),
-                                             minlength=k).astype(np.int64)
+            out.granules[:, i] = _per_box(which, ranges.stops - ranges.starts, k)
             out.runs[:, i] = np.bincount(which, minlength=k)
             if per is not None:
                 whole = np.maximum(ranges.stops // step - -(-ranges.starts // step), 0)
-                out.full[:, i] = np.bincount(which, weights=whole.astype(np.float64), minlength=k).astype(np.int64)
+                out.full[:, i] = _per_box(which, whole, k)
+            if coarser:
+                eb = self.kernel.fields[i].element_bytes
+                start = ranges.starts - which * span + base_of[which]  # absolute elements
+                stop = ranges.stops - which * span + base_of[which]
+                for g, (granules, runs) in out.coarser.items():
+                    first_g, stop_g = start * eb // g, (stop * eb - 1) // g + 1
+                    apart = which * (int(stop_g.max()) + 1)  # boxes apart, in ascending order as the ranges
+                    merged = _union_sorted(first_g + apart, stop_g + apart)
+                    box_g = merged.starts // (int(stop_g.max()) + 1)
+                    granules[:, i] = _per_box(box_g, merged.stops - merged.starts, k)
+                    runs[:, i] = np.bincount(box_g, minlength=k)
         return out
 
     def _element_ranges(self, i: int, loads: bool, stores: bool, origins: np.ndarray,
