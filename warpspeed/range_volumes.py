@@ -370,8 +370,12 @@ class RangeFootprints:
         f = self.kernel.fields[i]
         eb = f.element_bytes
         g = self.granularity or eb
-        first = lo * eb // g
-        last = (hi * eb + eb - 1) // g
+        if g == eb:
+            first, last = lo, hi
+        elif g % eb == 0 and (g // eb) & (g // eb - 1) == 0:  # elements per granule a power of two: a shift
+            first, last = lo >> (g // eb).bit_length() - 1, hi >> (g // eb).bit_length() - 1
+        else:
+            first, last = lo * eb // g, (hi * eb + eb - 1) // g
         if self._per_row[i]:  # the granule inside its row, and a key space where rows never meet
             row = (lo - f.offset) // f.shape[0]
             shift = row * f.shape[0] * eb // g - row * ((f.offset * eb + g + f.shape[0] * eb) // g + 2)
