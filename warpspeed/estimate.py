@@ -265,6 +265,8 @@ class BlockStage:
     busy_warps: np.ndarray
     counts: BlockCounts
     full_store_sectors: int
+    active_warps_per_block: float  # Launch.active_warps_per_block
+    l1_cycles: dict = field(default_factory=dict, compare=False)  # L1 cycles per warp-lup by the L1's numbers
 
 
 def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) -> BlockStage:
@@ -288,7 +290,8 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
                           classes.coords, l1_ranges, patterns)
     full = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, l2_ranges)
-    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full)
+    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full,
+                      launch.active_warps_per_block(dev.warp_size))
 
 
 @lru_cache(maxsize=16)
@@ -406,9 +409,22 @@ def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: 
 def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> tuple[BlockStage, float, BlockTraffic]:
     """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch."""
     blocks = an.block_stage(launch, dev)
-    l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, an.instructions(launch.folding),
-                                    blocks.weights, dev, blocks.counts.valid_lups)
+    instrs = an.instructions(launch.folding)
+    key = _l1_parameters(dev, instrs)
+    l1_cycles = blocks.l1_cycles.get(key)
+    if l1_cycles is None:  # the same on every device with the same L1 (a what-if of the L2 or the DRAM)
+        l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev,
+                                        blocks.counts.valid_lups)
+        blocks.l1_cycles[key] = l1_cycles
     return blocks, l1_cycles, block_traffic(k, dev, launch, blocks.counts)
+
+
+def _l1_parameters(dev: Device, instrs: tuple[Instruction, ...]) -> tuple:
+    """Every device number the L1 cycles depend on (warpspeed.l1)."""
+    sizes = sorted({ins.element_bytes for ins in instrs})
+    return (dev.l1_bank_bytes, dev.l1_banks, dev.l1_pairing_distance_bytes, dev.l1_load_lines_per_wavefront,
+            dev.l1_store_lines_per_wavefront, dev.l1_line_bytes, dev.l1_wavefronts_per_warp, dev.warp_size,
+            tuple(dev.lsu_bytes_per_cycle(b) for b in sizes))
 
 
 def _workload(k: Kernel, dev: Device, launch: Launch, blocks: BlockStage, l1_cycles: float, bt: BlockTraffic,
@@ -416,7 +432,7 @@ def _workload(k: Kernel, dev: Device, launch: Launch, blocks: BlockStage, l1_cyc
     bps = launch.occupancy.blocks_per_sm
     return Workload(k.precision, k.flops, l1_cycles, volumes, bps * -(-launch.threads_per_block // dev.warp_size),
                     math.prod(launch.folding), load_run_bytes, tlb, bt.load_requests_per_byte,
-                    bt.store_requests_per_byte, bps * launch.active_warps_per_block(dev.warp_size))
+                    bt.store_requests_per_byte, bps * blocks.active_warps_per_block)
 
 
 def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
