@@ -5,6 +5,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# no wall-clock limit on a hypothesis example: on a loaded 2-core machine a brute-force twin may take
+# longer than hypothesis's default 200 ms, which says nothing about the code under test
+settings.register_profile("warpspeed", deadline=None)
+settings.load_profile("warpspeed")
 
 FAKE_GPU = Path(__file__).parent / "fake_gpu"  # stand-ins for cupy, ncu and nvidia-smi
 

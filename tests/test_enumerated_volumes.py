@@ -11,7 +11,8 @@ from __future__ import annotations
 import islpy as isl
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from footprint_checks import FRACTIONS, assert_same_footprints, launch_with_ranges
+from hypothesis import given
 from hypothesis import strategies as st
 from test_properties import PROFILE, population_kernels, stencil_kernels
 
@@ -19,7 +20,7 @@ import warpspeed
 from warpspeed.cells import cell_set
 from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
 from warpspeed.isl_volumes import Footprints, counts_are_dear
-from warpspeed.launch import LaunchError, make_launch
+from warpspeed.launch import make_launch
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 
@@ -66,37 +67,14 @@ def test_which_kernels_are_enumerated():
     assert counts_are_dear(zyxf, 32) and counts_are_dear(zyxf, 128)
 
 
-def _launch(spec, block, ranges):
-    """The kernel, its launch on the H100 and the block-id ranges (fractions of the grid) as cell sets."""
-    kernel = warpspeed.kernel_from_dict(spec)
-    try:
-        launch = make_launch(kernel, H100, block)
-    except LaunchError:
-        assume(False)
-    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    return kernel, launch, [sorted((int(u * n), int(v * n))) for u, v in ranges]
-
-
 def _compare_with_isl(spec, block, ranges, granularity, exact=True):
-    kernel, launch, ((a0, a1), (b0, b1)) = _launch(spec, block, ranges)
-    isl_fp = Footprints(kernel, granularity, exact=exact)
-    enum_fp = EnumeratedFootprints(kernel, granularity, exact=exact)
-    sets = []
-    for lo, hi in ((a0, a1), (b0, b1)):
-        cells = cell_set(launch, lo, hi)
-        for loads, stores in ((True, False), (False, True), (True, True)):
-            i, e = isl_fp.footprint(cells, loads=loads, stores=stores), enum_fp.footprint(cells, loads=loads,
-                                                                                           stores=stores)
-            assert enum_fp.count_by_field(e) == isl_fp.count_by_field(i), (lo, hi, loads, stores)
-            assert enum_fp.footprint_size(cells, loads=loads, stores=stores) == i.size()
-        sets.append((i, e))
-    (ia, ea), (ib, eb) = sets
-    assert enum_fp.count_by_field(ea.intersect(eb)) == isl_fp.count_by_field(ia.intersect(ib))
-    assert enum_fp.count_by_field(ea.subtract(eb)) == isl_fp.count_by_field(ia.subtract(ib))
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    (ea, _), _ = assert_same_footprints(EnumeratedFootprints(kernel, granularity, exact=exact),
+                                        Footprints(kernel, granularity, exact=exact), launch, id_ranges)
     assert np.all(np.diff(ea.keys) > 0) and np.all(ea.keys >> FIELD_SHIFT < len(kernel.fields))
 
 
-RANGES = st.tuples(st.tuples(st.floats(0, 1), st.floats(0, 1)), st.tuples(st.floats(0, 1), st.floats(0, 1)))
+RANGES = FRACTIONS
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4)])
 
 
@@ -132,7 +110,7 @@ def test_a_footprint_isl_cannot_coalesce_is_counted_uncoalesced():
 
 
 def _compare_slices_with_points(spec, block, ranges, granularity, exact):
-    kernel, launch, id_ranges = _launch(spec, block, ranges)
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
     by_slices = EnumeratedFootprints(kernel, granularity, exact=exact)
     by_points = EnumeratedFootprints(kernel, granularity, exact=exact, slices=False)
     for lo, hi in id_ranges:

@@ -110,6 +110,7 @@ def test_rank_table_has_one_column_per_level_outermost_first():
     class _Ranking:
         results: list
         limiter_counts: dict
+        bounded: tuple = ()
 
     r = _result((32, 4, 2), 50.0, VOLUMES, 7.5)
     table = ranking_table(_Ranking([r], {"DRAM": 1}))

@@ -10,24 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from footprint_checks import FRACTIONS, assert_same_footprints, launch_with_ranges
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_properties import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
-from warpspeed.cells import CellSet, as_cell_set, cell_set
+from warpspeed.cells import CellSet, as_cell_set
 from warpspeed.counters import footprint_counter
 from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
 from warpspeed.errors import InputError
-from warpspeed.launch import LaunchError, make_launch
 from warpspeed.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
 
-H100 = warpspeed.device("H100-SXM5-80GB")
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (2, 1, 16)])
-# block-id ranges as thousandths of the grid: integers, since a library loaded by an earlier test may switch
-# the process to flush subnormal floats to zero, which hypothesis's float strategies refuse
-PERMILLE = st.integers(0, 1000)
-FRACTIONS = st.tuples(st.tuples(PERMILLE, PERMILLE), st.tuples(PERMILLE, PERMILLE))
 
 
 def _as_set(r: GranuleRanges) -> set[int]:
@@ -52,41 +47,16 @@ def test_set_operations_of_ranges_are_those_of_sets(a, b):
         assert np.all(r.starts < r.stops) and np.all(r.starts[1:] > r.stops[:-1])
 
 
-def _compare(kernel, launch, id_ranges, granularity, exact, reference):
-    ranges = RangeFootprints(kernel, granularity, exact=exact)
-    sets = []
-    for lo, hi in id_ranges:
-        cells = cell_set(launch, lo, hi)
-        for loads, stores in ((True, False), (False, True), (True, True)):
-            r, e = ranges.footprint(cells, loads=loads, stores=stores), reference.footprint(cells, loads=loads,
-                                                                                             stores=stores)
-            assert ranges.count_by_field(r) == reference.count_by_field(e), (lo, hi, loads, stores)
-            assert ranges.footprint_size(cells, loads=loads, stores=stores) == e.size()
-        sets.append((r, e))
-    (ra, ea), (rb, eb) = sets
-    assert ranges.count_by_field(ra.intersect(rb)) == reference.count_by_field(ea.intersect(eb))
-    assert ranges.count_by_field(ra.subtract(rb)) == reference.count_by_field(ea.subtract(eb))
-
-
-def _launch(spec, block, fractions):
-    kernel = warpspeed.kernel_from_dict(spec)
-    try:
-        launch = make_launch(kernel, H100, block)
-    except LaunchError:
-        assume(False)
-    n = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    return kernel, launch, [sorted((u * n // 1000, v * n // 1000)) for u, v in fractions]
-
-
 @PROFILE
 @given(spec=st.one_of(stencil_kernels(max_domain=(40, 16, 8)), population_kernels()), block=BLOCKS,
        fractions=FRACTIONS, granularity=st.sampled_from([32, 128]), exact=st.booleans())
 def test_ranges_count_what_the_enumeration_counts(spec, block, fractions, granularity, exact):
     """Stencils (strided, transposed, linear, padded, offset) and LBM populations: exact counts, and with
     ``exact=False`` (a granule two rows share counts once per row), as the enumeration gives them."""
-    kernel, launch, id_ranges = _launch(spec, block, fractions)
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, granularity, exact))
-    _compare(kernel, launch, id_ranges, granularity, exact, EnumeratedFootprints(kernel, granularity, exact=exact))
+    assert_same_footprints(RangeFootprints(kernel, granularity, exact=exact),
+                           EnumeratedFootprints(kernel, granularity, exact=exact), launch, id_ranges)
 
 
 @st.composite
@@ -119,10 +89,10 @@ def affine_kernels(draw):
 @given(spec=affine_kernels(), block=BLOCKS, fractions=FRACTIONS, granularity=st.sampled_from([8, 32, 128]))
 def test_ranges_count_every_cells_address_for_any_slope(spec, block, fractions, granularity):
     """Against the addresses of every cell, listed one by one (no slices, no ranges)."""
-    kernel, launch, id_ranges = _launch(spec, block, fractions)
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, granularity))
-    _compare(kernel, launch, id_ranges, granularity, True,
-             EnumeratedFootprints(kernel, granularity, slices=False))
+    points = EnumeratedFootprints(kernel, granularity, slices=False)
+    assert_same_footprints(RangeFootprints(kernel, granularity), points, launch, id_ranges)
 
 
 def _copy(offset: int) -> warpspeed.Kernel:
@@ -173,7 +143,7 @@ def test_cell_sets_from_isl_sets_and_back():
 def test_box_counts_are_each_boxs_own_footprint(spec, block, fractions):
     """Many boxes at once (the blocks of a wave): per box and field, the elements, the sectors and their runs,
     the lines (from the merged element ranges) and the completely written sectors of its own footprint."""
-    kernel, launch, ((a, b), _) = _launch(spec, block, fractions)
+    kernel, launch, ((a, b), _) = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, ELEMENTS) and b > a)
     from warpspeed.footprint import block_boxes
 
