@@ -176,7 +176,10 @@ def _finite(v: float) -> float | None:
 
 class KernelAnalysis:
     """What repeats across configurations of one (domain-resolved) kernel: folded instructions, footprint
-    counters. ``counter`` names the footprint counter (:mod:`warpspeed.counters`; ``auto`` by default)."""
+    counters, and the counts of each configuration that do not depend on the device's cache sizes or
+    bandwidths (its block stage and wave counts, kept for the next configuration or device that shares them,
+    at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.counters`;
+    ``auto`` by default)."""
 
     def __init__(self, kernel: Kernel, sector_bytes: int = 32, line_bytes: int = 128, *,
                  counter: str = DEFAULT_COUNTER):
@@ -203,7 +206,6 @@ class KernelAnalysis:
             self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
         return self._footprints[key]
 
-
     def block_ranges(self, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
         """Range counters of the blocks' footprints (None where they do not apply, or the counter is forced
         to ``isl`` or ``enumerated``: the lanes are then counted one by one, as the reference does)."""
@@ -213,7 +215,6 @@ class KernelAnalysis:
         if key not in self._block_ranges:
             self._block_ranges[key] = BlockRanges.of(self.kernel, sector_bytes, line_bytes)
         return self._block_ranges[key]
-
 
     def forget_counts(self) -> None:
         """Drop the kept block stages and wave counts (a benchmark's repeated estimate then counts again)."""
@@ -243,9 +244,10 @@ class KernelAnalysis:
         return counts
 
 
-MEMO_ENTRIES = 4096
-"""Configurations whose block stage and wave counts a KernelAnalysis keeps (a ranking's space, times the
-devices of a what-if or projection that share them)."""
+MEMO_ENTRIES = 1024
+"""Configurations whose block stage and wave counts a KernelAnalysis keeps: a screened ranking's space (its
+bounds, then its full estimates) and the devices of a what-if, which follow each other per configuration.
+A block stage of a star stencil or an LBM kernel holds 20-120 KB."""
 
 
 def _remember(memo: dict, key, value) -> None:
