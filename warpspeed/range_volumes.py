@@ -416,22 +416,11 @@ class RangeFootprints:
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         return self.footprint(cells, loads=loads, stores=stores).size()
 
-    def footprint_size_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True,
-                                stores: bool = False) -> tuple[int, ...]:
-        """Granules per field of ``footprint(...)``."""
-        return self.count_by_field(self.footprint(cells, loads=loads, stores=stores))
-
-    def runs_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
-        """Ranges of a footprint per field: runs of granules without an untouched one in between."""
-        return tuple(int(n) for n in np.bincount(fp.starts >> FIELD_SHIFT, minlength=self.nfields))
-
     def count_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
         """Granules of a footprint per field."""
         n = np.bincount(fp.starts >> FIELD_SHIFT, weights=(fp.stops - fp.starts).astype(np.float64),
                         minlength=self.nfields)
         return tuple(int(v) for v in n)
-
-
 
 
 def full_granules(fp: GranuleRanges, field: int, per: int) -> int:
