@@ -11,7 +11,7 @@ one frozen, picklable ``Estimate`` whose ``to_dict`` is the JSON of docs/outputs
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -266,9 +266,17 @@ class BlockStage:
     patterns: WarpPatterns
     busy_warps: np.ndarray
     counts: BlockCounts
-    full_store_sectors: int
+    count_full_store_sectors: Callable[[], int]
     active_warps_per_block: float  # Launch.active_warps_per_block
     l1_cycles: dict = field(default_factory=dict, compare=False)  # L1 cycles per warp-lup by the L1's numbers
+    kept: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def full_store_sectors(self) -> int:
+        """Σ over the wave's blocks of the sectors a block writes completely (counted when first asked)."""
+        if "full_store_sectors" not in self.kept:
+            self.kept["full_store_sectors"] = self.count_full_store_sectors()
+        return self.kept["full_store_sectors"]
 
 
 def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) -> BlockStage:
@@ -291,7 +299,15 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
         patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
                           classes.coords, l1_ranges, patterns)
-    full = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, l2_ranges)
+    if lanes_free:  # from the blocks' rows, when an estimate asks (a screening bound does not)
+        def full() -> int:
+            return block_full_store_sectors(k, instrs, None, w, dev.l2_sector_bytes, launch, classes.coords,
+                                            l2_ranges)
+    else:  # from the lanes, now: the stage does not keep them
+        n = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, l2_ranges)
+
+        def full() -> int:
+            return n
     return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full,
                       launch.active_warps_per_block(dev.warp_size))
 

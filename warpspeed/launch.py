@@ -15,7 +15,6 @@ cells, and a grid (domain / (block x folding), rounded up) that CUDA launches: a
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -88,17 +87,21 @@ class Launch:
         """Mean warps per block of the grid with at least one cell in the domain. A warp without a cell
         exits at once and keeps nothing in flight, though its block holds the SM's resources: a block wider
         than the domain, or the last block of a row that the domain ends inside."""
-        per_axis = []  # per axis: (thread mask, blocks with that mask); x, y, z
+        per_axis = []  # per axis: thread masks (kinds, threads) and blocks of each kind; x, y, z
         for n, b, f, g in zip(self.domain, self.block, self.folding, self.grid, strict=True):
             last = n - (g - 1) * b * f  # cells of the last block along this axis (1 .. b x f)
-            kinds = [(b * f, g - 1), (last, 1)]
-            per_axis.append([(np.arange(b) * f < cells, count) for cells, count in kinds if count])
-        warps = 0
-        for (mx, cx), (my, cy), (mz, cz) in itertools.product(*per_axis):
-            mask = (mz[:, None, None] & my[None, :, None] & mx[None, None, :]).ravel()  # x fastest
-            mask = np.pad(mask, (0, -mask.size % warp_size))
-            warps += int(mask.reshape(-1, warp_size).any(axis=1).sum()) * cx * cy * cz
-        return warps / self.grid_blocks
+            kinds = [(cells, count) for cells, count in ((b * f, g - 1), (last, 1)) if count]
+            per_axis.append((np.arange(b)[None, :] * f < np.array([c for c, _ in kinds])[:, None],
+                             np.array([count for _, count in kinds], dtype=np.int64)))
+        (mx, cx), (my, cy), (mz, cz) = per_axis
+        # every kind of block at once: (kz, ky, kx, threads), x fastest
+        mask = (mz[None, None, :, :, None, None] & my[None, :, None, None, :, None]
+                & mx[:, None, None, None, None, :])  # (kx, ky, kz, bz, by, bx)
+        mask = mask.reshape(mask.shape[0] * mask.shape[1] * mask.shape[2], -1)
+        mask = np.pad(mask, ((0, 0), (0, -mask.shape[1] % warp_size)))
+        warps = mask.reshape(mask.shape[0], -1, warp_size).any(axis=2).sum(axis=1)  # per kind (kx, ky, kz)
+        blocks = (cx[:, None, None] * cy[None, :, None] * cz[None, None, :]).ravel()
+        return int((warps * blocks).sum()) / self.grid_blocks
 
     def wave_block_coords(self, start: int | None = None, stop: int | None = None) -> np.ndarray:
         """Block coordinates (n, 3) of linear block ids [start, stop) (default: the wave), x fastest."""
