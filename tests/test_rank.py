@@ -272,3 +272,16 @@ def test_cli_rank_screen_lists_the_bounded_configurations(capsys):
     from warpspeed import schemas
 
     jsonschema.validate(doc, schemas.load("rank"))
+
+
+def test_a_screened_ranking_orders_tied_bounds_and_an_odd_cache_line_is_skipped(tmp_path):
+    """Equal bounds (the kernel's domain given and left out) are ordered like the ranking, not by comparing a
+    domain of None with a tuple; a cache line that is JSON but not a record is skipped."""
+    k = warpspeed.find_kernel("star3d-r1").with_domain((64, 32, 16))
+    cfgs = [Configuration((32, 4, 2)), Configuration((32, 4, 2), (1, 1, 1), (64, 32, 16)), Configuration((64, 2, 2))]
+    full = warpspeed.rank(k, "H100-SXM5-80GB", configs=cfgs, jobs=1)
+    screened = warpspeed.rank(k, "H100-SXM5-80GB", configs=cfgs, jobs=1, screen=1)
+    assert screened.to_dicts()[:1] == full.to_dicts()[:1]
+    cache = tmp_path / "c.jsonl"
+    cache.write_text("[1, 2]\n\"text\"\n")
+    assert warpspeed.rank(k, "H100-SXM5-80GB", configs=cfgs, jobs=1, cache=cache).to_dicts() == full.to_dicts()

@@ -164,3 +164,16 @@ def test_the_fast_paths_give_the_reference_estimate(spec, block, folding, device
         assume(False)
     reference = warpspeed.estimate(k, device, block, folding, counter="isl")
     assert fast.to_dict() == reference.to_dict()
+
+
+def test_elements_larger_than_a_sector_are_counted_as_the_lanes_count_them():
+    """16 B elements with 8 B sectors (an override): an element is counted in the sector of its first byte by
+    every counter, so the default path (which would otherwise count every sector its bytes reach) agrees."""
+    k = warpspeed.kernel_from_dict({
+        "name": "c16", "precision": "fp64", "flops_per_lup": 1, "domain": [64, 8, 1],
+        "field": [{"name": "a", "element_bytes": 16, "shape": [64, 8], "loads": [["tidx", "tidy"]],
+                   "stores": [["tidx", "tidy"]]}]})
+    d = warpspeed.device("H100-SXM5-80GB", l2_sector="8B", l1_sector="8B")
+    fast, ref = (warpspeed.estimate(k, d, (32, 2, 1), counter=c) for c in (None, "isl"))
+    assert fast.to_dict() == ref.to_dict() and fast.volumes_B_per_lup["l2_load_compulsory"] == 8.0
+    assert not applies(k, 8)

@@ -226,8 +226,10 @@ class BlockRanges:
 
     @staticmethod
     def of(kernel: Kernel, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
-        """The counter, or None where it does not count every field."""
-        if not applies(kernel, ELEMENTS):
+        """The counter, or None where it does not count every field, or an element spans two sectors or lines
+        (the lanes count an element in the sector of its first byte)."""
+        if not applies(kernel, ELEMENTS) or any(g % f.element_bytes for f in kernel.fields
+                                                 for g in (sector_bytes, line_bytes)):
             return None
         return BlockRanges(RangeFootprints(kernel, ELEMENTS), sector_bytes, line_bytes)
 

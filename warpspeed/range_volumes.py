@@ -146,7 +146,10 @@ ELEMENTS = 0
 
 
 def _steps_within(fld: Field, granule_bytes: int) -> bool:
-    """Whether every access of the field is affine and moves by at most ``granule_bytes`` per x step."""
+    """Whether every access of the field is affine and moves by at most ``granule_bytes`` per x step, and
+    an element lies in one granule (the other counters count an element in the granule of its first byte)."""
+    if granule_bytes % fld.element_bytes:
+        return False
     for stores in (False, True):
         accs = _accesses(fld, stores)
         if accs is None or any(abs(a[0]) * fld.element_bytes > granule_bytes for a in accs):

@@ -171,7 +171,8 @@ class ResultCache:
             for line in lines:
                 try:
                     rec = json.loads(line)
-                    if "data" not in rec and not isinstance(rec.get("bound"), int | float):
+                    if not isinstance(rec, dict) or ("data" not in rec
+                                                     and not isinstance(rec.get("bound"), int | float)):
                         continue
                     self.entries[rec["key"]] = rec
                 except (json.JSONDecodeError, KeyError, TypeError):
@@ -261,8 +262,17 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
         _evaluate_space(k, [dev], todo, [done], len(space), registers, executor, jobs, progress, model,
                         None if store is None else [store])
     return Ranking(k.name, dev.id, tuple(sorted(done.values(), key=RankedResult.sort_key)),
-                   tuple(BoundedResult(c, b) for c, b in sorted(bounded.items(), key=lambda cb: (-cb[1], cb[0]))),
+                   tuple(BoundedResult(c, b) for c, b in sorted(bounded.items(), key=lambda cb: _by_bound(*cb))),
                    screen)
+
+
+def _by_bound(c: Configuration, bound: float) -> tuple:
+    """Highest bound first; ties in the order of :meth:`RankedResult.sort_key` (a domain of None first)."""
+    return (-bound, c.block, c.folding, c.domain or ())
+
+
+BOUND_MARGIN = 1e-9
+"""Relative margin below the n-th best under which a screened ranking leaves a configuration bounded."""
 
 
 def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Configuration, RankedResult], n: int,
@@ -280,9 +290,11 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
                 known = math.inf
         bounds[c] = known
     best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
-    order = sorted(todo, key=lambda c: (-bounds[c], c))
+    order = sorted(todo, key=lambda c: _by_bound(c, bounds[c]))
     for i, c in enumerate(order):
-        if len(best) == n and bounds[c] < best[-1]:  # neither this one nor any after it reaches the n best
+        # neither this one nor any after it reaches the n best (with a margin for rounding: a bound computed
+        # with no DRAM traffic may differ from the estimate in the last digits where DRAM adds nothing)
+        if len(best) == n and bounds[c] < best[-1] * (1 - BOUND_MARGIN):
             rest = {r: bounds[r] for r in order[i:]}
             if store is not None:
                 for r, b in rest.items():
