@@ -41,6 +41,19 @@ class CellSet:
             return isl.Set("{ [x, y, z] : 1 = 0 }")
         return isl.Set("{ [x, y, z] : " + " or ".join(parts) + " }")
 
+    @cached_property
+    def coordinates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """x, y and z of every cell, listed once when first asked (a cell in two pieces is listed twice)."""
+        parts = list(self.points)
+        for lo, hi in self.boxes:
+            grids = np.meshgrid(*(np.arange(a, b + 1, dtype=np.int64) for a, b in zip(lo, hi, strict=True)),
+                                indexing="ij")
+            parts.append(np.stack([g.ravel() for g in grids]))
+        if not parts:
+            return tuple(np.empty(0, dtype=np.int64) for _ in range(3))  # type: ignore[return-value]
+        x, y, z = np.concatenate(parts, axis=1)
+        return x, y, z
+
     def below_y(self, limit: int) -> CellSet:
         """The cells with y < ``limit``."""
         boxes = tuple((lo, (hi[0], min(hi[1], limit - 1), hi[2])) for lo, hi in self.boxes if lo[1] < limit)

@@ -21,7 +21,7 @@ block plane), not with the domain.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -67,30 +67,9 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return np.flatnonzero(mark) + lo
 
 
-
-
-def cell_boxes(cells: CellSet | isl.Set) -> tuple[list[Box], list[np.ndarray]]:
-    """The pieces of a cell set: its boxes, and the points (3, n) of any other piece. Pieces may overlap."""
-    c = as_cell_set(cells)
-    return list(c.boxes), list(c.points)
-
-
-def cell_points(cells: isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def cell_points(cells: CellSet | isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x, y and z of every point of a cell set (a point in two pieces is listed twice)."""
-    return _points(*cell_boxes(cells))
-
-
-def _points(boxes: list[Box], pieces: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """x, y and z of every point of the boxes and the other pieces of ``cell_boxes``."""
-    parts = list(pieces)
-    for lo, hi in boxes:
-        grids = np.meshgrid(*(np.arange(low, h + 1, dtype=np.int64) for low, h in zip(lo, hi, strict=True)),
-                            indexing="ij")
-        parts.append(np.stack([g.ravel() for g in grids]))
-    if not parts:
-        return tuple(np.empty(0, dtype=np.int64) for _ in range(3))  # type: ignore[return-value]
-    x, y, z = np.concatenate(parts, axis=1)
-    return x, y, z
+    return as_cell_set(cells).coordinates
 
 
 SliceAccess = tuple[tuple[int, int], ...]  # per field dimension: (cell axis 0-2, or -1 for none; constant)
@@ -132,7 +111,7 @@ def field_slice_accesses(fld: Field, domain: tuple[int, int, int]
 Ranges = tuple[tuple[int, int], ...]  # index range [lo, hi] per field dimension
 
 
-def _ranges(boxes: list[Box], accesses: list[SliceAccess], top: int) -> list[Ranges]:
+def _ranges(boxes: Sequence[Box], accesses: list[SliceAccess], top: int) -> list[Ranges]:
     """The index ranges of every (box, access), merged where two differ in one dimension up to ``top`` only
     and their ranges there overlap or touch (a store of every population of a cell, neighbours along x):
     fewer slices. Dimensions above ``top`` keep one index per range (a slab each)."""
@@ -187,7 +166,7 @@ class _Scratch:
         return out
 
 
-def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: list[Box],
+def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
                    granularity: int) -> Iterator[_Chunk] | None:
     """The field's elements that the boxes' cells touch through the accesses, as bitmaps in chunks of whole
     indices of the top dimension, per slab, in address order; None where slices do not apply (an index range
@@ -279,7 +258,7 @@ def _sorted_distinct(values: np.ndarray) -> np.ndarray:
     return _drop_repeats(np.sort(values, kind="stable"))
 
 
-def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int,
+def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
                        per_row: bool = False) -> np.ndarray | None:
     """Sorted distinct granules of the field that the boxes' cells touch through the accesses, by marking
     slices of a bitmap over its elements (None where that does not apply). ``per_row``: keys
@@ -296,7 +275,7 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: list[Box]
     return _drop_repeats(np.concatenate(granules)) if granules else np.empty(0, dtype=np.int64)
 
 
-def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: list[Box], granularity: int) -> int | None:
+def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int) -> int | None:
     """``granules_by_slices(..., per_row=True).size`` without the keys: a chunk of whole rows is counted
     row parity by row parity (two rows of one parity share no granule: rows are a granule long at least)."""
     chunks = _marked_chunks(fld, accesses, boxes, granularity)
@@ -404,19 +383,6 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
     return bits.reshape(-1, per).any(axis=1)
 
 
-class _Pieces:
-    """A cell set as ``cell_boxes`` reads it, with its points listed once, when a field first needs them."""
-
-    def __init__(self, boxes: list[Box], others: list[np.ndarray]):
-        self.boxes, self.others = boxes, others
-        self._points: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._points is None:
-            self._points = _points(self.boxes, self.others)
-        return self._points
-
-
 class EnumeratedFootprints:
     """``isl_volumes.Footprints`` by enumeration (same methods; footprints are :class:`AddressSet`)."""
 
@@ -436,24 +402,24 @@ class EnumeratedFootprints:
 
     def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> AddressSet:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
-        pieces = _Pieces(*cell_boxes(cells))
+        pieces = as_cell_set(cells)
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
             keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, loads, stores))
         return AddressSet(np.concatenate(keys))
 
-    def _field_footprint(self, i: int, f: Field, cells: _Pieces, loads: bool, stores: bool) -> np.ndarray:
+    def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool) -> np.ndarray:
         """One field's sorted distinct granules (or per-row keys) of the cells, by slices where they apply."""
         accesses = (f.loads if loads else ()) + (f.stores if stores else ())
         if not accesses:
             return np.empty(0, dtype=np.int64)
-        if self._slices[i] is not None and not cells.others:
+        if self._slices[i] is not None and not cells.points:
             ld, st = self._slices[i]
             granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), cells.boxes,
                                           self.granularity, self._per_row[i])
             if granules is not None:
                 return granules
-        return self._granules_by_points(f, accesses, cells.points(), self._per_row[i])
+        return self._granules_by_points(f, accesses, cells.coordinates, self._per_row[i])
 
     def _granules_by_points(self, f: Field, accesses: tuple[Access, ...],
                             points: tuple[np.ndarray, np.ndarray, np.ndarray], per_row: bool) -> np.ndarray:
@@ -470,11 +436,11 @@ class EnumeratedFootprints:
         """``footprint(...).size()``; fields counted per row are counted without listing their keys."""
         if not any(self._per_row):
             return self.footprint(cells, loads=loads, stores=stores).size()
-        pieces = _Pieces(*cell_boxes(cells))
+        pieces = as_cell_set(cells)
         total = 0
         for i, f in enumerate(self.kernel.fields):
             n = None
-            if self._per_row[i] and self._slices[i] is not None and not pieces.others:
+            if self._per_row[i] and self._slices[i] is not None and not pieces.points:
                 ld, st = self._slices[i]
                 wanted = (ld if loads else []) + (st if stores else [])
                 n = row_granule_count(f, wanted, pieces.boxes, self.granularity) if wanted else 0
