@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,6 @@ from .dram import WaveCounts, traffic_of_counts, wave_counts
 from .errors import InputError
 from .footprint import (
     BlockCounts,
-    BlockRanges,
     Instruction,
     WarpPatterns,
     affine_warp_patterns,
@@ -35,6 +34,7 @@ from .footprint import (
     block_classes,
     block_counts,
     block_full_store_sectors,
+    elements_fit,
     folded_instructions,
     warp_patterns,
 )
@@ -44,6 +44,7 @@ from .l2 import BlockTraffic, block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
 from .levels import VOLUME_KEYS
 from .performance import Performance, PerformanceModel, Workload, models, performance_model
+from .range_volumes import ELEMENTS, RangeFootprints, applies
 from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 from .tlb import pages_per_lup
@@ -188,7 +189,6 @@ class KernelAnalysis:
         self.counter = check_counter(counter)
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
         self._footprints: dict[tuple[int, bool], FootprintCounter] = {}
-        self._block_ranges: dict[tuple[int, int], BlockRanges | None] = {}
         self._block_stages: dict[tuple, BlockStage] = {}
         self._wave_counts: dict[tuple, WaveCounts] = {}
 
@@ -206,15 +206,14 @@ class KernelAnalysis:
             self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
         return self._footprints[key]
 
-    def block_ranges(self, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
-        """Range counters of the blocks' footprints (None where they do not apply, or the counter is forced
-        to ``isl`` or ``enumerated``: the lanes are then counted one by one, as the reference does)."""
-        if self.counter not in (DEFAULT_COUNTER, "ranges"):
+    @cached_property
+    def element_ranges(self) -> RangeFootprints | None:
+        """The range counter of the kernel's elements, which counts the blocks' own footprints from their rows
+        (None where it does not apply, or the counter is forced to ``isl`` or ``enumerated``: the lanes are
+        then counted one by one, as the reference does)."""
+        if self.counter not in (DEFAULT_COUNTER, "ranges") or not applies(self.kernel, ELEMENTS):
             return None
-        key = (sector_bytes, line_bytes)
-        if key not in self._block_ranges:
-            self._block_ranges[key] = BlockRanges.of(self.kernel, sector_bytes, line_bytes)
-        return self._block_ranges[key]
+        return RangeFootprints(self.kernel, ELEMENTS)
 
     def forget_counts(self) -> None:
         """Drop the kept block stages and wave counts (a benchmark's repeated estimate then counts again)."""
@@ -284,12 +283,10 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
     k, instrs = an.kernel, an.instructions(launch.folding)
     classes = block_classes(k, launch, instrs, modulus)
     w = classes.weights
-    l1_ranges = an.block_ranges(dev.l1_sector_bytes, dev.l1_line_bytes)
-    l2_ranges = an.block_ranges(dev.l2_sector_bytes, dev.l2_line_bytes)
-    # affine kernels that the range counters count need no lane's address: patterns and footprints by rows
-    lanes_free = (l1_ranges is not None and l2_ranges is not None and an.counter == DEFAULT_COUNTER
-                  and all(ins.affine is not None for ins in instrs)
-                  and all(dev.l2_sector_bytes % f.element_bytes == 0 for f in k.fields if f.stores))
+    elements = an.element_ranges
+    # affine kernels that the range counter counts need no lane's address: patterns and footprints by rows
+    lanes_free = (elements is not None and all(ins.affine is not None for ins in instrs)
+                  and elements_fit(k, dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes))
     ba = block_addresses(launch, instrs, classes.coords, addresses=not lanes_free)
     patterns = affine_warp_patterns(launch, instrs, classes.coords, ba.active, dev.warp_size, modulus) \
         if lanes_free else None
@@ -298,13 +295,13 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
             ba = block_addresses(launch, instrs, classes.coords)
         patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
-                          classes.coords, l1_ranges, patterns)
+                          classes.coords, elements, patterns)
     if lanes_free:  # from the blocks' rows, when an estimate asks (a screening bound does not)
         def full() -> int:
             return block_full_store_sectors(k, instrs, None, w, dev.l2_sector_bytes, launch, classes.coords,
-                                            l2_ranges)
+                                            elements)
     else:  # from the lanes, now: the stage does not keep them
-        n = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, l2_ranges)
+        n = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, elements)
 
         def full() -> int:
             return n

@@ -19,7 +19,7 @@ import numpy as np
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
 from .kernel import Kernel
 from .launch import Launch
-from .range_volumes import ELEMENTS, RangeFootprints, applies
+from .range_volumes import RangeFootprints
 
 SENTINEL = np.iinfo(np.int64).max
 
@@ -215,36 +215,23 @@ def block_boxes(launch: Launch, coords: np.ndarray) -> np.ndarray:
     return np.stack([first, last], axis=1)
 
 
-@dataclass(frozen=True)
-class BlockRanges:
-    """The range counter (``range_volumes``) of a kernel's elements, and the sector and line sizes of the block
-    counts: it counts a block's footprint the way the lane enumeration does, from its rows."""
-
-    elements: RangeFootprints
-    sector_bytes: int
-    line_bytes: int
-
-    @staticmethod
-    def of(kernel: Kernel, sector_bytes: int, line_bytes: int) -> BlockRanges | None:
-        """The counter, or None where it does not count every field, or an element spans two sectors or lines
-        (the lanes count an element in the sector of its first byte)."""
-        if not applies(kernel, ELEMENTS) or any(g % f.element_bytes for f in kernel.fields
-                                                 for g in (sector_bytes, line_bytes)):
-            return None
-        return BlockRanges(RangeFootprints(kernel, ELEMENTS), sector_bytes, line_bytes)
+def elements_fit(kernel: Kernel, *granule_bytes: int) -> bool:
+    """Whether every field's element size divides every granularity, so that an element lies in one granule
+    (the lanes count an element in the granule of its first byte; the rows count every granule it reaches)."""
+    return all(g % f.element_bytes == 0 for f in kernel.fields for g in granule_bytes)
 
 
-def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses,
+def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
                              weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
-                             coords: np.ndarray | None = None, ranges: BlockRanges | None = None) -> int:
+                             coords: np.ndarray | None = None, elements: RangeFootprints | None = None) -> int:
     """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
 
-    With ``ranges`` (and the blocks' ``launch`` and ``coords``) and elements that divide a sector, counted
-    from the ranges of each block's stored elements instead of its lanes."""
+    With ``elements`` (the range counter of the kernel's elements; and the blocks' ``launch`` and ``coords``)
+    and elements that divide a sector, counted from the rows of each block's cells instead of its lanes."""
     stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
-    if ranges is not None and all(sector_bytes % kernel.fields[fi].element_bytes == 0 for fi in stored):
-        per = [max(1, sector_bytes // f.element_bytes) for f in kernel.fields]
-        full = ranges.elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
+    if elements is not None and elements_fit(kernel, sector_bytes):
+        per = [sector_bytes // f.element_bytes for f in kernel.fields]
+        full = elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
         return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
     k = ba.active.shape[0]
     total = 0
@@ -388,12 +375,13 @@ class BlockCounts:
 
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
                  weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int,
-                 coords: np.ndarray | None = None, ranges: BlockRanges | None = None,
+                 coords: np.ndarray | None = None, elements: RangeFootprints | None = None,
                  patterns: WarpPatterns | None = None) -> BlockCounts:
-    """Sector and line counts of the representative blocks, weighted by their class sizes. With ``ranges``
-    (and the blocks' ``coords``), each block's per-field footprint is counted from its rows instead of
-    its lanes (the same numbers, without sorting every lane's address); with ``patterns`` (modulus a
-    multiple of the line), each distinct warp pattern is counted once."""
+    """Sector and line counts of the representative blocks, weighted by their class sizes. With ``elements``
+    (the range counter of the kernel's elements; and the blocks' ``coords``) and elements that divide a
+    sector and a line, each block's per-field footprint is counted from its rows instead of its lanes (the
+    same numbers, without sorting every lane's address); with ``patterns`` (modulus a multiple of the
+    line), each distinct warp pattern is counted once."""
     w = weights.astype(np.int64)
     loads = np.array([not ins.store for ins in instructions])
     active = warp_view(ba.active, warp_size, False) if patterns is None else None
@@ -412,9 +400,9 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     nf = len(kernel.fields)
     blk_sec, blk_lines, blk_bytes, blk_runs = [0] * nf, [0] * nf, [0] * nf, [0] * nf
     k = ba.active.shape[0]
-    if ranges is not None:
-        boxes = block_boxes(launch, coords)
-        c = ranges.elements.box_counts(boxes, coarser=(sector_bytes, line_bytes))
+    by_rows = elements is not None and elements_fit(kernel, sector_bytes, line_bytes)
+    if by_rows:
+        c = elements.box_counts(block_boxes(launch, coords), coarser=(sector_bytes, line_bytes))
         eb = np.array([f.element_bytes for f in kernel.fields], dtype=np.int64)
 
         def wave_sum(per_box: np.ndarray) -> tuple[int, ...]:
@@ -425,7 +413,7 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         blk_bytes = tuple(n * int(b) for n, b in zip(wave_sum(c.granules), eb, strict=True))
     else:
         sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
-    for fi in range(nf if ranges is None else 0):
+    for fi in range(0 if by_rows else nf):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
         if not sel.any():
             continue
