@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 
 import numpy as np
@@ -267,8 +267,7 @@ class BlockStage:
     counts: BlockCounts
     count_full_store_sectors: Callable[[], int]
     active_warps_per_block: float  # Launch.active_warps_per_block
-    l1_cycles: dict = field(default_factory=dict, compare=False)  # L1 cycles per warp-lup by the L1's numbers
-    kept: dict = field(default_factory=dict, compare=False)
+    kept: dict = field(default_factory=dict, compare=False)  # the full stores; L1 cycles by the L1's numbers
 
     @property
     def full_store_sectors(self) -> int:
@@ -296,17 +295,13 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
         patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
                           classes.coords, elements, patterns)
-    if lanes_free:  # from the blocks' rows, when an estimate asks (a screening bound does not)
-        def full() -> int:
-            return block_full_store_sectors(k, instrs, None, w, dev.l2_sector_bytes, launch, classes.coords,
-                                            elements)
-    else:  # from the lanes, now: the stage does not keep them
-        n = block_full_store_sectors(k, instrs, ba, w, dev.l2_sector_bytes, launch, classes.coords, elements)
-
-        def full() -> int:
-            return n
-    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, full,
-                      launch.active_warps_per_block(dev.warp_size))
+    # the fully written sectors: from the blocks' rows when an estimate asks (a screening bound does not), or
+    # from the lanes now, since the stage does not keep them
+    full = partial(block_full_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
+                   coords=classes.coords, elements=elements)
+    kept = {} if lanes_free else {"full_store_sectors": full(ba)}
+    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, partial(full, None),
+                      launch.active_warps_per_block(dev.warp_size), kept)
 
 
 @lru_cache(maxsize=16)
@@ -425,12 +420,12 @@ def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> t
     """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch."""
     blocks = an.block_stage(launch, dev)
     instrs = an.instructions(launch.folding)
-    key = _l1_parameters(dev, instrs)
-    l1_cycles = blocks.l1_cycles.get(key)
+    key = ("l1_cycles", _l1_parameters(dev, instrs))
+    l1_cycles = blocks.kept.get(key)
     if l1_cycles is None:  # the same on every device with the same L1 (a what-if of the L2 or the DRAM)
         l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev,
                                         blocks.counts.valid_lups)
-        blocks.l1_cycles[key] = l1_cycles
+        blocks.kept[key] = l1_cycles
     return blocks, l1_cycles, block_traffic(k, dev, launch, blocks.counts)
 
 

@@ -94,9 +94,9 @@ class Launch:
             per_axis.append((np.arange(b)[None, :] * f < np.array([c for c, _ in kinds])[:, None],
                              np.array([count for _, count in kinds], dtype=np.int64)))
         (mx, cx), (my, cy), (mz, cz) = per_axis
-        # every kind of block at once: (kz, ky, kx, threads), x fastest
+        # every kind of block at once: (kx, ky, kz, bz, by, bx), the threads of a block x fastest
         mask = (mz[None, None, :, :, None, None] & my[None, :, None, None, :, None]
-                & mx[:, None, None, None, None, :])  # (kx, ky, kz, bz, by, bx)
+                & mx[:, None, None, None, None, :])
         mask = mask.reshape(mask.shape[0] * mask.shape[1] * mask.shape[2], -1)
         mask = np.pad(mask, ((0, 0), (0, -mask.shape[1] % warp_size)))
         warps = mask.reshape(mask.shape[0], -1, warp_size).any(axis=2).sum(axis=1)  # per kind (kx, ky, kz)
