@@ -286,7 +286,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
         if known is None:
             try:
                 known = performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model)
-            except Exception:  # noqa: BLE001 - the full estimate reports it as the configuration's error
+            except Exception:  # the full estimate reports it as the configuration's error
                 known = math.inf
         bounds[c] = known
     best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
@@ -302,12 +302,9 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
             if progress is not None:
                 progress(total, total)
             return rest
-        (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True, model=model)
-        done[cfg] = RankedResult(cfg, data, err, est)
-        if store is not None:
-            store.add(cfg, data, err)
-        if not err:
-            best = sorted([*best, done[cfg].performance_GLup_s], reverse=True)[:n]
+        _record(done, store, evaluate(k, dev, [c], registers, keep=True, model=model))
+        if not done[c].error:
+            best = sorted([*best, done[c].performance_GLup_s], reverse=True)[:n]
         if progress is not None:
             progress(len(done), total)
     return {}
@@ -353,10 +350,7 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
     process or in chunks on an executor (a local process pool of ``jobs`` workers, all cores by default)."""
 
     def finished(i: int, batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
-        for c, data, err, est in batch:
-            done[i][c] = RankedResult(c, data, err, est)
-            if stores is not None:
-                stores[i].add(c, data, err)
+        _record(done[i], None if stores is None else stores[i], batch)
 
     def report() -> None:
         if progress is not None:
@@ -387,6 +381,15 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
         raise
     if own:
         ex.shutdown()
+
+
+def _record(done: dict[Configuration, RankedResult], store: ResultCache | None,
+            batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
+    """Keep evaluated configurations as results (and in the cache file, if any)."""
+    for c, data, err, est in batch:
+        done[c] = RankedResult(c, data, err, est)
+        if store is not None:
+            store.add(c, data, err)
 
 
 def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Configuration], registers: int | None,
