@@ -25,8 +25,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 __all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "cuda_program", "describe",
-           "lbm_d3q19_srt",
-           "lbm_update_rule", "rank_block_sizes", "star_stencil"]
+           "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "rank_block_sizes", "ranking_summary",
+           "star_stencil"]
 
 DEFAULT_ARCH = "sm_80"
 #: Thread counts create_kernel ranks when none are given.
@@ -78,22 +78,29 @@ def _registers_argument(registers: Any) -> int | None:
     return registers
 
 
-def _check_layout_matches(kernel: Any, layout: str) -> None:
-    """Warn when the fields were declared with another spatial layout than the one estimated."""
+def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None) -> None:
+    """Warn when the fields were declared with another spatial layout than the one estimated (``layout``, or
+    the strides of the ``arrays`` a launch passes): the threads follow the declared layout."""
     from pystencils.field import spatial_layout_string_to_tuple
 
     for f in kernel.get_fields():
         if f.has_fixed_shape:
             continue
-        try:
-            want = tuple(spatial_layout_string_to_tuple(layout, f.spatial_dimensions))
-        except ValueError:
-            return
-        have = tuple(c for c in f.layout if c < f.spatial_dimensions)
+        dims = f.spatial_dimensions
+        if arrays is not None:
+            strides = arrays[f.name].strides[:dims]
+            want, what = tuple(sorted(range(dims), key=lambda c: (-strides[c], c))), "the arrays launched have"
+        else:
+            try:
+                want = tuple(spatial_layout_string_to_tuple(layout, dims))
+            except ValueError:
+                return
+            what = f"is estimated with layout {layout!r}"
+        have = tuple(c for c in f.layout if c < dims)
         if have and have != want:
             warnings.warn(f"warpspeed_pystencils: field '{f.name}' was declared with the spatial layout {have} "
-                          f"but is estimated with layout {layout!r} {want}; the threads of the kernel follow "
-                          "the declared layout.", stacklevel=4)
+                          f"but {what} {want}; the threads of the kernel follow the declared layout.",
+                          stacklevel=4)
             return
 
 
@@ -107,10 +114,12 @@ def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str =
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
 
 
-def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",
                    registers: int | None = None, name: str | None = None, index_layout: str | None = None,
-                   arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None) -> dict:
-    """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``."""
+                   arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
+                   arrays: Any = None, registers_source: str = "the registers argument") -> dict:
+    """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``; ``arrays`` (field name ->
+    ``_extract.ArrayLayout``) replace ``shape`` and the layouts by the arrays of a launch."""
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
@@ -119,12 +128,13 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int], *, layout: 
                            f"{index_layout!r}.")
     kernel, assignments = _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
-    _check_layout_matches(kernel, layout)
+    if arrays is None:
+        _check_layout_matches(kernel, layout)
     flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
     spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
-                                flops=flops)
+                                flops=flops, arrays=arrays)
     if registers is not None:
-        spec["registers"], source = registers, "the registers argument"
+        spec["registers"], source = registers, registers_source
     else:
         n, source = _registers.registers_for(kernel.get_c_code(), arch)
         if n is None and fallback_registers is not None:
@@ -214,16 +224,26 @@ def _ranking_cache(kernel: Any, device: Any) -> Any:
     return path if os.access(path.parent, os.W_OK) else None
 
 
-def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int], device: Any,
-                  layout: str = "fzyx", registers: int | None = None, **rank_options: Any) -> Any:
+def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] | None = None,
+                  device: Any = "auto", layout: str = "fzyx", registers: int | None = None,
+                  **rank_options: Any) -> Any:
     """``pystencils.create_kernel`` with the thread-block size chosen by warpspeed.
 
-    Ranks the block shapes (``threads``: default ``CREATE_KERNEL_THREADS``) for ``device`` and the arrays of
-    ``shape`` (allocated, x first), then creates the kernel from a copy of ``config`` with
-    ``config.gpu.default_block_size`` = the best block. ``config=None`` means ``Target.CUDA`` with
-    ``jit=ps.no_jit`` (no cupy needed); a given config keeps its target. The winning estimate (the JSON of
-    ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``, with a ``"ranking"`` summary (best block,
-    folding, performance, limiter, the estimate for pystencils' default block).
+    Without ``shape`` the block is chosen when the kernel runs: ``create_kernel(assignments, config)``
+    returns pystencils' kernel with a :class:`LaunchTimeJit` as its JIT; ``kernel.compile()`` gives a
+    callable that, at the first call with arrays of a new shape or layout, ranks the block shapes for those
+    arrays on the GPU they are on (``device="auto"``: the shipped device matching the name cupy reports; or
+    a device id, path or ``Device``), remembers the choice (in memory and on disk) and leaves everything
+    else of the launch to pystencils. Options then: ``threads``, ``model``, ``registers`` (default: those of
+    the compiled kernel) and ``cache=None`` (nothing on disk).
+
+    With ``shape`` (allocated extent, x first) the block is chosen now: the block shapes (``threads``:
+    default ``CREATE_KERNEL_THREADS``) are ranked for ``device`` and arrays of ``shape`` in ``layout``, and
+    the kernel is created from a copy of ``config`` with ``config.gpu.default_block_size`` = the best block.
+    ``config=None`` means ``Target.CUDA`` with ``jit=ps.no_jit`` (no cupy needed); a given config keeps its
+    target. The winning estimate (the JSON of ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``,
+    with a ``"ranking"`` summary (best block, folding, performance, limiter, the estimate for pystencils'
+    default block).
 
     The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
     estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
@@ -236,21 +256,23 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     chosen folding is only reported (``"folding_applied": false``), not applied to the kernel.
     """
     import pystencils as ps
-    from pystencils.codegen.config import GpuOptions
     from pystencils.codegen.kernel import Kernel
 
-    from warpspeed.plugin_api import progress_bar, reference_estimate
+    from warpspeed.plugin_api import progress_bar
 
     if isinstance(assignments, Kernel):
         raise _input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
                            "size); use rank_block_sizes or describe for an existing kernel.")
     if config is not None and not isinstance(config, ps.CreateKernelConfig):
         raise _input_error(f"config must be a pystencils CreateKernelConfig or None, got {type(config).__name__}.")
+    if shape is None:
+        return _launch_time_kernel(assignments, config, device, layout, registers, rank_options)
     base = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
-    target = base.get_target()
-    if not target.is_gpu():
-        raise _input_error(f"create_kernel chooses GPU block sizes, but the config targets {target}; use "
-                           "target=ps.Target.CUDA (or HIP).")
+    _check_gpu_target(base)
+    if isinstance(device, str) and device == "auto":
+        from warpspeed.device import detected_device
+
+        device = detected_device()
     folding_given = "folding" in rank_options
     model = rank_options.get("model")
     rank_options.setdefault("folding", ((1, 1, 1),))
@@ -272,16 +294,65 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     cfg = base.copy()
     cfg.gpu.default_block_size = block
     kernel = ps.create_kernel(assignments, cfg)
-
     spatial = max(f.spatial_dimensions for f in kernel.get_fields())
-    default_block = tuple(GpuOptions.get_default_block_size(spatial))
     meta = dict(best.data)
+    meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given)
+    kernel.metadata["warpspeed"] = meta
+    return kernel
+
+
+def _check_gpu_target(config: Any) -> None:
+    target = config.get_target()
+    if not target.is_gpu():
+        raise _input_error(f"create_kernel chooses GPU block sizes, but the config targets {target}; use "
+                           "target=ps.Target.CUDA (or HIP).")
+
+
+def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str, registers: int | None,
+                        options: dict[str, Any]) -> Any:
+    """``create_kernel`` without a shape: pystencils' kernel with a ``LaunchTimeJit``."""
+    import pystencils as ps
+
+    if layout != "fzyx" or "index_layout" in options:
+        raise _input_error("create_kernel without shape takes the layout from the arrays of each launch; drop "
+                           "layout=/index_layout= (or give shape= to choose for one layout now).")
+    cfg = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA)
+    _check_gpu_target(cfg)
+    if registers is not None:
+        options["registers"] = registers
+    cfg.jit = launch_time_jit(device, inner=cfg.get_option("jit"), **options)
+    kernel = ps.create_kernel(assignments, cfg)
+    kernel.metadata["warpspeed"] = {"block": "chosen at each launch, per array layout",
+                                    "device": device if isinstance(device, str) else cfg.jit.device.id}
+    return kernel
+
+
+def launch_time_jit(device: Any = "auto", inner: Any = None, **options: Any) -> Any:
+    """A pystencils JIT (``CreateKernelConfig(jit=...)``) whose kernels choose their block at launch, per
+    array layout, on ``device`` (``"auto"``: the GPU the arrays are on); ``inner``: the JIT that compiles
+    (default cupy's). See ``_launch.LaunchTimeJit``."""
+    from ._launch import LaunchTimeJit
+
+    return LaunchTimeJit(device, inner, **options)
+
+
+def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str | None,
+                    folding_ranked: bool) -> dict[str, Any]:
+    """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the best block, its performance and limiter, the
+    configurations ranked, and pystencils' default block with its estimate and the speedup over it."""
+    from pystencils.codegen.config import GpuOptions
+
+    from warpspeed.plugin_api import reference_estimate
+
+    best = ranking.best
+    block = [int(b) for b in best.configuration.block]
+    default_block = tuple(GpuOptions.get_default_block_size(spatial_dims))
     summary: dict[str, Any] = {
-        "device": ranking.device, "block": list(block), "folding": list(best.configuration.folding),
+        "device": ranking.device, "block": block, "folding": list(best.configuration.folding),
         "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),
         "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
         "configurations": len(ranking.results) + len(ranking.bounded),
-        "configurations_estimated": len(ranking.results), "folding_ranked": folding_given,
+        "configurations_estimated": len(ranking.results), "folding_ranked": folding_ranked,
         "pystencils_default_block": list(default_block),
     }
     try:
@@ -291,9 +362,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int],
     if ref is not None and not ref.error and ref.performance_GLup_s > 0:
         summary["pystencils_default_GLup_s"] = ref.performance_GLup_s
         summary["speedup_vs_default"] = best.performance_GLup_s / ref.performance_GLup_s
-    meta["ranking"] = summary
-    kernel.metadata["warpspeed"] = meta
-    return kernel
+    return summary
 
 
 def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",

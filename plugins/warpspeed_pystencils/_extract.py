@@ -87,8 +87,37 @@ class FieldInfo:
     strides: tuple[int, ...]
     order: tuple[int, ...]  # coordinates, fastest in memory first
     fixed: bool
+    extents: tuple[int, ...] = ()  # allocated extent per coordinate (padding included); default: shape
     loads: list[Any] = field(default_factory=list)
     stores: list[Any] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    """The array a launch passes for one field: its shape and strides (elements), pystencils' coordinate
+    order (spatial..., index...)."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+
+def _padded_extents(shape: tuple[int, ...], strides: tuple[int, ...], order: tuple[int, ...],
+                    what: str) -> tuple[int, ...]:
+    """Allocated extents of an array that is dense up to padding: each coordinate's stride is the next faster
+    one's stride times that one's allocated extent (>= its shape). Anything else cannot be described."""
+    extents = list(shape)
+    if strides[order[0]] != 1 and shape[order[0]] > 1:
+        raise InputError(f"{what} has the element strides {list(strides)}: its fastest coordinate is not "
+                         "contiguous; warpspeed describes arrays that are dense up to padding.")
+    for faster, slower in zip(order, order[1:], strict=False):
+        step, rest = divmod(strides[slower], strides[faster])
+        if shape[slower] > 1 and (rest or step < shape[faster]):
+            raise InputError(f"{what} has the element strides {list(strides)} for the shape {list(shape)}: "
+                             "coordinates overlap or are not whole rows apart; warpspeed describes arrays that "
+                             "are dense up to padding.")
+        if shape[slower] > 1:
+            extents[faster] = step
+    return tuple(extents)
 
 
 def _sym(name: str) -> sp.Symbol:
@@ -110,8 +139,10 @@ def layout_orders(layout: str, spatial_dims: int, index_dims: int, what: str) ->
 class Extractor:
     """Walks one GPU kernel and produces the warpspeed kernel dict."""
 
-    def __init__(self, kernel: Any, shape: Sequence[int], layout: str, index_layout: str, name: str):
+    def __init__(self, kernel: Any, shape: Sequence[int] | None, layout: str, index_layout: str, name: str,
+                 arrays: Mapping[str, ArrayLayout] | None = None):
         self.kernel = kernel
+        self.arrays = arrays
         self.name = name
         self.where = f"pystencils kernel '{name}'"
         self.layout = layout
@@ -124,6 +155,41 @@ class Extractor:
         self.pointer_field: dict[str, str] = {}
         self._setup(shape)
 
+    def _check_shape(self, shape: Any) -> None:
+        """``self.shape`` (fastest first) and ``self.ps_spatial`` (pystencils' order) from a shape argument."""
+        try:
+            shape = tuple(shape) if not isinstance(shape, str | bytes) else None
+        except TypeError:
+            shape = None
+        if shape is None or len(shape) != self.spatial_dims or any(
+                isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1 for n in shape):
+            raise InputError(f"{self.where}: shape must be {self.spatial_dims} positive integers (the allocated "
+                             f"extent of each spatial dimension incl. ghost layers, x fastest; the index "
+                             f"dimension of LBM fields is added from the field), got {shape!r}.")
+        self.shape = tuple(int(n) for n in shape)
+        fastest_first = tuple(reversed(layout_orders(self.layout, self.spatial_dims, 0, "layout")))
+        ps_spatial = [0] * self.spatial_dims
+        for i, c in enumerate(fastest_first):
+            ps_spatial[c] = self.shape[i]
+        self.ps_spatial = tuple(ps_spatial)
+
+    def _shape_of_arrays(self, fields: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The allocated spatial extent of the arrays a launch passes (fastest first, and in pystencils' order);
+        one for all fields."""
+        assert self.arrays is not None
+        missing = [f.name for f in fields if f.name not in self.arrays]
+        if missing:
+            raise InputError(f"{self.where}: no array given for field(s) {', '.join(missing)}.")
+        generic = [f for f in fields if not f.has_fixed_shape] or fields
+        spatial = {f.name: self.arrays[f.name].shape[:self.spatial_dims] for f in generic}
+        if len(set(spatial.values())) != 1:
+            raise InputError(f"{self.where}: the arrays have different spatial shapes "
+                             f"({', '.join(f'{k}: {list(v)}' for k, v in sorted(spatial.items()))}); pystencils "
+                             "launches a kernel on arrays of one shape.")
+        first = self.arrays[generic[0].name]
+        fastest_first = sorted(range(self.spatial_dims), key=lambda c: (first.strides[c], -c))
+        return tuple(first.shape[c] for c in fastest_first), tuple(first.shape[:self.spatial_dims])
+
     # ----------------------------------------------------------------- fields, shapes, strides
     def _setup(self, shape: Sequence[int]) -> None:
         fields = list(self.kernel.get_fields())
@@ -133,22 +199,10 @@ class Extractor:
         if len(dims) != 1:
             raise InputError(f"{self.where}: fields of different spatial dimensionality {sorted(dims)}.")
         self.spatial_dims = dims.pop()
-        try:
-            shape = tuple(shape) if not isinstance(shape, str | bytes) else None  # type: ignore[assignment]
-        except TypeError:
-            shape = None  # type: ignore[assignment]
-        if shape is None or len(shape) != self.spatial_dims or any(
-                isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1 for n in shape):
-            raise InputError(f"{self.where}: shape must be {self.spatial_dims} positive integers (the allocated "
-                             f"extent of each spatial dimension incl. ghost layers, x fastest; the index "
-                             f"dimension of LBM fields is added from the field), got {shape!r}.")
-        self.shape = tuple(int(n) for n in shape)
-        spatial_order = layout_orders(self.layout, self.spatial_dims, 0, "layout")
-        fastest_first = tuple(reversed(spatial_order))
-        ps_spatial = [0] * self.spatial_dims
-        for i, c in enumerate(fastest_first):
-            ps_spatial[c] = int(shape[i])
-        self.ps_spatial = tuple(ps_spatial)
+        if self.arrays is not None:
+            self.shape, self.ps_spatial = self._shape_of_arrays(fields)
+        else:
+            self._check_shape(shape)
         for f in fields:
             dtype = f.dtype
             eb = getattr(dtype, "itemsize", None)
@@ -160,7 +214,16 @@ class Extractor:
                                  "fixed index extents (e.g. the Q of an LBM field) are supported.")
             idx_shape = tuple(int(n) for n in idx_shape)
             fixed = bool(f.has_fixed_shape)
-            if fixed:
+            if self.arrays is not None and not fixed:
+                given = self.arrays[f.name]
+                full, strides = given.shape, given.strides
+                if len(full) != self.spatial_dims + len(idx_shape) or full[self.spatial_dims:] != idx_shape:
+                    raise InputError(f"{self.where}: the array of field '{f.name}' has the shape {list(full)}; the "
+                                     f"field needs {self.spatial_dims} spatial extents"
+                                     + (f" and the index extents {list(idx_shape)}." if idx_shape else "."))
+                order = tuple(sorted(range(len(full)), key=lambda c: (strides[c], -c)))
+                extents = _padded_extents(full, strides, order, f"{self.where}: the array of field '{f.name}'")
+            elif fixed:
                 full = tuple(int(n) for n in f.shape)
                 strides = tuple(int(s) for s in f.strides)
                 order = tuple(sorted(range(len(full)), key=lambda c: (strides[c], -c)))
@@ -170,11 +233,13 @@ class Extractor:
             else:
                 full = self.ps_spatial + idx_shape
                 lay = (layout_orders(self.index_layout, self.spatial_dims, len(idx_shape), "index_layout")
-                       if idx_shape else spatial_order)
+                       if idx_shape else layout_orders(self.layout, self.spatial_dims, 0, "layout"))
                 strides = tuple(int(s) for s in compute_strides(full, lay))
                 order = tuple(reversed(lay))
+            if self.arrays is None or fixed:
+                extents = full
             self.fields[f.name] = FieldInfo(f.name, int(eb), isinstance(dtype, PsIeeeFloatType), full, strides,
-                                            order, fixed)
+                                            order, fixed, extents)
         for p in self.kernel.parameters:
             for prop in p.properties:
                 if isinstance(prop, FieldBasePtr):
@@ -284,7 +349,7 @@ class Extractor:
         for info in sorted(self.fields.values(), key=lambda f: f.name):
             if not info.loads and not info.stores:
                 continue
-            shape = [self.extent_text.get((info.name, c), info.shape[c]) for c in info.order]
+            shape = [self.extent_text.get((info.name, c), info.extents[c]) for c in info.order]
             fields.append({"name": info.name, "element_bytes": info.element_bytes, "shape": shape,
                            "loads": info.loads, "stores": info.stores})
         if not fields:
@@ -435,7 +500,7 @@ class Extractor:
                 if sym.name in self.shape_params:
                     fname, coord = self.shape_params[sym.name]
                     for info in self.fields.values():
-                        if not info.fixed and coord < self.spatial_dims:
+                        if not info.fixed and coord < self.spatial_dims and info.extents[coord] == info.shape[coord]:
                             k = info.shape[coord] - n
                             text[(info.name, coord)] = f"{_DOMAIN_NAMES[axis]}+{k}" if k else _DOMAIN_NAMES[axis]
 
@@ -531,10 +596,11 @@ def precision_of(fields: Mapping[str, FieldInfo]) -> str:
     return "fp32" if floats and max(floats) <= 4 else "fp64"
 
 
-def kernel_dict(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: str, name: str,
-                flops: dict[str, float] | None) -> dict:
-    """The warpspeed kernel dict (the structure of docs/kernel-format.md) of a pystencils GPU kernel."""
-    ex = Extractor(kernel, shape, layout, index_layout, name)
+def kernel_dict(kernel: Any, shape: Sequence[int] | None, *, layout: str, index_layout: str, name: str,
+                flops: dict[str, float] | None, arrays: Mapping[str, ArrayLayout] | None = None) -> dict:
+    """The warpspeed kernel dict (the structure of docs/kernel-format.md) of a pystencils GPU kernel, for
+    arrays of ``shape`` and ``layout``, or for the ``arrays`` of a launch (their shapes and strides)."""
+    ex = Extractor(kernel, shape, layout, index_layout, name, arrays)
     out = ex.run()
     if flops is None:
         flops = flops_from_ast(kernel)
@@ -544,6 +610,7 @@ def kernel_dict(kernel: Any, shape: Sequence[int], *, layout: str, index_layout:
     loads = sum(len(f["loads"]) for f in out["fields"])
     stores = sum(len(f["stores"]) for f in out["fields"])
     spec["description"] = (f"pystencils {ps.__version__} kernel '{kernel.name}': {loads} distinct loads, {stores} "
-                           f"distinct stores; allocated shape {list(ex.shape)} (x fastest), layout {layout}"
-                           + (f", index layout {index_layout}" if index_layout != layout else ""))
+                           f"distinct stores; allocated shape {list(ex.shape)} (x fastest), "
+                           + ("the strides of the arrays launched" if arrays is not None else f"layout {layout}"
+                              + (f", index layout {index_layout}" if index_layout != layout else "")))
     return spec

@@ -144,10 +144,11 @@ from .keys import (  # noqa: F401 (_KEYS: docs check)
 )
 from .model import Device
 from .overrides import parse_set_options
+from .reported import detected_device, device_for_gpu_name
 
 __all__ = [
     "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "TLB_KEYS", "PROVENANCE",
     "FrozenMap", "DeviceFileError",
     "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
-    "parse_set_options", "override_kind", "L1_LINE_KEYS",
+    "parse_set_options", "override_kind", "L1_LINE_KEYS", "detected_device", "device_for_gpu_name",
 ]

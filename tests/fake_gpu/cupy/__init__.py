@@ -2,6 +2,9 @@
 
 Kernels with more than 64 K registers per block refuse to launch, as on a real GPU. With the environment
 variable FAKE_CUPY_LOG set, every launch appends its kernel name to that file (the fake ncu reads it).
+The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says. Arrays made
+here (``zeros``, ``full``, ``asarray``) are ``ndarray``: numpy arrays that live on device 0, as far as
+pystencils' cupy JIT can tell.
 """
 
 import os
@@ -14,12 +17,30 @@ REGISTERS = 90
 launches = []
 
 
+class _DeviceId:
+    id = 0
+
+
+class ndarray(np.ndarray):  # noqa: N801 - the name cupy uses
+    @property
+    def device(self):
+        return _DeviceId()
+
+
+def asarray(a, dtype=None, order=None):
+    return np.asarray(a, dtype=dtype, order=order).view(ndarray)
+
+
+def zeros(shape, dtype=np.float64, order="C"):
+    return np.zeros(shape, dtype=dtype, order=order).view(ndarray)
+
+
 def full(n, value, dtype):
-    return np.full(n, value, dtype=dtype)
+    return np.full(n, value, dtype=dtype).view(ndarray)
 
 
 class RawKernel:
-    def __init__(self, source, name, options=()):
+    def __init__(self, source, name, options=(), backend="nvrtc"):
         if f" {name}(" not in source and f" {name} (" not in source:
             raise ValueError(f"kernel {name} is not defined in the source")
         self.name, self.num_regs, self.options = name, REGISTERS, options
@@ -43,21 +64,39 @@ class _Event:
 
 
 class _Runtime:
+    is_hip = False
+
     @staticmethod
     def getDeviceCount():
         return 1
 
     @staticmethod
+    def getDevice():
+        return 0
+
+    @staticmethod
     def getDeviceProperties(i):
-        return {"name": b"Fake GPU"}
+        return {"name": os.environ.get("FAKE_CUPY_GPU_NAME", "Fake GPU").encode()}
 
     @staticmethod
     def driverGetVersion():
         return 13000
 
 
+class _Device:
+    def __init__(self, index=0):
+        self.id = index
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 class cuda:  # noqa: N801 - the attribute name cupy uses
     Event = _Event
+    Device = _Device
     runtime = _Runtime
 
     @staticmethod

@@ -1,0 +1,72 @@
+"""Seconds a pystencils kernel created without a shape spends choosing its block at launch time.
+
+Runs on the stand-in GPU of the tests (tests/fake_gpu: pystencils' cupy JIT around a cupy that compiles and
+launches nothing), so what is timed is warpspeed's part of a launch: describing the kernel for the arrays,
+ranking the blocks, reading the disk cache. Each case runs in a fresh process with one cache folder:
+first the cold run (nothing cached), then the same program again (the choice is read back).
+Prints per case and run: the first call at each array shape, and a repeated call.
+Run: python benchmarks/bench_launch_choice.py [GPU-NAME]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import cupy, pystencils as ps, warpspeed_pystencils as wp
+case, shapes = sys.argv[2], json.loads(sys.argv[3])
+if case == "star3d-r1":
+    src, dst = ps.fields("src, dst: double[3D]", layout="fzyx")
+    offsets = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    assignments = [ps.Assignment(dst.center, sum(src[o] for o in offsets) - 6 * src.center)]
+else:
+    assignments = wp.lbm_d3q19_srt()
+t = time.perf_counter()
+run = wp.create_kernel(assignments).compile()
+out = {"create_s": time.perf_counter() - t, "first_call_s": []}
+for shape in shapes:
+    arrays = {}
+    for f in run.kernel.get_fields():
+        q = tuple(int(n) for n in f.index_shape)
+        arrays[f.name] = cupy.zeros(tuple(shape) + q, order="F")
+    t = time.perf_counter()
+    scalars = {} if case == "star3d-r1" else {"omega": 1.8}
+    run(**arrays, **scalars)
+    out["first_call_s"].append(time.perf_counter() - t)
+t = time.perf_counter()
+run(**arrays, **scalars)
+out["repeat_call_s"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+CASES = (("star3d-r1", [[130, 66, 34], [514, 514, 514]]), ("d3q19-srt", [[66, 66, 66], [258, 258, 258]]))
+
+
+def main() -> int:
+    gpu = sys.argv[1] if len(sys.argv) > 1 else "NVIDIA H100 80GB HBM3"
+    env = dict(os.environ, FAKE_CUPY_GPU_NAME=gpu, WARPSPEED_NVCC="")
+    print(f"launch-time block choice, stand-in GPU reporting {gpu!r} (seconds of wall time)")
+    for case, shapes in CASES:
+        with tempfile.TemporaryDirectory() as cache:
+            env["WARPSPEED_CACHE_DIR"] = cache
+            for run in ("cold", "cached"):
+                done = subprocess.run([sys.executable, "-c", CHILD, str(ROOT / "tests" / "fake_gpu"), case,
+                                       json.dumps(shapes)], env=env, capture_output=True, text=True, check=True)
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                firsts = ", ".join(f"{tuple(s)}: {t:.3f}" for s, t in zip(shapes, r["first_call_s"], strict=True))
+                print(f"{case:10s} {run:6s}  create_kernel {r['create_s']:.3f}  first call {firsts}  "
+                      f"repeat {r['repeat_call_s'] * 1e3:.2f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

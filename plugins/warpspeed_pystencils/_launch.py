@@ -1,0 +1,209 @@
+"""Thread blocks chosen when a kernel is launched: for the arrays it is called with, on the GPU it runs on.
+
+pystencils kernels do not know their array shapes until they are called. ``LaunchTimeJit`` is a pystencils
+JIT compiler (``pystencils.jit.JitBase``, the public hook ``CreateKernelConfig(jit=...)`` offers) that
+wraps another one (cupy's by default). The kernel it compiles looks, at each call, at the shapes and
+strides of the arrays passed; the first call with a new array layout describes the kernel for those
+arrays, ranks its block shapes for the GPU and sets the best one through the launch configuration's
+``trim_block_size``; pystencils computes the grid as always. Choices are kept per array layout in memory
+and on disk (``$WARPSPEED_CACHE_DIR``), keyed by the kernel's code, the layout, the device, the registers
+of the compiled kernel and warpspeed's model, so a second run of the same program ranks nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pystencils.jit import JitBase, KernelWrapper
+
+from warpspeed import InputError
+
+from . import _cache
+from ._extract import ArrayLayout
+
+#: What a launch-time kernel takes besides the device: the thread counts ranked, the performance model,
+#: the registers per thread (default: the compiled kernel's), and ``cache=None`` to keep nothing on disk.
+LAUNCH_OPTIONS = ("threads", "model", "registers", "cache")
+
+
+@dataclass(frozen=True)
+class LaunchChoice:
+    """The block chosen for one array layout, and why (the summary ``create_kernel`` puts in metadata)."""
+
+    block: tuple[int, int, int]
+    device: str
+    summary: Mapping[str, Any] = field(default_factory=dict)
+
+
+def array_layouts(kernel: Any, arrays: Mapping[str, Any]) -> dict[str, ArrayLayout]:
+    """Shape and strides (elements) of the array passed for each field of a pystencils kernel."""
+    out = {}
+    for f in kernel.get_fields():
+        arr = arrays.get(f.name)
+        if arr is None:
+            raise InputError(f"kernel '{kernel.name}' was called without an array for its field '{f.name}'.")
+        try:
+            shape = tuple(int(n) for n in arr.shape)
+            itemsize = int(arr.dtype.itemsize)
+            strides = tuple(int(s) for s in arr.strides)
+        except (AttributeError, TypeError, ValueError):
+            raise InputError(f"kernel '{kernel.name}': the argument for field '{f.name}' is not an array "
+                             f"({type(arr).__name__}).") from None
+        if any(s <= 0 or s % itemsize for s in strides) and any(n > 1 for n in shape):
+            raise InputError(f"kernel '{kernel.name}': the array for field '{f.name}' has the byte strides "
+                             f"{list(strides)}; warpspeed needs positive strides, whole elements apart.")
+        out[f.name] = ArrayLayout(shape, tuple(max(s // itemsize, 1) for s in strides))
+    return out
+
+
+def _compiled_registers(inner: Any) -> int | None:
+    """Registers per thread of the compiled kernel (cupy's ``RawKernel.num_regs``), None if unknown."""
+    try:
+        n = inner.raw_kernel.num_regs
+    except Exception:  # no cupy kernel behind this wrapper, or the compiler failed: pystencils says why
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 255 else None
+
+
+def _gpu_index(arrays: Mapping[str, Any]) -> int | None:
+    """The CUDA device the arrays live on (cupy arrays say), None when they do not say."""
+    for arr in arrays.values():
+        index = getattr(getattr(arr, "device", None), "id", None)
+        if isinstance(index, int):
+            return index
+    return None
+
+
+class LaunchTimeJit(JitBase):
+    """A pystencils JIT whose kernels choose their thread block at launch (see the module docstring).
+
+    ``device``: a warpspeed device (id, path or ``Device``), or ``"auto"``: the shipped device matching the
+    name cupy reports for the GPU the arrays are on. ``inner``: the JIT that compiles and launches
+    (default ``pystencils.jit.CupyJit()``). ``options``: see :data:`LAUNCH_OPTIONS`.
+    """
+
+    def __init__(self, device: Any = "auto", inner: JitBase | None = None, **options: Any) -> None:
+        unknown = sorted(set(options) - set(LAUNCH_OPTIONS))
+        if unknown:
+            raise InputError(f"launch-time block choice takes the options {', '.join(LAUNCH_OPTIONS)}; got "
+                             f"{', '.join(unknown)}.")
+        if not (isinstance(device, str) and device == "auto"):
+            import warpspeed
+
+            device = warpspeed.device(device)  # a bad id fails here, not at the first launch
+        self.device = device
+        self.inner = inner
+        self.options = dict(options)
+
+    def compile(self, kernel: Any) -> LaunchTimeKernel:
+        from pystencils.jit import CupyJit
+
+        compiled = (self.inner or CupyJit()).compile(kernel)
+        config = getattr(compiled, "launch_config", None)
+        if not callable(getattr(config, "trim_block_size", None)):
+            raise InputError(f"kernel '{kernel.name}': its launch configuration ({type(config).__name__}) does "
+                             "not take a block size; launch-time block choice needs pystencils' default "
+                             "(dynamic) launch configuration: no manual launch grid, the Linear3D indexing "
+                             "scheme.")
+        return LaunchTimeKernel(kernel, compiled, self)
+
+    def resolve_device(self, gpu_index: int | None) -> Any:
+        """The warpspeed device for a launch on CUDA device ``gpu_index``."""
+        if isinstance(self.device, str):
+            from warpspeed.device import detected_device
+
+            return detected_device(gpu_index)
+        return self.device
+
+
+class LaunchTimeKernel(KernelWrapper):
+    """A compiled pystencils kernel that sets its block per array layout before each launch.
+
+    ``choices`` maps each array layout seen (a tuple of (field, ``ArrayLayout``)) to its
+    :class:`LaunchChoice`; ``choice_for(**arrays)`` tells the block a call would use without launching.
+    """
+
+    def __init__(self, kernel: Any, compiled: KernelWrapper, jit: LaunchTimeJit) -> None:
+        super().__init__(kernel, compiled)
+        self.compiled = compiled
+        self.jit = jit
+        self.choices: dict[tuple[tuple[str, ArrayLayout], ...], LaunchChoice] = {}
+        self._devices: dict[int | None, Any] = {}
+
+    @property
+    def launch_config(self) -> Any:
+        return self.compiled.launch_config
+
+    def __call__(self, **kwargs: Any) -> None:
+        choice = self.choice_for(**kwargs)
+        self.compiled.launch_config.trim_block_size(choice.block)
+        self.compiled(**kwargs)
+
+    def choice_for(self, **arrays: Any) -> LaunchChoice:
+        layouts = array_layouts(self.kernel, arrays)
+        key = tuple(sorted(layouts.items()))
+        if key not in self.choices:
+            from . import _check_layout_matches
+
+            _check_layout_matches(self.kernel, arrays=layouts)
+            index = _gpu_index(arrays)
+            if index not in self._devices:
+                self._devices[index] = self.jit.resolve_device(index)
+            self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
+                                             compiled_registers=_compiled_registers(self.compiled),
+                                             **self.jit.options)
+        return self.choices[key]
+
+
+def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *,
+                 compiled_registers: int | None = None, threads: Sequence[int] | None = None,
+                 model: str | None = None, registers: int | None = None, cache: Any = True) -> LaunchChoice:
+    """Rank the block shapes of a pystencils kernel for the given arrays on ``device`` (or read the choice
+    back from the disk cache) and return the best."""
+    import warpspeed
+
+    from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, ranking_summary
+
+    dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
+    threads = tuple(CREATE_KERNEL_THREADS if threads is None else threads)
+    registers = _registers_argument(registers)
+    regs, regs_source = ((registers, "the registers argument") if registers is not None else
+                         (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
+    key = _cache.content_key("launch-choice", kernel.get_c_code(),
+                             [(n, list(a.shape), list(a.strides)) for n, a in sorted(layouts.items())],
+                             dev.to_dict(), regs, list(threads), model, _cache.model_version(),
+                             _cache.code_version())
+    if cache is not None:
+        found = _cache.read_json("launch-choices", key)
+        if _valid_choice(found):
+            return LaunchChoice(tuple(found["block"]), dev.id, found["summary"])
+    spec = _describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
+                          arch=_arch(dev))
+    wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
+    options: dict[str, Any] = {"threads": threads, "screen": 1, "jobs": 1, "model": model,
+                               "cache": _ranking_cache(wkernel, dev) if cache is not None else None}
+    ranking = warpspeed.rank(wkernel, dev, **options)
+    best = ranking.best
+    if best.error:
+        raise InputError(f"kernel '{kernel.name}': no block shape can launch on {dev.id}: {best.error}")
+    spatial = max(f.spatial_dimensions for f in kernel.get_fields())
+    summary = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=False)
+    summary["arrays"] = {n: {"shape": list(a.shape), "strides": list(a.strides)} for n, a in sorted(layouts.items())}
+    choice = LaunchChoice(tuple(int(b) for b in best.configuration.block), dev.id, summary)
+    if cache is not None:
+        _cache.write_json("launch-choices", key, {"block": list(choice.block), "summary": summary})
+    return choice
+
+
+def _arch(dev: Any) -> str:
+    from . import arch_for
+
+    return arch_for(dev)
+
+
+def _valid_choice(found: Any) -> bool:
+    return (isinstance(found, dict) and isinstance(found.get("summary"), dict)
+            and isinstance(found.get("block"), list) and len(found["block"]) == 3
+            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in found["block"]))

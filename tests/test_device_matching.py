@@ -1,0 +1,63 @@
+"""The shipped device for the name a GPU reports (device='auto')."""
+
+import sys
+
+import pytest
+
+import warpspeed
+from warpspeed.device import detected_device, device_for_gpu_name
+
+# Names as drivers report them; the H100 and H200 ones are those of the committed measurements
+# (tests/data/hopper/*.csv, column gpu_name).
+REPORTED = [
+    ("NVIDIA H100 80GB HBM3", "H100-SXM5-80GB"),
+    ("NVIDIA H200", "H200-SXM-141GB"),
+    ("NVIDIA H100 PCIe", "H100-PCIe-80GB"),
+    ("NVIDIA A100-SXM4-40GB", "A100-SXM4-40GB"),
+    ("NVIDIA A100-SXM4-80GB", "A100-SXM4-80GB"),
+    ("Tesla V100-SXM2-32GB", "V100-SXM2-32GB"),
+    ("Tesla V100-PCIE-32GB", "V100-PCIe-32GB"),
+    ("NVIDIA A40", "A40"),
+    ("NVIDIA L40S", "L40S"),
+    ("NVIDIA GH200 480GB", "GH200"),
+    ("AMD Instinct MI250X", "MI250X-GCD"),
+    ("AMD Instinct MI300X", "MI300X"),
+    ("H100-SXM5-80GB", "H100-SXM5-80GB"),
+]
+
+
+@pytest.mark.parametrize(("reported", "device_id"), REPORTED)
+def test_reported_names_match_their_device(reported, device_id):
+    assert device_for_gpu_name(reported).id == device_id
+
+
+@pytest.mark.parametrize(("reported", "closest"), [
+    ("NVIDIA A100-PCIE-40GB", "A100-SXM4-40GB"),   # no PCIe A100 is described: refused, not guessed
+    ("Tesla V100-SXM2-16GB", "V100-SXM2-32GB"),    # another memory size: another board
+    ("NVIDIA H100 NVL", "H100-PCIe-80GB"),
+])
+def test_undescribed_boards_of_a_described_chip_are_refused_naming_the_closest(reported, closest):
+    with pytest.raises(warpspeed.InputError) as e:
+        device_for_gpu_name(reported)
+    msg = str(e.value)
+    assert f"closest shipped: {closest}" in msg and "--set KEY=VALUE" in msg and repr(reported) in msg
+
+
+@pytest.mark.parametrize("reported", ["Fake GPU", "NVIDIA GeForce RTX 4090", "", "   "])
+def test_unknown_gpus_are_refused_with_the_shipped_list(reported):
+    with pytest.raises(warpspeed.InputError, match="H100-SXM5-80GB"):
+        device_for_gpu_name(reported)
+
+
+def test_detected_device_reads_the_name_through_cupy(fake_gpu, monkeypatch):
+    monkeypatch.setenv("FAKE_CUPY_GPU_NAME", "NVIDIA H200")
+    assert detected_device().id == "H200-SXM-141GB"
+    monkeypatch.setenv("FAKE_CUPY_GPU_NAME", "Fake GPU")
+    with pytest.raises(warpspeed.InputError, match="no shipped device describes the GPU 'Fake GPU'"):
+        detected_device(0)
+
+
+def test_detected_device_without_cupy_says_how_to_name_the_device(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    with pytest.raises(warpspeed.InputError, match="cupy, which is not installed"):
+        detected_device()

@@ -1,0 +1,207 @@
+"""Blocks chosen at a pystencils kernel's launch (create_kernel without a shape), on the stand-in GPU.
+
+tests/fake_gpu's cupy compiles nothing and runs nothing; it records each launch (kernel, grid, block) and
+reports a GPU name (FAKE_CUPY_GPU_NAME) and 90 registers per thread, so pystencils' own cupy JIT, launch
+configuration and argument checks run for real around it.
+"""
+
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(tempfile.gettempdir()) / "warpspeed-tests-pystencils-cache"))
+
+ps = pytest.importorskip("pystencils")
+pytest.importorskip("lbmpy")
+
+import warpspeed_pystencils as wp  # noqa: E402
+from warpspeed_pystencils import _extract, _launch  # noqa: E402
+
+import warpspeed  # noqa: E402
+
+H100 = "H100-SXM5-80GB"
+FAKE_REGISTERS = 90
+
+
+@pytest.fixture
+def gpu(fake_gpu, monkeypatch, tmp_path):
+    """The stand-in cupy behind pystencils' cupy JIT, reporting an H100; a private cache folder."""
+    import pystencils.jit.gpu_cupy as gpu_cupy
+
+    monkeypatch.setattr(gpu_cupy, "cp", fake_gpu, raising=False)
+    monkeypatch.setattr(gpu_cupy, "HAVE_CUPY", True)
+    monkeypatch.setenv("FAKE_CUPY_GPU_NAME", "NVIDIA H100 80GB HBM3")
+    monkeypatch.setenv("WARPSPEED_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("WARPSPEED_NVCC", "")
+    fake_gpu.launches.clear()
+    return fake_gpu
+
+
+def _seven_point(layout="fzyx"):
+    src, dst = ps.fields("src, dst: double[3D]", layout=layout)
+    return [ps.Assignment(dst.center, sum(src[d] for d in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0),
+                                                             (0, 0, 1), (0, 0, -1))) - 6 * src.center)]
+
+
+def _arrays(cupy, shape, order="F", names=("src", "dst")):
+    return {n: cupy.zeros(shape, order=order) for n in names}
+
+
+class _Counter:
+    def __init__(self, monkeypatch, module, name):
+        self.calls = 0
+        real = getattr(module, name)
+
+        def counted(*a, **k):
+            self.calls += 1
+            return real(*a, **k)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+def test_the_block_is_chosen_at_the_first_launch_as_create_kernel_with_the_shape_chooses_it(gpu):
+    kernel = wp.create_kernel(_seven_point())
+    assert kernel.metadata["warpspeed"]["device"] == "auto"
+    run = kernel.compile()
+    assert isinstance(run, _launch.LaunchTimeKernel)
+    shape = (130, 66, 34)
+    run(**_arrays(gpu, shape))
+    name, grid, block, _ = gpu.launches[-1]
+    reference = wp.create_kernel(_seven_point(), shape=shape, device=H100, registers=FAKE_REGISTERS, cache=None)
+    want = tuple(reference.metadata["warpspeed"]["ranking"]["block"])
+    assert block == want
+    domain = (shape[0] - 2, shape[1] - 2, shape[2] - 2)  # one ghost layer each side
+    assert grid == tuple(math.ceil(n / b) for n, b in zip(domain, block, strict=True))
+    (choice,) = run.choices.values()
+    summary = reference.metadata["warpspeed"]["ranking"]
+    assert choice.device == H100
+    assert choice.summary["performance_GLup_s"] == pytest.approx(summary["performance_GLup_s"], rel=1e-12)
+    assert choice.summary["arrays"]["src"] == {"shape": list(shape), "strides": [1, 130, 130 * 66]}
+
+
+def test_each_array_shape_gets_its_own_choice_and_repeats_rank_nothing(gpu, monkeypatch):
+    ranks = _Counter(monkeypatch, warpspeed, "rank")
+    run = wp.create_kernel(_seven_point()).compile()
+    small, large = _arrays(gpu, (34, 34, 34)), _arrays(gpu, (258, 130, 66))
+    run(**small)
+    run(**small)
+    run(**large)
+    run(**small)
+    assert ranks.calls == 2 and len(run.choices) == 2
+    blocks = [launch[2] for launch in gpu.launches]
+    assert blocks[0] == blocks[1] == blocks[3]
+    assert blocks[2] == run.choice_for(**large).block
+    assert len(gpu.launches) == 4
+
+
+def test_a_new_process_reads_the_choice_back_from_the_disk_cache(gpu, monkeypatch):
+    arrays = _arrays(gpu, (66, 66, 66))
+    first = wp.create_kernel(_seven_point()).compile()
+    first(**arrays)
+    ranks = _Counter(monkeypatch, warpspeed, "rank")
+    describes = _Counter(monkeypatch, _extract, "kernel_dict")
+    again = wp.create_kernel(_seven_point()).compile()  # as a second run of the same program would
+    again(**arrays)
+    assert (ranks.calls, describes.calls) == (0, 0)
+    assert gpu.launches[-1][2] == gpu.launches[0][2]
+    assert again.choice_for(**arrays) == first.choice_for(**arrays)
+
+
+def test_cache_none_keeps_nothing_on_disk(gpu, tmp_path):
+    wp.create_kernel(_seven_point(), cache=None).compile()(**_arrays(gpu, (34, 34, 34)))
+    assert not (tmp_path / "cache" / "launch-choices").exists()
+    assert not (tmp_path / "cache" / "rankings").exists()
+
+
+def test_registers_come_from_the_compiled_kernel_unless_given(gpu):
+    arrays = _arrays(gpu, (130, 66, 34))
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    few = wp.create_kernel(_seven_point(), cache=None, registers=32).compile()
+    assert run.choice_for(**arrays).summary["performance_GLup_s"] != pytest.approx(
+        few.choice_for(**arrays).summary["performance_GLup_s"], rel=1e-9)
+    ranked = wp.rank_block_sizes(_seven_point(), (130, 66, 34), device=H100, threads=wp.CREATE_KERNEL_THREADS,
+                                 registers=32, screen=1)
+    assert few.choice_for(**arrays).block == tuple(ranked.best.configuration.block)
+
+
+def test_c_ordered_arrays_are_estimated_as_they_are_with_a_warning(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    with pytest.warns(UserWarning, match="declared with the spatial layout"):
+        run(**_arrays(gpu, (66, 66, 34), order="C"))
+    choice = run.choice_for(**_arrays(gpu, (66, 66, 34), order="C"))
+    assert choice.summary["arrays"]["dst"]["strides"] == [66 * 34, 34, 1]
+    fzyx = run.choice_for(**_arrays(gpu, (66, 66, 34)))
+    assert fzyx.block != choice.block  # threads along x stride by a row in C order: another block wins
+
+
+def test_padded_arrays_are_estimated_with_their_padding(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    big = {n: gpu.zeros((72, 66, 34), order="F") for n in ("src", "dst")}
+    padded = {n: a[:66] for n, a in big.items()}  # x rows padded from 66 to 72 elements
+    layouts = _launch.array_layouts(run.kernel, padded)
+    assert layouts["src"] == _extract.ArrayLayout((66, 66, 34), (1, 72, 72 * 66))
+    spec = wp._describe_spec(run.kernel, None, arrays=layouts, registers=FAKE_REGISTERS)
+    assert {f["name"]: f["shape"] for f in spec["field"]} == {"src": [72, "ny+2", "nz+2"],
+                                                               "dst": [72, "ny+2", "nz+2"]}
+    assert spec["domain"] == [64, 64, 32]
+    run(**padded)
+    assert gpu.launches[-1][1] == tuple(math.ceil(n / b) for n, b in zip((64, 64, 32), gpu.launches[-1][2],
+                                                                          strict=True))
+
+
+@pytest.mark.parametrize("layout", ["fzyx", "zyxf"])
+def test_launch_arrays_describe_the_kernel_as_shape_and_layout_do(layout):
+    """The array twin: arrays of a shape in a layout give the description that the shape and layout give."""
+    import numpy as np
+
+    kernel, _ = wp._as_kernel(wp.lbm_d3q19_srt(layout=layout))
+    for shape in ((18, 10, 6), (34, 34, 34)):
+        arrays = {}
+        for f in kernel.get_fields():
+            q = tuple(int(n) for n in f.index_shape)
+            if q and layout == "zyxf":  # the populations of a cell side by side, then x, y, z
+                arrays[f.name] = np.zeros(q + shape, order="F").transpose(1, 2, 3, 0)
+            else:  # x fastest, the population index slowest
+                arrays[f.name] = np.zeros(shape + q, order="F")
+        layouts = _launch.array_layouts(kernel, arrays)
+        by_arrays = wp._describe_spec(kernel, None, arrays=layouts, registers=90)
+        by_shape = wp._describe_spec(kernel, shape, layout=layout, registers=90)
+        assert by_arrays["field"] == by_shape["field"] and by_arrays["domain"] == by_shape["domain"]
+
+
+def test_device_auto_refuses_an_unknown_gpu_and_a_named_device_needs_no_detection(gpu, monkeypatch):
+    monkeypatch.setenv("FAKE_CUPY_GPU_NAME", "Fake GPU")
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    with pytest.raises(warpspeed.InputError, match="no shipped device describes the GPU 'Fake GPU'"):
+        run(**_arrays(gpu, (34, 34, 34)))
+    assert gpu.launches == []
+    named = wp.create_kernel(_seven_point(), device="H200-SXM-141GB", cache=None).compile()
+    named(**_arrays(gpu, (34, 34, 34)))
+    assert named.choice_for(**_arrays(gpu, (34, 34, 34))).device == "H200-SXM-141GB"
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"device": "no-such-gpu"}, "unknown device"),
+    ({"folding": ((1, 1, 2),)}, "takes the options"),
+    ({"layout": "zyxf"}, "takes the layout from the arrays"),
+])
+def test_bad_launch_time_options_are_refused_when_the_kernel_is_created(gpu, kwargs, match):
+    with pytest.raises(warpspeed.InputError, match=match):
+        wp.create_kernel(_seven_point(), **kwargs)
+
+
+def test_a_call_without_an_array_for_a_field_names_the_field(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    with pytest.raises(warpspeed.InputError, match="without an array for its field 'src'"):
+        run(dst=gpu.zeros((34, 34, 34)))
+
+
+def test_a_manual_launch_grid_is_left_to_the_user(gpu):
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.manual_launch_grid = True
+    kernel = wp.create_kernel(_seven_point(), cfg)
+    with pytest.raises(warpspeed.InputError, match="does not take a block size"):
+        kernel.compile()

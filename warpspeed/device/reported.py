@@ -1,0 +1,112 @@
+"""The shipped device for the name a GPU reports about itself (cupy, nvidia-smi, CUDA's device properties).
+
+Drivers report marketing names that are not the ids of ``warpspeed/devices/``: an H100 SXM5 says
+``"NVIDIA H100 80GB HBM3"``, an H200 SXM ``"NVIDIA H200"``, a V100 ``"Tesla V100-SXM2-32GB"``. A name
+matches a device when it names the same chip (``H100``, ``A100``, ``MI250X``), the same board form
+(PCIe, NVL or the default SXM/OAM module) and, where both give one, the same memory size. Anything else
+is refused: a GPU that is not described must not be estimated silently as a neighbour with other numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import InputError
+from .builtin import device, device_ids
+from .model import Device
+
+_VENDOR_WORDS = {"NVIDIA", "AMD", "TESLA", "INSTINCT", "GEFORCE", "QUADRO", "RADEON"}
+_CHIP = re.compile(r"^(?:MI\d{3}[A-Z]?|[A-Z]{1,2}\d{2,3}[A-Z]?)$")
+_MEMORY = re.compile(r"(\d+)\s*GB")
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """What a name says about the board: the chip, the form (pcie, nvl, module) and the memory in GB."""
+
+    chip: str | None
+    form: str
+    memory_GB: int | None
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[\s\-_/,()]+", text.upper()) if w]
+
+
+def _identity(text: str) -> _Identity:
+    words = [w for w in _words(text) if w not in _VENDOR_WORDS]
+    chip = next((w for w in words if _CHIP.match(w)), None)
+    form = "pcie" if "PCIE" in words else "nvl" if "NVL" in words else "module"
+    memory = _MEMORY.search(text.upper())
+    return _Identity(chip, form, int(memory.group(1)) if memory else None)
+
+
+def _normalized(text: str) -> str:
+    return " ".join(w for w in _words(text) if w not in _VENDOR_WORDS)
+
+
+def _device_identity(dev: Device) -> _Identity:
+    """A device's identity from its id: the chip first, ``PCIe`` in the id, the memory where the id gives it
+    (a name such as GH200's counts the CPU's memory too, which the GPU reports as ``"GH200 480GB"``)."""
+    words = _words(dev.id)
+    return _Identity(words[0], "pcie" if "PCIE" in words else "module", _identity(dev.id).memory_GB)
+
+
+def device_for_gpu_name(reported: str) -> Device:
+    """The shipped device a GPU's reported name denotes; an :class:`InputError` naming the closest
+    devices and how to pass one (with overrides) when none or several match."""
+    if not isinstance(reported, str) or not reported.strip():
+        raise InputError(f"the GPU reported no usable name ({reported!r}); pass the device explicitly, e.g. "
+                         f"device='H100-SXM5-80GB' (shipped: {', '.join(device_ids())}).")
+    devices = [device(i) for i in device_ids()]
+    want = _normalized(reported)
+    exact = [d for d in devices if want in (_normalized(d.id), _normalized(d.name))]
+    if len(exact) == 1:
+        return exact[0]
+    ident = _identity(reported)
+    same_chip = [d for d in devices if ident.chip is not None and _device_identity(d).chip == ident.chip]
+    matches = [d for d in same_chip if _device_identity(d).form == ident.form
+               and (ident.memory_GB is None or _device_identity(d).memory_GB in (None, ident.memory_GB))]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise InputError(f"the GPU {reported!r} could be any of {', '.join(d.id for d in matches)}; pass the "
+                         "device explicitly (device='ID').")
+    same_chip.sort(key=lambda d: (_device_identity(d).form != ident.form,
+                                  _device_identity(d).memory_GB != ident.memory_GB))
+    closest = same_chip or _closest_by_name(reported, devices)
+    hint = (f"closest shipped: {', '.join(d.id for d in closest)}. " if closest else
+            f"shipped devices: {', '.join(device_ids())}. ")
+    example = closest[0].id if closest else "H100-SXM5-80GB"
+    raise InputError(f"no shipped device describes the GPU {reported!r}; {hint}Estimate it as a described one "
+                     f"with your GPU's numbers where they differ: device=warpspeed.device({example!r}, "
+                     f"sm_count=..., dram_bw='...TB/s', l2_size='...MiB') (CLI: --device {example} --set "
+                     "KEY=VALUE; `warpspeed devices show ID` lists the keys), or pass the path of a device TOML "
+                     "file (docs/device-format.md).")
+
+
+def _closest_by_name(reported: str, devices: list[Device]) -> list[Device]:
+    import difflib
+
+    by_id = {d.id: d for d in devices}
+    near = difflib.get_close_matches(_normalized(reported), [_normalized(i) for i in by_id], n=3, cutoff=0.4)
+    return [d for d in devices if _normalized(d.id) in near]
+
+
+def detected_device(gpu_index: int | None = None) -> Device:
+    """The shipped device of a GPU that cupy sees (``gpu_index``: CUDA device number, default the current)."""
+    try:
+        import cupy
+    except ImportError:
+        raise InputError("device='auto' reads the GPU's name through cupy, which is not installed; install cupy "
+                         "on a machine with a GPU, or name the device (device='H100-SXM5-80GB').") from None
+    try:
+        index = cupy.cuda.runtime.getDevice() if gpu_index is None else gpu_index
+        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+    except Exception as e:  # no driver, no GPU: cupy's own error types differ by version
+        raise InputError(f"device='auto': cupy could not read the GPU's name ({type(e).__name__}: {e}); name "
+                         "the device instead (device='H100-SXM5-80GB').") from None
+    if isinstance(name, bytes):
+        name = name.decode(errors="replace")
+    return device_for_gpu_name(str(name))
