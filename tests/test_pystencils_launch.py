@@ -205,3 +205,39 @@ def test_a_manual_launch_grid_is_left_to_the_user(gpu):
     kernel = wp.create_kernel(_seven_point(), cfg)
     with pytest.raises(warpspeed.InputError, match="does not take a block size"):
         kernel.compile()
+
+
+# ----------------------------------------------------------------------------- pystencils' internals, in one place
+def test_the_internals_module_holds_every_non_public_pystencils_name_the_plugin_uses():
+    import ast
+    import inspect
+
+    from warpspeed_pystencils import _internals
+
+    public = ("pystencils", "pystencils.codegen", "pystencils.codegen.properties", "pystencils.types",
+              "pystencils.jit", "pystencils.sympyextensions")
+    package = Path(_internals.__file__).parent
+    for module in package.glob("*.py"):
+        if module.name == "_internals.py":
+            continue
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pystencils"):
+                assert node.module in public, f"{module.name} imports {node.module} outside _internals"
+    assert all(inspect.isclass(c) for c in _internals.AST_NODES)
+    assert [_internals.default_block_size(d) for d in (1, 2, 3)] == [(256, 1, 1), (16, 16, 1), (8, 8, 4)]
+
+
+def test_layout_names_are_read_as_pystencils_reads_them():
+    field_module = pytest.importorskip("pystencils.field")
+    for name in ("fzyx", "zyxf", "c", "numpy", "f", "F", "C", "reverse_numpy", "SoA", "aos"):
+        for spatial, index in ((1, 0), (2, 0), (3, 0), (2, 1), (3, 1), (1, 1)):
+            if index:
+                theirs = tuple(field_module.layout_string_to_tuple(name, spatial + index))
+            else:
+                theirs = tuple(field_module.spatial_layout_string_to_tuple(name, spatial))
+            assert _extract.layout_orders(name, spatial, index, "layout") == theirs
+            shape = tuple(range(3, 3 + spatial + index))
+            assert _extract.dense_strides(shape, theirs) == tuple(field_module.compute_strides(shape, theirs))
+    for bad in ("xyz", "bogus", ""):
+        with pytest.raises(warpspeed.InputError, match="use 'fzyx'"):
+            _extract.layout_orders(bad, 3, 0, "layout")

@@ -43,7 +43,7 @@ def _input_error(msg: str) -> Exception:
 def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
     """(GpuKernel, assignments or None): create a CUDA kernel (no JIT) when given assignments."""
     import pystencils as ps
-    from pystencils.codegen.kernel import GpuKernel, Kernel
+    from pystencils.codegen import GpuKernel, Kernel
 
     if isinstance(obj, GpuKernel):
         return obj, None
@@ -81,7 +81,9 @@ def _registers_argument(registers: Any) -> int | None:
 def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None) -> None:
     """Warn when the fields were declared with another spatial layout than the one estimated (``layout``, or
     the strides of the ``arrays`` a launch passes): the threads follow the declared layout."""
-    from pystencils.field import spatial_layout_string_to_tuple
+    from warpspeed import InputError
+
+    from ._extract import layout_orders
 
     for f in kernel.get_fields():
         if f.has_fixed_shape:
@@ -92,8 +94,8 @@ def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None)
             want, what = tuple(sorted(range(dims), key=lambda c: (-strides[c], c))), "the arrays launched have"
         else:
             try:
-                want = tuple(spatial_layout_string_to_tuple(layout, dims))
-            except ValueError:
+                want = layout_orders(layout, dims, 0, "layout")
+            except InputError:
                 return
             what = f"is estimated with layout {layout!r}"
         have = tuple(c for c in f.layout if c < dims)
@@ -256,7 +258,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     chosen folding is only reported (``"folding_applied": false``), not applied to the kernel.
     """
     import pystencils as ps
-    from pystencils.codegen.kernel import Kernel
+    from pystencils.codegen import Kernel
 
     from warpspeed.plugin_api import progress_bar
 
@@ -340,13 +342,13 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
                     folding_ranked: bool) -> dict[str, Any]:
     """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the best block, its performance and limiter, the
     configurations ranked, and pystencils' default block with its estimate and the speedup over it."""
-    from pystencils.codegen.config import GpuOptions
-
     from warpspeed.plugin_api import reference_estimate
+
+    from ._internals import default_block_size
 
     best = ranking.best
     block = [int(b) for b in best.configuration.block]
-    default_block = tuple(GpuOptions.get_default_block_size(spatial_dims))
+    default_block = default_block_size(spatial_dims)
     summary: dict[str, Any] = {
         "device": ranking.device, "block": block, "folding": list(best.configuration.folding),
         "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),

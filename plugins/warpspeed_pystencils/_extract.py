@@ -31,13 +31,22 @@ from typing import Any
 
 import pystencils as ps
 import sympy as sp
-from pystencils.backend.ast.expressions import (
+from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
+from pystencils.types import PsIeeeFloatType, PsIntegerType
+
+from warpspeed import InputError
+
+from ._internals import (  # the kernel AST: see _internals for why
     PsAdd,
     PsAnd,
+    PsAssignment,
+    PsBlock,
     PsBufferAcc,
     PsCall,
     PsCast,
+    PsConditional,
     PsConstantExpr,
+    PsDeclaration,
     PsDiv,
     PsExpression,
     PsGe,
@@ -54,13 +63,6 @@ from pystencils.backend.ast.expressions import (
     PsSymbolExpr,
     PsTernary,
 )
-from pystencils.backend.ast.structural import PsAssignment, PsBlock, PsConditional, PsDeclaration
-from pystencils.backend.memory import BufferBasePtr, PsSymbol
-from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
-from pystencils.field import compute_strides, layout_string_to_tuple, spatial_layout_string_to_tuple
-from pystencils.types import PsIeeeFloatType, PsIntegerType
-
-from warpspeed import InputError
 
 TIDS = ("tidx", "tidy", "tidz")
 _AXES = ("x", "y", "z")
@@ -124,16 +126,39 @@ def _sym(name: str) -> sp.Symbol:
     return sp.Symbol(name, integer=True)
 
 
+_LAYOUT_NAMES = {"fzyx": "fzyx", "soa": "fzyx", "f": "fzyx", "reverse_numpy": "fzyx",
+                 "zyxf": "zyxf", "aos": "zyxf", "c": "c", "numpy": "c"}
+
+
 def layout_orders(layout: str, spatial_dims: int, index_dims: int, what: str) -> tuple[int, ...]:
-    """pystencils layout tuple (slowest first) of a field with ``index_dims`` index dimensions."""
-    try:
-        if index_dims == 0:
-            return tuple(spatial_layout_string_to_tuple(layout, spatial_dims))
-        return tuple(layout_string_to_tuple(layout, spatial_dims + index_dims))
-    except (ValueError, AttributeError) as e:
+    """pystencils' layout tuple (coordinates, slowest first) of a field with ``index_dims`` index dimensions.
+
+    The names are pystencils' own: ``fzyx`` (also ``soa``, ``f``, ``reverse_numpy``: x fastest, the index
+    slowest), ``zyxf`` (``aos``: the index fastest, then x, y, z) and ``c`` (``numpy``: the last coordinate
+    fastest). pystencils' parser of them is not public API, so they are read here.
+    """
+    kind = _LAYOUT_NAMES.get(layout.lower()) if isinstance(layout, str) else None
+    if kind is None or not 1 <= spatial_dims <= 3 or (kind == "zyxf" and index_dims > 1):
         raise InputError(f"pystencils plugin: {what} {layout!r} is not usable for a field with {spatial_dims} "
-                         f"spatial and {index_dims} index dimension(s) ({e}); use 'fzyx', 'zyxf', 'f' or "
-                         "'c'/'numpy'.") from None
+                         f"spatial and {index_dims} index dimension(s); use 'fzyx', 'zyxf' (at most one index "
+                         "dimension), 'f' or 'c'/'numpy'.")
+    n = spatial_dims + index_dims
+    if kind == "c":
+        return tuple(range(n))
+    if kind == "zyxf" and index_dims:
+        return (*reversed(range(spatial_dims)), spatial_dims)
+    return tuple(reversed(range(n)))
+
+
+def dense_strides(shape: Sequence[int], layout: Sequence[int]) -> tuple[int, ...]:
+    """Element strides of a dense array of ``shape`` whose coordinates lie in memory as ``layout`` (slowest
+    first) orders them."""
+    strides = [0] * len(shape)
+    step = 1
+    for c in reversed(layout):
+        strides[c] = step
+        step *= int(shape[c])
+    return tuple(strides)
 
 
 class Extractor:
@@ -151,6 +176,7 @@ class Extractor:
         self.memo: dict[str, sp.Expr] = {}
         self.values: dict[str, int] = {}  # shape / stride parameter -> concrete value
         self.shape_params: dict[str, tuple[str, int]] = {}  # size parameter -> (field, coordinate)
+        self.stride_params: dict[tuple[str, int], str] = {}  # (field, coordinate) -> stride parameter
         self.fields: dict[str, FieldInfo] = {}
         self.pointer_field: dict[str, str] = {}
         self._setup(shape)
@@ -234,7 +260,7 @@ class Extractor:
                 full = self.ps_spatial + idx_shape
                 lay = (layout_orders(self.index_layout, self.spatial_dims, len(idx_shape), "index_layout")
                        if idx_shape else layout_orders(self.layout, self.spatial_dims, 0, "layout"))
-                strides = tuple(int(s) for s in compute_strides(full, lay))
+                strides = dense_strides(full, lay)
                 order = tuple(reversed(lay))
             if self.arrays is None or fixed:
                 extents = full
@@ -255,6 +281,8 @@ class Extractor:
                                          f"different values ({old} and {v}) for this shape and layout.")
                     if isinstance(prop, FieldShape):
                         self.shape_params[p.name] = (prop.field.name, prop.coordinate)
+                    else:
+                        self.stride_params[(prop.field.name, prop.coordinate)] = p.name
 
     # ----------------------------------------------------------------- expressions
     def _collect_decls(self, node: Any) -> None:
@@ -376,8 +404,8 @@ class Extractor:
         for c in node.children:
             self._walk(c)
 
-    def _field_of(self, pointer: Any) -> tuple[FieldInfo, Any, sp.Expr]:
-        """The field and buffer behind a pointer expression and an extra element offset (pointer arithmetic)."""
+    def _field_of(self, pointer: Any) -> tuple[FieldInfo, sp.Expr]:
+        """The field behind a pointer expression and an extra element offset (pointer arithmetic)."""
         extra: sp.Expr = sp.Integer(0)
         p = pointer
         while True:
@@ -391,9 +419,7 @@ class Extractor:
             if isinstance(p, PsSymbolExpr):
                 name = p.symbol.name
                 if name in self.pointer_field:
-                    bufs = p.symbol.get_properties(BufferBasePtr)
-                    buf = next(iter(bufs)).buffer if bufs else None
-                    return self.fields[self.pointer_field[name]], buf, extra
+                    return self.fields[self.pointer_field[name]], extra
                 if name in self.decls:
                     p = self.decls[name]
                     continue
@@ -401,13 +427,13 @@ class Extractor:
                              "pointer (indirect addressing is not supported).")
 
     def _access(self, acc: PsMemAcc, store: bool) -> None:
-        info, buf, extra = self._field_of(acc.pointer)
+        info, extra = self._field_of(acc.pointer)
         kind = "store" if store else "load"
         what = f"field '{info.name}', {kind} [{acc.offset}]"
         off = self._thread_subs(self.to_sympy(acc.offset, what) + extra, what)
         entry: Any = None
-        if not info.fixed and buf is not None:
-            entry = self._split(off, info, buf, what)
+        if not info.fixed:
+            entry = self._split(off, info, what)
         if entry is None:
             lin = sp.expand(off.xreplace(self._value_subs()))
             entry = affine_text(lin, self.where, what)
@@ -415,19 +441,13 @@ class Extractor:
         if entry not in target:
             target.append(entry)
 
-    def _split(self, off: sp.Expr, info: FieldInfo, buf: Any, what: str) -> list[str] | None:
-        """Per-coordinate indices from the coefficients of the stride symbols, in memory order."""
-        stride_syms = []
-        strides = list(buf.strides)
-        # scalar fields carry a trailing index dimension of extent 1 (constant stride) in the buffer: ignore it
-        while len(strides) > len(info.shape) and not isinstance(strides[-1], PsSymbol):
-            strides.pop()
-        if len(strides) != len(info.shape):
+    def _split(self, off: sp.Expr, info: FieldInfo, what: str) -> list[str] | None:
+        """Per-coordinate indices from the coefficients of the stride parameters, in memory order (None where a
+        coordinate has no stride parameter: its stride is a constant, and the offset is one linear index)."""
+        names = [self.stride_params.get((info.name, c)) for c in range(len(info.shape))]
+        if None in names:
             return None
-        for s in strides:
-            if not isinstance(s, PsSymbol):
-                return None
-            stride_syms.append(_sym(s.name))
+        stride_syms = [_sym(n) for n in names]  # type: ignore[arg-type]
         if len(set(stride_syms)) != len(stride_syms):
             return None
         coefs = [off.coeff(s) for s in stride_syms]

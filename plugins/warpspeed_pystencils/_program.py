@@ -36,7 +36,7 @@ def _renamed(code: str, name: str) -> str:
 
 def _source(kernel: Any) -> tuple[str, tuple[str, ...]]:
     """Translation unit and NVRTC options, as pystencils' cupy JIT builds them."""
-    from pystencils.include import get_pystencils_include_path
+    from ._internals import get_pystencils_include_path
 
     headers = {"<cuda/std/cstdint>"} | set(kernel.required_headers)
     headers.discard('"pystencils_runtime/half.h"')

@@ -1,0 +1,59 @@
+"""Every pystencils name the plugin uses that pystencils does not offer as public API, and why.
+
+Everything else comes from pystencils' public modules: ``pystencils`` itself, ``pystencils.codegen``
+(``Kernel``, ``GpuKernel``, ``Parameter``), ``pystencils.codegen.properties`` (``FieldBasePtr``, ``FieldShape``,
+``FieldStride``: what pystencils' own deprecation notes point to for parameter roles), ``pystencils.types``,
+``pystencils.jit`` (``JitBase``, ``KernelWrapper``, ``CupyJit``) and ``pystencils.sympyextensions``. The field
+layouts are parsed by the plugin itself (``_extract.layout_orders``).
+
+What remains, checked against pystencils 2.0 (Python 3.11) and 2.1 (Python 3.12) by the plugin's tests in CI:
+
+- The kernel's AST node classes. pystencils 2.x offers no public reading of what a generated kernel does:
+  ``Kernel.body`` is documented, but it returns the backend's AST (``pystencils.backend.ast``: developer API).
+  The memory accesses, their offsets and the iteration-space guard are read from these nodes, so the
+  description follows the code that runs, not the assignments it came from.
+- ``GpuOptions.get_default_block_size``: pystencils' own default block for a dimensionality (what a kernel
+  runs with when nobody chooses), reported beside warpspeed's choice. ``GpuOptions`` is reachable only
+  through ``pystencils.codegen.config``.
+- ``get_pystencils_include_path``: the headers pystencils' generated code includes, needed to compile that
+  code for ``warpspeed measure`` exactly as pystencils' cupy JIT does.
+"""
+
+from pystencils.backend.ast.expressions import (
+    PsAdd,
+    PsAnd,
+    PsBufferAcc,
+    PsCall,
+    PsCast,
+    PsConstantExpr,
+    PsDiv,
+    PsExpression,
+    PsGe,
+    PsGt,
+    PsIntDiv,
+    PsLe,
+    PsLiteralExpr,
+    PsLt,
+    PsMemAcc,
+    PsMul,
+    PsNeg,
+    PsRem,
+    PsSub,
+    PsSymbolExpr,
+    PsTernary,
+)
+from pystencils.backend.ast.structural import PsAssignment, PsBlock, PsConditional, PsDeclaration
+from pystencils.codegen.config import GpuOptions
+from pystencils.include import get_pystencils_include_path
+
+AST_NODES = (PsAdd, PsAnd, PsBufferAcc, PsCall, PsCast, PsConstantExpr, PsDiv, PsExpression, PsGe, PsGt, PsIntDiv,
+             PsLe, PsLiteralExpr, PsLt, PsMemAcc, PsMul, PsNeg, PsRem, PsSub, PsSymbolExpr, PsTernary, PsAssignment,
+             PsBlock, PsConditional, PsDeclaration)
+
+
+def default_block_size(spatial_dims: int) -> tuple[int, int, int]:
+    """The block pystencils launches a kernel of ``spatial_dims`` dimensions with when none is chosen."""
+    return tuple(int(b) for b in GpuOptions.get_default_block_size(spatial_dims))  # type: ignore[return-value]
+
+
+__all__ = ["AST_NODES", "default_block_size", "get_pystencils_include_path", *(n.__name__ for n in AST_NODES)]
