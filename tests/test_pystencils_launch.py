@@ -187,6 +187,7 @@ def test_device_auto_refuses_an_unknown_gpu_and_a_named_device_needs_no_detectio
     ({"device": "no-such-gpu"}, "unknown device"),
     ({"folding": ((1, 1, 2),)}, "takes the options"),
     ({"layout": "zyxf"}, "takes the layout from the arrays"),
+    ({"cache": "/tmp/rankings.jsonl"}, "cache= of a launch-time kernel"),
 ])
 def test_bad_launch_time_options_are_refused_when_the_kernel_is_created(gpu, kwargs, match):
     with pytest.raises(warpspeed.InputError, match=match):

@@ -89,6 +89,9 @@ class LaunchTimeJit(JitBase):
         if unknown:
             raise InputError(f"launch-time block choice takes the options {', '.join(LAUNCH_OPTIONS)}; got "
                              f"{', '.join(unknown)}.")
+        if options.get("cache", True) not in (True, None):
+            raise InputError(f"cache= of a launch-time kernel is None (nothing on disk) or left out (the cache "
+                             f"folder, $WARPSPEED_CACHE_DIR), got {options['cache']!r}.")
         if not (isinstance(device, str) and device == "auto"):
             import warpspeed
 
