@@ -2,7 +2,7 @@
 
 from . import kernels
 from ._version import __version__
-from .device import Device, device, device_ids
+from .device import Device, detected_device, device, device_for_gpu_name, device_ids
 from .errors import InputError
 from .estimate import Estimate, KernelAnalysis, estimate, with_model
 from .kernel import Field, Kernel, kernel_from_dict, load_kernel
@@ -13,6 +13,7 @@ from .space import Configuration, block_shapes, paper_space
 
 __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
            "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",
-           "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "device", "device_ids",
+           "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "detected_device",
+           "device", "device_for_gpu_name", "device_ids",
            "estimate", "find_kernel", "kernel_from_dict", "kernels", "load_kernel", "paper_space", "rank",
            "with_model"]

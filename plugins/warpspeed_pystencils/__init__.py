@@ -272,7 +272,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     base = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
     _check_gpu_target(base)
     if isinstance(device, str) and device == "auto":
-        from warpspeed.device import detected_device
+        from warpspeed import detected_device
 
         device = detected_device()
     folding_given = "folding" in rank_options

@@ -115,7 +115,7 @@ class LaunchTimeJit(JitBase):
     def resolve_device(self, gpu_index: int | None) -> Any:
         """The warpspeed device for a launch on CUDA device ``gpu_index``."""
         if isinstance(self.device, str):
-            from warpspeed.device import detected_device
+            from warpspeed import detected_device
 
             return detected_device(gpu_index)
         return self.device
