@@ -74,14 +74,25 @@ def _parser() -> argparse.ArgumentParser:
                     help="CUDA source: the kernel's own pystencils code (plugin kernels, folding 1,1,1), warpspeed's "
                          "code generated from the model's accesses (any folding), or auto (pystencils where it can)")
     ms.add_argument("--output", "-o", required=True, metavar="FILE.csv", help="measurement CSV (appended to)")
-    va = sub.add_parser("validate", help="compare measured runs (a measurement CSV) with the estimates")
-    va.add_argument("file", metavar="FILE.csv")
+    va = sub.add_parser("validate", help="compare measured runs (a measurement CSV, or a kernel_tuner cache or T4 "
+                                         "results file) with the estimates")
+    va.add_argument("file", metavar="FILE.csv|FILE.json", help="a measurement CSV, or a kernel_tuner cache file or "
+                                                               "T4 results file (.json; docs/kernel-tuner.md)")
     va.add_argument("--plot", metavar="FILE", help="predicted-vs-measured plot per level (.png, .svg, .pdf)")
     va.add_argument("--format", choices=("text", "json"), default="text")
     va.add_argument("--device", metavar="FILE|ID", help="estimate every row on this device (id or device TOML, "
                                                          "e.g. a calibrated file) instead of the device each row "
                                                          "names; the rows must come from one device")
     _model_option(va)
+    kt = va.add_argument_group("kernel_tuner files (.json), where the file's warpspeed header does not say")
+    kt.add_argument("--kernel", help="the warpspeed kernel the file measured (catalog name or TOML)")
+    kt.add_argument("--domain", metavar="X,Y,Z", help="its domain (default: kernel_tuner's problem_size)")
+    kt.add_argument("--block-names", metavar="X,Y,Z", help="the parameters of the block extents (default "
+                    "block_size_x,block_size_y,block_size_z; '-' for an axis that is not tuned)")
+    kt.add_argument("--folding-names", metavar="X,Y,Z", help="the parameters of the thread folding (default "
+                    "folding_x,folding_y,folding_z; '-' for none)")
+    kt.add_argument("--select", action="append", metavar="NAME=VALUE", help="keep the entries whose other parameter "
+                    "NAME has this value (warpspeed compares one time per block and folding); repeatable")
     ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes, and its "
                                           "DRAM bandwidth to measured streaming (copy) rows")
     ca.add_argument("file", metavar="FILE.csv", nargs="+", help="one or more measurement CSVs (their rows are "
@@ -557,7 +568,13 @@ def _validate(a) -> str:
     if a.device:
         from .device import device
         dev = device(a.device)
-    rows = read_measurements(a.file)
+    rows = _kernel_tuner_rows(a) if a.file.lower().endswith(".json") else None
+    if rows is None:
+        if given := [o for o, v in (("--kernel", a.kernel), ("--domain", a.domain), ("--block-names", a.block_names),
+                                    ("--folding-names", a.folding_names), ("--select", a.select)) if v]:
+            raise InputError(f"{', '.join(given)}: for kernel_tuner .json files; {a.file} is read as a measurement "
+                             "CSV, whose rows name their kernel, domain and configuration.")
+        rows = read_measurements(a.file)
     with progress_bar("validate", "rows") as bar:
         reports = validate(rows, device=dev, model=a.model, progress=bar)
     if a.plot:
@@ -566,6 +583,34 @@ def _validate(a) -> str:
     if a.format == "json":
         return json.dumps([r.to_dict() for r in reports], indent=2)
     return report_text(reports)
+
+
+def _kernel_tuner_rows(a):
+    """``validate``'s rows of a kernel_tuner cache or T4 results file (warpspeed.integrations.kernel_tuner)."""
+    from .integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner
+
+    def names(text: str | None, option: str, default: tuple) -> tuple:
+        if text is None:
+            return default
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) != 3 or not all(parts):
+            raise InputError(f"{option} {text!r}: give three parameter names X,Y,Z ('-' for an axis that is not "
+                             "tuned), e.g. block_size_x,block_size_y,-.")
+        return tuple(None if p == "-" else p for p in parts)
+
+    select = {}
+    for item in a.select or []:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise InputError(f"--select {item!r}: give NAME=VALUE, e.g. --select loop_unroll=1.")
+        select[name.strip()] = value.strip()
+    pn = None
+    if a.block_names is not None or a.folding_names is not None:
+        pn = ParameterNames(names(a.block_names, "--block-names", NAMES.block),
+                            names(a.folding_names, "--folding-names", NAMES.folding))
+    return read_kernel_tuner(a.file, kernel=a.kernel, device=a.device,
+                             domain=None if a.domain is None else _ints(a.domain, "--domain"), names=pn,
+                             select=select or None)
 
 
 def _calibrate(a) -> str:

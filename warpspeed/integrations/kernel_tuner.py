@@ -1,0 +1,801 @@
+"""kernel_tuner integration: the model's ranking of a kernel_tuner search space, and the files both tools read.
+
+kernel_tuner (https://github.com/KernelTuner/kernel_tuner) measures configurations; warpspeed predicts them.
+This module lets the prediction steer the measuring:
+
+- :func:`rank_tune_params` ranks the configurations of a kernel_tuner ``tune_params`` space (with kernel_tuner
+  style restrictions) as :func:`warpspeed.rank` does;
+- :func:`restriction` is a kernel_tuner ``restrictions=`` function that keeps only the model's top N, or the
+  configurations predicted within a share of the best;
+- :class:`WarpspeedOrder` is a kernel_tuner strategy that measures the best-predicted configurations first and
+  stops at the budget (``max_fevals``, ``time_limit``); :func:`x0` is the best-predicted starting point for
+  kernel_tuner's local strategies (``strategy_options={"x0": ...}``);
+- :func:`write_t4_results` / :func:`write_cache` export a ranking as kernel_tuner's T4 results JSON or as a
+  cache file (predicted kernel time in ms as ``time``; replayable with ``simulation_mode=True``);
+  :func:`read_kernel_tuner` reads a cache or T4 file as measurements for :mod:`warpspeed.validation`
+  (``warpspeed validate FILE.json``); :func:`convert_measurements` turns a measurement CSV into cache files.
+
+Parameter names (:class:`ParameterNames`) say which ``tune_params`` are the block and folding extents;
+kernel_tuner's defaults ``block_size_x/y/z`` are the block's. Other parameters (a loop-unroll flag, say) do
+not change an estimate: configurations that differ only in them share their block and folding's prediction,
+and keep kernel_tuner's order among themselves. The formats read and written: docs/kernel-tuner.md.
+
+Only :class:`WarpspeedOrder`, :func:`all_of` with string restrictions and restriction strings passed to the
+ranking import kernel_tuner (``pip install -e ".[kernel_tuner]"``); everything else works without it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import numbers
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import InputError, install_hint, read_text
+from ..launch import triple
+from ..measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
+from ..ranking import RankedResult, Ranking, rank
+from ..space import Configuration
+
+Restriction = Callable[[dict], bool]
+"""A kernel_tuner restriction: called with the dict of a configuration's parameters, True keeps it."""
+
+OBJECTIVE = "time"  # kernel_tuner's default objective: the kernel time in ms
+T4_SCHEMA_VERSION = "1.0.0"  # the T4 results schema kernel_tuner 1.5 ships (schema/T4/1.0.0)
+ERROR_VALUES = ("ErrorConfig", "InvalidConfig", "CompilationFailedConfig", "RuntimeFailedConfig")
+"""How kernel_tuner's cache files mark a configuration that did not run (a value of one of its keys)."""
+STRATEGY_OPTIONS = ("max_fevals", "time_limit", "searchspace_construction_options")
+
+
+@dataclass(frozen=True)
+class ParameterNames:
+    """Which kernel_tuner parameters hold the thread block's and the thread folding's extents (x, y, z).
+
+    ``None``, or a name that ``tune_params`` lacks, means extent 1 on that axis. Defaults: kernel_tuner's
+    ``block_size_x/y/z`` and ``folding_x/y/z``.
+    """
+
+    block: tuple[str | None, str | None, str | None] = ("block_size_x", "block_size_y", "block_size_z")
+    folding: tuple[str | None, str | None, str | None] = ("folding_x", "folding_y", "folding_z")
+
+    def __post_init__(self) -> None:
+        for what in ("block", "folding"):
+            names = getattr(self, what)
+            if isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 3 or not all(
+                    n is None or (isinstance(n, str) and n.strip()) for n in names):
+                raise InputError(f"ParameterNames.{what} is {names!r}; give three parameter names (x, y, z), "
+                                 "None for an axis that is not tuned, e.g. ('block_size_x', 'block_size_y', None).")
+            object.__setattr__(self, what, tuple(names))
+        named = [n for n in (*self.block, *self.folding) if n is not None]
+        if twice := sorted({n for n in named if named.count(n) > 1}):
+            raise InputError(f"ParameterNames: {', '.join(map(repr, twice))} named for more than one extent; each "
+                             "block and folding axis needs its own parameter.")
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        """The names given (block first, then folding)."""
+        return tuple(n for n in (*self.block, *self.folding) if n is not None)
+
+    def configuration(self, params: Mapping[str, Any]) -> Configuration:
+        """The block and folding of a kernel_tuner configuration (a dict of parameter values)."""
+        return Configuration(_extents(params, self.block, "block size"), _extents(params, self.folding, "folding"))
+
+    def params(self, c: Configuration) -> dict[str, int]:
+        """The parameter values of a configuration's block and folding (named axes only)."""
+        return {n: v for names, values in ((self.block, c.block), (self.folding, c.folding))
+                for n, v in zip(names, values, strict=True) if n is not None}
+
+
+NAMES = ParameterNames()
+
+
+def _extents(params: Mapping[str, Any], names: Sequence[str | None], what: str) -> tuple[int, int, int]:
+    out = []
+    for n in names:
+        v = 1 if n is None or n not in params else params[n]
+        if not _positive_int(v):
+            raise InputError(f"parameter {n!r} is {v!r}; a {what} extent is a positive integer.")
+        out.append(int(v))
+    return tuple(out)  # type: ignore[return-value]
+
+
+def _positive_int(v: Any) -> bool:
+    return not isinstance(v, bool) and isinstance(v, numbers.Integral) and v >= 1
+
+
+def _key(c: Configuration) -> tuple:
+    """What a configuration's prediction depends on among kernel_tuner's parameters: its block and folding."""
+    return c.block, c.folding
+
+
+def _names(names: ParameterNames | None) -> ParameterNames:
+    if names is None:
+        return NAMES
+    if not isinstance(names, ParameterNames):
+        raise InputError(f"names must be a ParameterNames, got {type(names).__name__} ({names!r}).")
+    return names
+
+
+def checked_tune_params(tune_params: Mapping[str, Sequence[Any]], names: ParameterNames | None = None
+                        ) -> dict[str, list]:
+    """``tune_params`` as a dict of lists, checked: every block and folding value a positive integer, at least
+    one block parameter present. Errors name the parameter and what is valid."""
+    names = _names(names)
+    if not isinstance(tune_params, Mapping) or not tune_params:
+        raise InputError(f"tune_params must be a non-empty dict of parameter name -> list of values, got "
+                         f"{tune_params!r}.")
+    out: dict[str, list] = {}
+    for k, values in tune_params.items():
+        if not isinstance(k, str):
+            raise InputError(f"tune_params: parameter name {k!r} is not a string.")
+        if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+            raise InputError(f"tune_params[{k!r}] is {values!r}; give the list of its values.")
+        out[k] = list(values)
+        if not out[k]:
+            raise InputError(f"tune_params[{k!r}] is empty; give at least one value.")
+        if k in names.all and (bad := [v for v in out[k] if not _positive_int(v)]):
+            what = "block size" if k in names.block else "folding"
+            raise InputError(f"tune_params[{k!r}] holds {bad[0]!r}; a {what} parameter takes positive integers "
+                             f"(e.g. [1, 2, 4]).")
+    if not any(n in out for n in names.block if n is not None):
+        raise InputError(f"none of the block size parameters {[n for n in names.block if n]} is in tune_params "
+                         f"(its parameters: {', '.join(out)}); name yours with "
+                         "ParameterNames(block=('bx', 'by', 'bz')).")
+    return out
+
+
+def all_of(*restrictions: Restriction | str) -> Restriction:
+    """One kernel_tuner restriction that keeps what every given one keeps: functions of the parameter dict, and
+    kernel_tuner's restriction strings such as ``"block_size_x*block_size_y<=1024"``.
+
+    Why: kernel_tuner 1.5 calls a lone function with the parameter dict but calls functions inside a list with
+    positional values, and turns lambdas into strings (a lambda that calls another function then fails). Pass
+    the result as the only restriction: ``restrictions=all_of(keep, "block_size_x>=32")``."""
+    checks = [_one_check(r) for r in restrictions]
+
+    def keep_all(params: dict) -> bool:
+        """True where every restriction keeps the configuration."""
+        return all(check(params) for check in checks)
+
+    return keep_all
+
+
+def _one_check(r: Restriction | str) -> Restriction:
+    if isinstance(r, str):
+        try:
+            from kernel_tuner.util import check_restriction
+        except ImportError:
+            raise InputError(f"restriction {r!r} is a kernel_tuner string, which needs kernel_tuner: "
+                             f"{install_hint('kernel_tuner')}") from None
+
+        def check_string(params: dict) -> bool:
+            """kernel_tuner's own evaluation of the restriction string."""
+            try:
+                return bool(check_restriction(r, dict(params)))
+            except Exception as e:
+                raise InputError(f"restriction {r!r} failed on {params}: {type(e).__name__}: {e}") from None
+
+        return check_string
+    if not callable(r):
+        raise InputError(f"a restriction is a function of the parameter dict or a kernel_tuner string, got {r!r}.")
+
+    def check_function(params: dict) -> bool:
+        """The user's function, its failures named."""
+        try:
+            return bool(r(dict(params)))
+        except InputError:
+            raise
+        except Exception as e:
+            name = getattr(r, "__name__", repr(r))
+            raise InputError(f"restriction {name} failed on {params}: {type(e).__name__}: {e}") from None
+
+    return check_function
+
+
+def _restrictions(restrictions: Restriction | str | Sequence[Restriction | str] | None) -> Restriction:
+    if restrictions is None:
+        return all_of()
+    if callable(restrictions) or isinstance(restrictions, str):
+        return all_of(restrictions)
+    if isinstance(restrictions, list | tuple):
+        return all_of(*restrictions)
+    raise InputError(f"restrictions must be a function of the parameter dict, a kernel_tuner string or a list of "
+                     f"them, got {restrictions!r}.")
+
+
+def tune_space(tune_params: Mapping[str, Sequence[Any]], *, names: ParameterNames | None = None,
+               restrictions: Restriction | str | Sequence[Restriction | str] | None = None
+               ) -> list[tuple[dict, Configuration]]:
+    """The configurations of a kernel_tuner space in kernel_tuner's order (the product of the value lists, the
+    last parameter varying fastest) that pass the restrictions, each with its block and folding."""
+    names = _names(names)
+    tp = checked_tune_params(tune_params, names)
+    keep = _restrictions(restrictions)
+    keys = list(tp)
+    out = []
+    for values in itertools.product(*tp.values()):
+        params = dict(zip(keys, values, strict=True))
+        if keep(params):
+            out.append((params, names.configuration(params)))
+    return out
+
+
+def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *,
+                     names: ParameterNames | None = None,
+                     restrictions: Restriction | str | Sequence[Restriction | str] | None = None,
+                     domain: Sequence[int] | None = None, registers: int | None = None, model: str | None = None,
+                     screen: int | None = None, jobs: int | None = 1, executor=None,
+                     cache: str | Path | None = None) -> Ranking:
+    """:func:`warpspeed.rank` of exactly the block/folding configurations of a kernel_tuner space.
+
+    ``restrictions``: a function of the parameter dict, a kernel_tuner restriction string, or a list of them
+    (each function is called with the dict). Parameters that are neither block nor folding extents (see
+    ``names``) do not change an estimate: the ranking holds each block and folding once; :func:`ordered_params`
+    spreads it over the full space. ``domain`` is kernel_tuner's ``problem_size`` (default: the kernel's);
+    ``registers``, ``model``, ``screen``, ``jobs``, ``executor`` and ``cache`` are :func:`warpspeed.rank`'s."""
+    space = tune_space(tune_params, names=names, restrictions=restrictions)
+    if not space:
+        raise InputError("the restrictions exclude every configuration of tune_params: nothing to rank.")
+    configs = list(dict.fromkeys(c for _, c in space))
+    return rank(kernel, device, domain=domain, configs=configs, registers=registers, model=model, screen=screen,
+                jobs=jobs, executor=executor, cache=cache)
+
+
+def _positions(ranking: Ranking) -> dict[tuple, int]:
+    """Each ranked block and folding's place: the ranking's order, then a screened ranking's bounded ones."""
+    if not isinstance(ranking, Ranking):
+        raise InputError(f"expected a warpspeed Ranking (from rank_tune_params), got {type(ranking).__name__}.")
+    out: dict[tuple, int] = {}
+    for c in [r.configuration for r in ranking.results] + [b.configuration for b in ranking.bounded]:
+        out.setdefault(_key(c), len(out))
+    return out
+
+
+def ordered_params(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]], *,
+                   names: ParameterNames | None = None,
+                   restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> list[dict]:
+    """The kernel_tuner space (after the restrictions), best-predicted first.
+
+    Configurations of one block and folding (differing in other parameters) keep kernel_tuner's order; those
+    whose block and folding the ranking lacks come last, in kernel_tuner's order."""
+    space = tune_space(tune_params, names=names, restrictions=restrictions)
+    pos = _positions(ranking)
+    order = sorted(range(len(space)), key=lambda i: (pos.get(_key(space[i][1]), len(pos)), i))
+    return [space[i][0] for i in order]
+
+
+def x0(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]], *, names: ParameterNames | None = None,
+       restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> list:
+    """The best-predicted configuration as kernel_tuner's ``x0`` strategy option: its values in ``tune_params``
+    order (``strategy_options={"x0": x0(...)}`` starts greedy_ils, basinhopping, ... there)."""
+    pos = _positions(ranking)
+    n = _names(names)
+    for params in ordered_params(ranking, tune_params, names=n, restrictions=restrictions):
+        if _key(n.configuration(params)) in pos:
+            return [params[k] for k in tune_params]
+    raise InputError("no configuration of tune_params (after the restrictions) is in the ranking.")
+
+
+def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: int | None = None,
+                within: float | None = None) -> Restriction:
+    """A kernel_tuner ``restrictions=`` function that keeps the configurations the model ranks among its ``top``
+    N, or whose predicted performance is at least ``within`` (a share, e.g. 0.9) of the predicted best.
+
+    Why: kernel_tuner then measures only what the model thinks can win. It takes the dict of all parameters
+    (others than block and folding are ignored); a block and folding the ranking lacks, or that cannot launch,
+    is not kept. Give it as the only restriction (combine with :func:`all_of`)."""
+    names = _names(names)
+    _positions(ranking)
+    if (top is None) == (within is None):
+        raise InputError("restriction: give one of top= (the number of best-predicted configurations to keep) or "
+                         "within= (a share of the predicted best, e.g. 0.9).")
+    launchable = [r for r in ranking.results if not r.error]
+    if not launchable:
+        raise InputError(f"restriction: no configuration of the ranking of {ranking.kernel} on {ranking.device} can "
+                         "launch.")
+    if top is not None:
+        if not _positive_int(top):
+            raise InputError(f"restriction: top is {top!r}; give a positive number of configurations.")
+        kept = launchable[:top]
+    else:
+        if isinstance(within, bool) or not isinstance(within, numbers.Real) or not 0 < within <= 1:
+            raise InputError(f"restriction: within is {within!r}; give a share of the predicted best in (0, 1], "
+                             "e.g. 0.9.")
+        floor = within * launchable[0].performance_GLup_s
+        if any(b.bound_GLup_s >= floor for b in ranking.bounded):
+            raise InputError(f"restriction: the ranking is screened (screen={ranking.screen}) and some configurations "
+                             f"it only bounded may be within {within:g} of the best; rank without screen.")
+        kept = [r for r in launchable if r.performance_GLup_s >= floor]
+    keep = frozenset(_key(r.configuration) for r in kept)
+
+    def keep_predicted(params: dict) -> bool:
+        """True for a configuration whose block and folding the model ranks among the kept ones."""
+        return _key(names.configuration(params)) in keep
+
+    return keep_predicted
+
+
+class WarpspeedOrder:
+    """A kernel_tuner strategy: measure the configurations best-predicted first, until the budget is spent.
+
+    ``tune_kernel(..., strategy=WarpspeedOrder(ranking), strategy_options={"max_fevals": 20})``. It walks
+    kernel_tuner's search space (after its restrictions) in :func:`ordered_params` order and stops at
+    ``max_fevals`` or ``time_limit``; a ranked configuration outside the space is skipped."""
+
+    def __init__(self, ranking: Ranking, names: ParameterNames | None = None):
+        _positions(ranking)
+        self.ranking = ranking
+        self.names = _names(names)
+
+    def order(self, searchspace) -> list[tuple]:
+        """The configurations of a kernel_tuner ``Searchspace`` as value tuples, best-predicted first."""
+        keys = list(searchspace.tune_params)
+        configs = searchspace.sorted_list()
+        pos = _positions(self.ranking)
+        rank_of = [pos.get(_key(self.names.configuration(dict(zip(keys, c, strict=True)))), len(pos))
+                   for c in configs]
+        return [configs[i] for i in sorted(range(len(configs)), key=lambda i: (rank_of[i], i))]
+
+    def tune(self, searchspace, runner, tuning_options) -> list[dict]:
+        """kernel_tuner's strategy interface: measure in order through its cost function, return its results."""
+        from kernel_tuner.strategies.common import CostFunc
+        from kernel_tuner.util import StopCriterionReached
+
+        if unknown := sorted(set(tuning_options.strategy_options or {}) - set(STRATEGY_OPTIONS)):
+            raise InputError(f"WarpspeedOrder: unknown strategy option(s) {', '.join(unknown)}; it takes "
+                             f"{', '.join(STRATEGY_OPTIONS)}.")
+        cost = CostFunc(searchspace, tuning_options, runner, snap=False)
+        try:
+            for c in self.order(searchspace):
+                cost(list(c))
+        except StopCriterionReached:
+            pass
+        return cost.results
+
+
+# --- files ---------------------------------------------------------------------------------------------------
+
+def tune_params_of(configs: Iterable[Configuration], names: ParameterNames | None = None) -> dict[str, list[int]]:
+    """The smallest kernel_tuner ``tune_params`` holding the configurations: every named block axis, and the
+    folding axes where some folding is not 1 (sorted values)."""
+    names = _names(names)
+    configs = list(configs)
+    out: dict[str, list[int]] = {}
+    for what, names3 in (("block", names.block), ("folding", names.folding)):
+        for axis, n in enumerate(names3):
+            values = sorted({getattr(c, what)[axis] for c in configs})
+            if n is None and values != [1]:
+                raise InputError(f"the {what} extents in {'xyz'[axis]} are {values}, but ParameterNames.{what} names "
+                                 f"no parameter for that axis.")
+            if n is not None and (what == "block" or values != [1]):
+                out[n] = values
+    return out
+
+
+def _domain(ranking: Ranking) -> list[int]:
+    domains = {tuple(r.data["domain"]) for r in ranking.results}
+    if len(domains) != 1:
+        raise InputError(f"the ranking spans {len(domains)} domains; a kernel_tuner file has one problem size: "
+                         "export one ranking per domain.")
+    return list(domains.pop())
+
+
+def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> list[tuple[dict, RankedResult]]:
+    """The space's configurations that the ranking estimated in full, best-predicted first."""
+    names = _names(names)
+    if tune_params is None:
+        tune_params = tune_params_of((r.configuration for r in ranking.results), names)
+    by_key = {_key(r.configuration): r for r in ranking.results}
+    out = []
+    for params in ordered_params(ranking, tune_params, names=names, restrictions=restrictions):
+        r = by_key.get(_key(names.configuration(params)))
+        if r is not None:
+            out.append((params, r))
+    if not out:
+        raise InputError("no configuration of tune_params (after the restrictions) is in the ranking.")
+    return out
+
+
+def _metadata(ranking: Ranking, names: ParameterNames, domain: list[int]) -> dict:
+    return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain,
+            "model": ranking.best.data.get("model"), "block_names": list(names.block),
+            "folding_names": list(names.folding), "warpspeed_version": __version__}
+
+
+def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
+               names: ParameterNames | None = None,
+               restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> dict:
+    """The ranking as kernel_tuner's T4 results document (schema 1.0.0), best-predicted first.
+
+    One result per configuration of ``tune_params`` (default: the ranking's blocks and foldings) that the
+    ranking estimated in full: measurements ``time`` (predicted kernel time, ms), ``GLup_s`` and ``num_regs`` (the
+    registers per thread the estimate assumed); a configuration that cannot launch is ``invalidity: "runtime"``.
+    ``metadata.warpspeed`` names the kernel, device, domain and parameter names, so that :func:`read_kernel_tuner`
+    reads the file back."""
+    names = _names(names)
+    domain = _domain(ranking)
+    results = []
+    for params, r in _predicted_entries(ranking, tune_params, names, restrictions):
+        item: dict = {"configuration": params, "objectives": [OBJECTIVE], "times": {},
+                      "invalidity": "runtime" if r.error else "correct", "correctness": 1, "measurements": []}
+        if not r.error:
+            item["measurements"] = [{"name": OBJECTIVE, "value": r.data["time_s"] * 1e3, "unit": "ms"},
+                                    {"name": "GLup_s", "value": r.performance_GLup_s, "unit": "GLup/s"},
+                                    *([{"name": "num_regs", "value": r.data["registers"], "unit": ""}]
+                                      if r.data.get("registers") else [])]
+        results.append(item)
+    return {"schema_version": T4_SCHEMA_VERSION, "results": results,
+            "metadata": {"timeunit": "milliseconds", "warpspeed": _metadata(ranking, names, domain)}}
+
+
+def write_t4_results(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None,
+                     *, names: ParameterNames | None = None,
+                     restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> Path:
+    """Write :func:`t4_results` as JSON; returns the path."""
+    p = Path(path)
+    p.write_text(json.dumps(t4_results(ranking, tune_params, names=names, restrictions=restrictions),
+                            indent=1, default=_json_default) + "\n")
+    return p
+
+
+def kernel_name_of(kernel: str) -> str:
+    """A C identifier for kernel_tuner's ``kernel_name`` from a warpspeed kernel name (``star3d-r4`` ->
+    ``star3d_r4``)."""
+    name = re.sub(r"\W", "_", Path(kernel).stem if kernel.endswith(".toml") else kernel)
+    return name if name and not name[0].isdigit() else f"k_{name}"
+
+
+def _json_default(v):
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    raise TypeError(f"{v!r} is not JSON")
+
+
+def _cache_key(params: Mapping[str, Any], keys: Sequence[str]) -> str:
+    return ",".join(str(params[k]) for k in keys)
+
+
+def _write_cache_file(path: str | Path, header: dict, entries: Sequence[dict]) -> Path:
+    """A cache file in kernel_tuner's own layout: the header, then one configuration per line, closed."""
+    keys = header["tune_params_keys"]
+    head = json.dumps({**header, "cache": {}}, indent="", default=_json_default)
+    lines = [json.dumps({_cache_key(e, keys): e}, default=_json_default)[1:-1] for e in entries]
+    p = Path(path)
+    p.write_text(head[:-3] + ("\n" + ",\n".join(lines) if lines else "") + "}\n}\n")
+    return p
+
+
+def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
+                names: ParameterNames | None = None,
+                restrictions: Restriction | str | Sequence[Restriction | str] | None = None,
+                kernel_name: str | None = None) -> Path:
+    """The ranking as a kernel_tuner cache file: each configuration's predicted kernel time in ms as ``time``
+    (its ``GLup_s``, and the registers per thread the estimate assumed as ``num_regs``), like a measured cache;
+    one that cannot launch is ``__error__: RuntimeFailedConfig``.
+
+    ``tune_params`` (default: the ranking's blocks and foldings) and ``kernel_name`` (default: the kernel's
+    name as an identifier) must be those given to ``tune_kernel``; ``problem_size`` is the ranking's domain,
+    ``device_name`` the warpspeed device id. Replay it with ``tune_kernel(..., cache=path,
+    simulation_mode=True, restrictions=cached_restriction(path))``."""
+    names = _names(names)
+    domain = _domain(ranking)
+    items = _predicted_entries(ranking, tune_params, names, restrictions)
+    tp = dict(tune_params) if tune_params is not None else tune_params_of((r.configuration for r in
+                                                                             ranking.results), names)
+    entries = []
+    for params, r in items:
+        entry = dict(params)
+        if r.error:
+            entry["__error__"] = "RuntimeFailedConfig"
+        else:
+            entry.update({OBJECTIVE: r.data["time_s"] * 1e3, "GLup_s": r.performance_GLup_s})
+            if r.data.get("registers"):
+                entry["num_regs"] = r.data["registers"]
+        entries.append(entry)
+    header = {"device_name": ranking.device, "kernel_name": kernel_name or kernel_name_of(ranking.kernel),
+              "problem_size": domain, "tune_params_keys": list(tp), "tune_params": tp, "objective": OBJECTIVE,
+              "warpspeed": _metadata(ranking, names, domain)}
+    return _write_cache_file(path, header, entries)
+
+
+def measurements_to_cache(rows: Sequence[Measurement], path: str | Path, *, names: ParameterNames | None = None,
+                          kernel_name: str | None = None, source: str | None = None) -> Path:
+    """Write the measured rows of one sweep (one kernel, device and domain; each block and folding once) as a
+    kernel_tuner cache file: per configuration its block and folding parameters, the measured median kernel
+    time ``time_s`` as ``time`` in ms, the binary's registers as ``num_regs`` (kernel_tuner's RegisterObserver
+    key) and the ``code`` that ran; nothing else. ``device_name`` is the GPU's reported name; the ``warpspeed``
+    header names the warpspeed kernel, device, domain and ``source`` (the CSV), for :func:`read_kernel_tuner`."""
+    names = _names(names)
+    rows = list(rows)
+    where = source or "measurements"
+    if not rows:
+        raise InputError(f"{where}: no rows to convert.")
+    sweeps = {(m.kernel, m.device, m.domain) for m in rows}
+    if len(sweeps) > 1:
+        raise InputError(f"{where}: the rows hold {len(sweeps)} sweeps (kernel, device, domain); a cache file holds "
+                         "one: use convert_measurements, which splits them.")
+    configs = [Configuration(m.block, m.folding) for m in rows]
+    tp = tune_params_of(configs, names)
+    keys = list(tp)
+    entries, seen = [], {}
+    for m, c in zip(rows, configs, strict=True):
+        t = m.values.get("time_s")
+        if not isinstance(t, float) or t <= 0:
+            raise InputError(f"{where}, line {m.line}: column time_s is {t!r}; a kernel_tuner cache needs the measured "
+                             "kernel time.")
+        entry: dict = {k: names.params(c)[k] for k in keys}
+        if (first := seen.setdefault(_cache_key(entry, keys), m)) is not m:
+            raise InputError(f"{where}: block {triple_text(m.block)} folding {triple_text(m.folding)} is measured "
+                             f"twice (lines {first.line} and {m.line}); a cache holds one time per configuration.")
+        entry[OBJECTIVE] = t * 1e3
+        if m.registers is not None:
+            entry["num_regs"] = m.registers
+        if m.code:
+            entry["code"] = m.code
+        entries.append(entry)
+    gpu = {m.values.get("gpu_name") for m in rows}
+    kernel, dev, domain = rows[0].kernel, rows[0].device, list(rows[0].domain)
+    header = {"device_name": gpu.pop() if len(gpu) == 1 and "" not in gpu and None not in gpu else dev,
+              "kernel_name": kernel_name or kernel_name_of(kernel), "problem_size": domain,
+              "tune_params_keys": keys, "tune_params": tp, "objective": OBJECTIVE,
+              "warpspeed": {"predicted": False, "kernel": kernel, "device": dev, "domain": domain,
+                            "block_names": list(names.block), "folding_names": list(names.folding),
+                            **({"source": source} if source else {})}}
+    return _write_cache_file(path, header, entries)
+
+
+def convert_measurements(csv_path: str | Path, out_dir: str | Path, *, names: ParameterNames | None = None,
+                         source: str | None = None) -> list[Path]:
+    """Convert a measurement CSV (:mod:`warpspeed.measurements`) into one kernel_tuner cache file per sweep
+    (:func:`warpspeed.validation.sweeps`): ``<csv stem>.<kernel>[.<domain>][.<code>].json`` in ``out_dir``.
+    ``source`` (default: the CSV path as given) is recorded in each file's header."""
+    from ..validation import sweeps
+
+    p = Path(csv_path)
+    groups = sweeps(read_measurements(p))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = []
+    for (kernel, _dev, domain, code), rows in groups.items():
+        parts = [p.stem, kernel_name_of(kernel)]
+        if sum(k == kernel for k, *_ in groups) > 1:
+            parts.append(triple_text(domain))
+        if code:
+            parts.append(code)
+        out.append(measurements_to_cache(rows, out_dir / (".".join(parts) + ".json"), names=names,
+                                         source=source or str(csv_path)))
+    return out
+
+
+def _load_json(p: Path) -> Any:
+    text = read_text(p, "kernel_tuner file", "a kernel_tuner cache or T4 results file is UTF-8 JSON")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        stripped = text.rstrip()
+        if stripped.endswith(","):  # a cache of an interrupted kernel_tuner run: close it as kernel_tuner does
+            try:
+                return json.loads(stripped[:-1] + "}\n}")
+            except json.JSONDecodeError:
+                pass
+        raise InputError(f"{p}, line {e.lineno}, column {e.colno}: not JSON ({e.msg}); a kernel_tuner cache or T4 "
+                         "results file is JSON.") from None
+
+
+def cached_restriction(path: str | Path) -> Restriction:
+    """A ``restrictions=`` function keeping exactly the configurations a cache file holds (what
+    ``simulation_mode=True`` can replay; kernel_tuner raises for others). Give it as the only restriction."""
+    p = Path(path)
+    doc = _load_json(p)
+    if not isinstance(doc, dict) or not isinstance(doc.get("cache"), dict) or not isinstance(
+            doc.get("tune_params_keys"), list):
+        raise InputError(f"{p}: not a kernel_tuner cache file (keys 'tune_params_keys' and 'cache').")
+    keys = [str(k) for k in doc["tune_params_keys"]]
+    held = frozenset(doc["cache"])
+
+    def in_cache(params: dict) -> bool:
+        """True for a configuration the cache file holds."""
+        return ",".join(str(params[k]) for k in keys) in held
+
+    return in_cache
+
+
+def _given(doc_value, given, what: str, key: str, p: Path):
+    """A file's value of ``what`` (None if absent) against the one given: absent -> the given one; both -> they
+    must agree."""
+    if doc_value is None:
+        return given
+    if given is not None and given != doc_value:
+        raise InputError(f"{p}: key {key} says {what} {doc_value!r}, but {what} {given!r} was given; give none "
+                         "(the file's) or fix the file.")
+    return doc_value
+
+
+def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: str | None = None,
+                      domain: Sequence[int] | None = None, names: ParameterNames | None = None,
+                      select: Mapping[str, Any] | None = None) -> list[Measurement]:
+    """A kernel_tuner cache file or T4 results file as measurement rows (:class:`warpspeed.measurements.
+    Measurement`), for :func:`warpspeed.validation.validate`.
+
+    Per configuration that ran: its block and folding (``names``; default the file's ``warpspeed`` header,
+    else :data:`NAMES`), ``time_s`` from ``time`` (ms), ``GLup_s`` = the domain's cells / ``time_s`` / 1e9,
+    ``registers`` from ``num_regs``. ``kernel``, ``device`` and ``domain`` are used where the file's
+    ``warpspeed`` header does not name them (the device may also be a warpspeed id in ``device_name``, the
+    domain kernel_tuner's ``problem_size``); a header's kernel or domain must agree with a given one, a header's
+    device wins (``validate --device`` estimates on another device). ``select`` keeps the entries whose other
+    parameters have these values (compared as text): warpspeed compares one time per block and folding."""
+    p = Path(path)
+    doc = _load_json(p)
+    if not isinstance(doc, dict):
+        raise InputError(f"{p}: a kernel_tuner cache or T4 results file is a JSON object, got "
+                         f"{type(doc).__name__}.")
+    if "cache" in doc:
+        kind = "cache"
+        meta = doc.get("warpspeed", {})
+        meta_key = "warpspeed"
+    elif "results" in doc:
+        kind = "T4"
+        meta = doc.get("metadata", {}).get("warpspeed", {}) if isinstance(doc.get("metadata"), dict) else {}
+        meta_key = "metadata.warpspeed"
+    else:
+        raise InputError(f"{p}: neither a kernel_tuner cache file (key 'cache') nor a T4 results file (key "
+                         f"'results'); its keys: {', '.join(map(str, doc)) or 'none'}.")
+    if not isinstance(meta, dict):
+        raise InputError(f"{p}: key {meta_key} is {meta!r}, not an object.")
+    if names is None and ("block_names" in meta or "folding_names" in meta):
+        try:
+            names = ParameterNames(tuple(meta.get("block_names", NAMES.block)),
+                                   tuple(meta.get("folding_names", NAMES.folding)))
+        except (InputError, TypeError) as e:
+            raise InputError(f"{p}: key {meta_key}.block_names / folding_names: {e}") from None
+    names = _names(names)
+    kernel = _given(meta.get("kernel"), kernel, "kernel", f"{meta_key}.kernel", p)
+    if not isinstance(kernel, str) or not kernel:
+        raise InputError(f"{p}: the file does not name the warpspeed kernel (no key {meta_key}.kernel); give it "
+                         "(kernel=..., --kernel NAME).")
+    dev = meta.get("device", device)
+    if dev is None and kind == "cache" and isinstance(doc.get("device_name"), str):
+        from ..device import device_ids
+        dev = doc["device_name"] if doc["device_name"] in device_ids() else None
+    if not isinstance(dev, str) or not dev:
+        found = f" (device_name {doc['device_name']!r} is no warpspeed device id)" if "device_name" in doc else ""
+        raise InputError(f"{p}: the file does not name the warpspeed device{found}; give it (device=..., --device "
+                         "ID).")
+    dom = meta.get("domain")
+    dom_key = f"{meta_key}.domain"
+    if dom is None and kind == "cache" and "problem_size" in doc:
+        dom, dom_key = doc["problem_size"], "problem_size"
+        dom = [dom] if isinstance(dom, int) else dom
+    try:
+        dom = None if dom is None else triple(dom, "domain")
+    except InputError as e:
+        raise InputError(f"{p}: key {dom_key}: {e}") from None
+    dom = _given(dom, None if domain is None else triple(domain, "domain"), "domain", dom_key, p)
+    if dom is None:
+        raise InputError(f"{p}: the file names no domain (no key {dom_key} or problem_size); give it (domain=..., "
+                         "--domain X,Y,Z).")
+    entries = _entries(doc, kind, p)
+    if not any(n in params for params, *_ in entries for n in names.block if n):
+        raise InputError(f"{p}: no entry holds a block size parameter {[n for n in names.block if n]}; name the "
+                         "file's (names=ParameterNames(block=...), --block-names).")
+    rows: list[Measurement] = []
+    seen: dict[tuple, str] = {}
+    cells = math.prod(dom)
+    for i, (params, time_ms, regs, code, where) in enumerate(entries, start=1):
+        if time_ms is None:
+            continue  # a configuration that did not run
+        if select and not _selected(params, select, where, p):
+            continue
+        try:
+            c = names.configuration(params)
+        except InputError as e:
+            raise InputError(f"{p}: {where}: {e}") from None
+        if (first := seen.setdefault((*_key(c), code), where)) != where:
+            others = sorted(k for k in params if k not in names.all)
+            raise InputError(f"{p}: {first} and {where} have the same block {triple_text(c.block)} and folding "
+                             f"{triple_text(c.folding)}; warpspeed compares one time per block and folding: keep one "
+                             f"by the values of {', '.join(others) or 'the other parameters'} (select=..., "
+                             "--select NAME=VALUE).")
+        t = time_ms / 1e3
+        glups = cells / t / 1e9
+        if not NUMBER_RANGE[0] <= glups <= NUMBER_RANGE[1]:
+            raise InputError(f"{p}: {where}: time {time_ms!r} ms gives {glups:g} GLup/s for {cells} cells; give the "
+                             "kernel time in ms.")
+        rows.append(Measurement(dev, kernel, c.block, c.folding, dom, glups, regs,
+                                {"time_s": t, "GLup_s": glups, "code": code}, i))
+    if not rows:
+        raise InputError(f"{p}: no configuration that ran" + (" and matches select" if select else "") + ".")
+    return rows
+
+
+def _selected(params: Mapping[str, Any], select: Mapping[str, Any], where: str, p: Path) -> bool:
+    for k, v in select.items():
+        if k not in params:
+            raise InputError(f"{p}: {where} has no parameter {k!r} to select on (its parameters: "
+                             f"{', '.join(params)}).")
+        if str(params[k]) != str(v):
+            return False
+    return True
+
+
+def _number(v, what: str, p: Path) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0 or not math.isfinite(v):
+        raise InputError(f"{p}: {what} is {v!r}; give the kernel time in ms (a positive number).")
+    return float(v)
+
+
+def _registers(v, what: str, p: Path) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v) or not 1 <= v <= MAX_REGISTERS:
+        raise InputError(f"{p}: {what} is {v!r}; give a whole number of registers per thread in 1..{MAX_REGISTERS}.")
+    return int(v)
+
+
+def _entries(doc: dict, kind: str, p: Path) -> list[tuple[dict, float | None, int | None, str, str]]:
+    """(parameters, time in ms or None if it did not run, registers, code, where) per entry of the file."""
+    out = []
+    if kind == "cache":
+        cache, keys = doc["cache"], doc.get("tune_params_keys")
+        if not isinstance(cache, dict):
+            raise InputError(f"{p}: key cache is {type(cache).__name__}, not an object of configurations.")
+        if keys is not None and (not isinstance(keys, list) or not all(isinstance(k, str) for k in keys)):
+            raise InputError(f"{p}: key tune_params_keys is {keys!r}, not a list of parameter names.")
+        for key, e in cache.items():
+            where = f"cache entry {key!r}"
+            if not isinstance(e, dict):
+                raise InputError(f"{p}: {where} is {e!r}, not an object.")
+            params = {k: e[k] for k in keys if k in e} if keys is not None else dict(e)
+            if keys is not None and (missing := [k for k in keys if k not in e]):
+                raise InputError(f"{p}: {where} lacks the parameter(s) {', '.join(missing)} of tune_params_keys.")
+            failed = "__error__" in e or any(isinstance(v, str) and v in ERROR_VALUES for v in e.values())
+            if failed:
+                out.append((params, None, None, "", where))
+                continue
+            if OBJECTIVE not in e:
+                raise InputError(f"{p}: {where} has no key {OBJECTIVE!r} (the kernel time in ms).")
+            code = e.get("code", "")
+            out.append((params, _number(e[OBJECTIVE], f"{where}, key {OBJECTIVE!r}", p),
+                        _registers(e.get("num_regs"), f"{where}, key 'num_regs'", p),
+                        code if isinstance(code, str) else "", where))
+        return out
+    results = doc["results"]
+    if not isinstance(results, list):
+        raise InputError(f"{p}: key results is {type(results).__name__}, not a list.")
+    unit = doc.get("metadata", {}).get("timeunit", "milliseconds") if isinstance(doc.get("metadata"), dict) \
+        else "milliseconds"
+    scale = {"milliseconds": 1.0, "ms": 1.0, "seconds": 1e3, "s": 1e3, "microseconds": 1e-3, "us": 1e-3}.get(unit)
+    if scale is None:
+        raise InputError(f"{p}: key metadata.timeunit is {unit!r}; give milliseconds, seconds or microseconds.")
+    for i, r in enumerate(results):
+        where = f"results[{i}]"
+        if not isinstance(r, dict) or not isinstance(r.get("configuration"), dict):
+            raise InputError(f"{p}: {where} has no object 'configuration'.")
+        params = dict(r["configuration"])
+        if r.get("invalidity", "correct") != "correct":
+            out.append((params, None, None, "", where))
+            continue
+        ms = r.get("measurements")
+        if not isinstance(ms, list) or not all(isinstance(m, dict) for m in ms):
+            raise InputError(f"{p}: {where}.measurements is {ms!r}, not a list of objects.")
+        values = {m.get("name"): m for m in ms}
+        if OBJECTIVE not in values:
+            raise InputError(f"{p}: {where}.measurements has no entry named {OBJECTIVE!r} (the kernel time).")
+        m = values[OBJECTIVE]
+        factor = {"ms": 1.0, "s": 1e3, "us": 1e-3}.get(m.get("unit") or "ms")
+        if factor is None:
+            raise InputError(f"{p}: {where}.measurements 'time' has unit {m.get('unit')!r}; give ms, s or us.")
+        t = _number(m.get("value"), f"{where}.measurements 'time' value", p) * (factor if m.get("unit") else scale)
+        regs = values.get("num_regs", {}).get("value")
+        code = values.get("code", {}).get("value", "")
+        out.append((params, t, _registers(regs, f"{where}.measurements 'num_regs'", p),
+                    code if isinstance(code, str) else "", where))
+    return out
