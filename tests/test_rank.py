@@ -285,3 +285,34 @@ def test_a_screened_ranking_orders_tied_bounds_and_an_odd_cache_line_is_skipped(
     cache = tmp_path / "c.jsonl"
     cache.write_text("[1, 2]\n\"text\"\n")
     assert warpspeed.rank(k, "H100-SXM5-80GB", configs=cfgs, jobs=1, cache=cache).to_dicts() == full.to_dicts()
+
+
+# ----------------------------------------------------------------------------- 1-D and 2-D kernels
+@pytest.mark.parametrize(("domain", "block"), [((1000, 1, 1), (256, 1, 1)), ((512, 512, 1), (16, 16, 1)),
+                                               ((64, 64, 64), (8, 8, 4)), ((1, 1, 7), (8, 8, 4))])
+def test_pystencils_default_block_follows_the_dimensionality(domain, block):
+    from warpspeed.space import pystencils_default_block
+
+    assert pystencils_default_block(domain) == block
+
+
+def test_a_2d_domain_is_ranked_without_deeper_blocks_and_against_the_2d_default(capsys):
+    r = rank("star2d-r1", "H100-SXM5-80GB", threads=(256, 1024), jobs=1)
+    blocks = {res.configuration.block for res in r.results}
+    flat = {b for b in block_shapes((256, 1024)) if b[2] == 1}
+    assert blocks == flat  # 9 + 11 shapes, none with z > 1
+    three_d = rank("star2d-r1", "H100-SXM5-80GB", threads=(1024,), domain=(64, 64, 64), jobs=1)
+    assert len(three_d.results) == len(block_shapes((1024,)))  # a 3-D domain keeps every shape
+    given = rank("star2d-r1", "H100-SXM5-80GB", blocks=[(32, 4, 2)], jobs=1)
+    assert [res.configuration.block for res in given.results] == [(32, 4, 2)]  # named blocks stay
+    ref = rank_module.reference_estimate(r, "star2d-r1", "H100-SXM5-80GB")
+    assert ref.configuration.block == (16, 16, 1)
+    assert main(["rank", "star2d-r1", "--device", "H100-SXM5-80GB", "--top", "3"]) == 0
+    assert "pystencils default 16x16x1" in capsys.readouterr().out
+
+
+def test_a_1d_domain_gets_only_x_blocks():
+    kernel = warpspeed.find_kernel("copy").with_domain((1 << 20, 1, 1))
+    r = rank(kernel, "A100-SXM4-40GB", threads=(256, 512, 1024), jobs=1)
+    assert {res.configuration.block for res in r.results} == {(256, 1, 1), (512, 1, 1), (1024, 1, 1)}
+    assert rank_module.reference_estimate(r, kernel, "A100-SXM4-40GB").configuration.block == (256, 1, 1)

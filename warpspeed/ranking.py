@@ -23,13 +23,12 @@ from .device import device as get_device
 from .errors import InputError
 from .estimate import Estimate, estimate, performance_bound, resolve_kernel
 from .kernel import Kernel
+from .launch import triple
 from .levels import LEVELS
 from .performance import performance_model
 from .roofline import limiter_names
 from .schemas import SCHEMA_VERSION
-from .space import Configuration, block_shapes, configurations
-
-PYSTENCILS_DEFAULT_BLOCK = (8, 8, 4)
+from .space import Configuration, block_shapes, configurations, pystencils_default_block, without_idle_axes
 
 
 @dataclass(frozen=True)
@@ -244,7 +243,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     if screen is not None and (isinstance(screen, bool) or not isinstance(screen, int) or screen < 1):
         raise InputError(f"screen (--screen) must be a positive number of best configurations to rank exactly, "
                          f"got {screen!r}.")
-    space = _space(dev, threads, folding, blocks, domains, configs)
+    space = _space(dev, threads, folding, blocks, domains, configs, k.domain)
     done: dict[Configuration, RankedResult] = {}
     store = ResultCache(cache, k, dev, model) if cache is not None else None
     if store is not None:
@@ -323,7 +322,7 @@ def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str]
     k = resolve_kernel(kernel, domain)
     devs = [get_device(d) for d in devices]
     blocks = None if blocks is None else [tuple(b) for b in blocks]
-    spaces = [_space(d, threads, folding, blocks, None, None) for d in devs]
+    spaces = [_space(d, threads, folding, blocks, None, None, k.domain) for d in devs]
     if any(sp != spaces[0] for sp in spaces):  # devices of other block limits: rank them one by one
         return [rank(k, d, threads, folding, blocks=blocks, registers=registers, executor=executor, jobs=jobs,
                      model=model, progress=progress) for d in devs]
@@ -334,11 +333,16 @@ def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str]
                                                                                                        strict=True)]
 
 
-def _space(dev: Device, threads, folding, blocks, domains, configs) -> list[Configuration]:
-    """The configurations of a ranking on ``dev`` (see :func:`rank`)."""
+def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domain) -> list[Configuration]:
+    """The configurations of a ranking on ``dev`` (see :func:`rank`): generated block shapes leave out those
+    with threads along an axis that no domain ranked extends (a 2-D domain gets no block deeper than 1)."""
     if configs is not None:
         return list(dict.fromkeys(configs))
-    shapes = blocks if blocks is not None else block_shapes(threads, max_dims=dev.max_block_dims)
+    domains = None if domains is None else [triple(d, "domain") for d in domains]
+    shapes = blocks
+    if shapes is None:
+        generated = block_shapes(threads, max_dims=dev.max_block_dims)
+        shapes = without_idle_axes(generated, domains or [kernel_domain]) or generated
     return configurations(shapes, folding, (None,) if domains is None else domains)
 
 
@@ -404,9 +408,12 @@ def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Config
 
 
 def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: Device | str,
-                       block: Sequence[int] = PYSTENCILS_DEFAULT_BLOCK, domain: Sequence[int] | None = None,
+                       block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
-    """The ranking's row for ``block`` without folding (pystencils' default), evaluated if not in it."""
+    """The ranking's row for ``block`` without folding, evaluated if not in it; ``block=None``: pystencils'
+    default block for the dimensionality of the domain (:func:`warpspeed.space.pystencils_default_block`)."""
+    if block is None:
+        block = pystencils_default_block(domain if domain is not None else resolve_kernel(kernel).domain)
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
     for r in ranking.results:
         if r.configuration.block == c.block and r.configuration.folding == c.folding:
