@@ -721,9 +721,26 @@ def _kernels(a) -> str:
     return "\n".join(rows)
 
 
+def _check_paths(a) -> None:
+    """Every file a command reads must exist and every file it writes must have a writable folder, before the
+    first estimate: a typo in --plot must not cost a ranking."""
+    from .errors import check_input_file, check_output_file
+
+    for attr, option in (("plot", "--plot"), ("output", "--output"), ("cache", "--cache")):
+        value = getattr(a, attr, None)
+        if isinstance(value, str):
+            check_output_file(value, option)
+    if isinstance(getattr(a, "ncu", None), str):
+        check_input_file(a.ncu, "--ncu")
+    if a.verb in ("validate", "calibrate"):
+        for path in a.file if isinstance(a.file, list) else [a.file]:
+            check_input_file(path, f"{a.verb} FILE")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         a = _parser().parse_args(argv)
+        _check_paths(a)
         verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
                  "measure": _measure, "validate": _validate, "calibrate": _calibrate, "devices": _devices,
                  "kernels": _kernels}

@@ -1,5 +1,7 @@
-"""The one exception the public API raises on bad input, and reading a user's text file with it."""
+"""The one exception the public API raises on bad input, reading a user's text file with it, and the checks
+of the paths a command reads and writes (made before any work, so a typo never costs a ranking)."""
 
+import os
 from pathlib import Path
 
 
@@ -32,3 +34,26 @@ def read_text(path: Path, what: str, expected: str) -> str:
         line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
         raise InputError(f"{path}, line {line}: not UTF-8 text (byte {e.start} is {raw[e.start:e.start + 1]!r}); "
                          f"{expected}.") from None
+
+
+def check_input_file(path: str | Path, option: str) -> None:
+    """Refuse, before any work, an input path that is not an existing file."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{option} {str(path)!r}: no such file.")
+    if not p.is_file():
+        raise InputError(f"{option} {str(path)!r} is a {'folder' if p.is_dir() else 'special file'}, not a file.")
+
+
+def check_output_file(path: str | Path, option: str) -> None:
+    """Refuse, before any work, an output path whose folder does not exist or cannot be written, or that is
+    a folder itself."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise InputError(f"{option} {str(path)!r} is a folder; give a file name in it.")
+    if not folder.is_dir():
+        raise InputError(f"{option} {str(path)!r}: the folder {str(folder)!r} does not exist; create it first or "
+                         "give a path in an existing folder.")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise InputError(f"{option} {str(path)!r}: not writable here.")

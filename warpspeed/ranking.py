@@ -20,7 +20,7 @@ from pathlib import Path
 from ._version import __version__
 from .device import Device
 from .device import device as get_device
-from .errors import InputError
+from .errors import InputError, check_output_file
 from .estimate import Estimate, estimate, performance_bound, resolve_kernel
 from .kernel import Kernel
 from .launch import triple
@@ -160,6 +160,7 @@ class ResultCache:
         self.device_hash = content_hash(device.to_dict())
         self.entries: dict[str, dict] = {}
         self._newline_first = False
+        check_output_file(self.path, "cache file")
         if self.path.exists():
             try:
                 text = self.path.read_text()
@@ -167,6 +168,7 @@ class ResultCache:
                 self._newline_first = bool(text) and not text.endswith("\n")
             except OSError as e:
                 raise InputError(f"cache file '{self.path}' cannot be read ({e}).") from None
+            _check_is_rank_cache(self.path, lines)
             for line in lines:
                 try:
                     rec = json.loads(line)
@@ -204,6 +206,21 @@ class ResultCache:
                 self._newline_first = False
             f.write(json.dumps(rec) + "\n")
             f.flush()
+
+
+def _check_is_rank_cache(path: Path, lines: list[str]) -> None:
+    """Refuse to append to a file that a ranking did not write (a measurement CSV, a kernel TOML): its first
+    line must be one of the cache's JSON records."""
+    first = next((line for line in lines if line.strip()), None)
+    if first is None:
+        return
+    try:
+        rec = json.loads(first)
+    except json.JSONDecodeError:
+        rec = None
+    if not isinstance(rec, dict) or "key" not in rec:
+        raise InputError(f"cache file '{path}' is not a ranking cache (its first line is not a record a ranking "
+                         "wrote); give a new file name, or one an earlier --cache run wrote.")
 
 
 def _cached_estimate(rec: dict) -> Estimate | None:
