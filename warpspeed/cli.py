@@ -728,8 +728,8 @@ def _check_paths(a) -> None:
 
     for attr, option in (("plot", "--plot"), ("output", "--output"), ("cache", "--cache")):
         value = getattr(a, attr, None)
-        if isinstance(value, str):
-            check_output_file(value, option)
+        if isinstance(value, str) and not (a.verb == "calibrate" and attr == "output" and os.path.isdir(value)):
+            check_output_file(value, option)  # calibrate writes one file per device into an --output folder
     if isinstance(getattr(a, "ncu", None), str):
         check_input_file(a.ncu, "--ncu")
     if a.verb in ("validate", "calibrate"):

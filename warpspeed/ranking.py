@@ -210,17 +210,15 @@ class ResultCache:
 
 def _check_is_rank_cache(path: Path, lines: list[str]) -> None:
     """Refuse to append to a file that a ranking did not write (a measurement CSV, a kernel TOML): its first
-    line must be one of the cache's JSON records."""
+    line must be JSON, as every line a ranking writes is (JSON lines that are not records are skipped)."""
     first = next((line for line in lines if line.strip()), None)
     if first is None:
         return
     try:
-        rec = json.loads(first)
+        json.loads(first)
     except json.JSONDecodeError:
-        rec = None
-    if not isinstance(rec, dict) or "key" not in rec:
-        raise InputError(f"cache file '{path}' is not a ranking cache (its first line is not a record a ranking "
-                         "wrote); give a new file name, or one an earlier --cache run wrote.")
+        raise InputError(f"cache file '{path}' is not a ranking cache (its first line is not JSON); give a new "
+                         "file name, or one an earlier --cache run wrote.") from None
 
 
 def _cached_estimate(rec: dict) -> Estimate | None:
