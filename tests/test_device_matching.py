@@ -35,6 +35,8 @@ def test_reported_names_match_their_device(reported, device_id):
     ("NVIDIA A100-PCIE-40GB", "A100-SXM4-40GB"),   # no PCIe A100 is described: refused, not guessed
     ("Tesla V100-SXM2-16GB", "V100-SXM2-32GB"),    # another memory size: another board
     ("NVIDIA H100 NVL", "H100-PCIe-80GB"),
+    ("NVIDIA GH200 144G HBM3e", "GH200"),            # the 144 GB HBM3e board, not the described 96 GB one
+    ("NVIDIA GH200 624GB", "GH200"),
 ])
 def test_undescribed_boards_of_a_described_chip_are_refused_naming_the_closest(reported, closest):
     with pytest.raises(warpspeed.InputError) as e:
@@ -61,3 +63,17 @@ def test_detected_device_without_cupy_says_how_to_name_the_device(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
     with pytest.raises(warpspeed.InputError, match="cupy, which is not installed"):
         detected_device()
+
+
+def test_a_mig_slice_is_refused():
+    with pytest.raises(warpspeed.InputError, match="MIG slice"):
+        device_for_gpu_name("NVIDIA A100-SXM4-40GB MIG 1g.5gb")
+
+
+def test_detected_device_refuses_a_board_with_other_sm_counts(fake_gpu, monkeypatch):
+    props = {"name": b"AMD Instinct MI250X/MI250", "multiProcessorCount": 104}  # an MI250's GCD
+    monkeypatch.setattr(fake_gpu.cuda.runtime, "getDeviceProperties", staticmethod(lambda i: props))
+    with pytest.raises(warpspeed.InputError, match="reports 104 SMs, the shipped MI250X-GCD has 110"):
+        detected_device()
+    props["multiProcessorCount"] = 110
+    assert detected_device().id == "MI250X-GCD"

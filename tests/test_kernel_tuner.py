@@ -2,6 +2,7 @@
 restriction, the ordered strategy and x0 inside real kernel_tuner runs (simulation mode on a committed cache
 file converted from measured H100 rows), the T4 and cache exports and their import, and the errors."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -337,11 +338,21 @@ def test_cli_validate_reads_a_kernel_tuner_cache_like_the_csv(tmp_path, capsys):
     bare.write_text(json.dumps(doc))
     assert main(["validate", str(bare)]) == 2
     assert "does not name the warpspeed kernel" in one_line(capsys.readouterr().err)
-    assert main(["validate", str(bare), "--kernel", "star3d-r4"]) == 2
+    assert main(["validate", str(bare), "--kernel", "star3d-r4"]) == 0  # the GPU's reported name names it
+    assert capsys.readouterr().out.splitlines()[0] == from_csv[0]
+    unknown = tmp_path / "unknown.json"
+    unknown.write_text(json.dumps({**doc, "device_name": "Fake GPU"}))
+    assert main(["validate", str(unknown), "--kernel", "star3d-r4"]) == 2
     err = one_line(capsys.readouterr().err)
-    assert "device_name 'NVIDIA H100 80GB HBM3' is no warpspeed device id" in err and "--device" in err
+    assert "device_name 'Fake GPU' is no warpspeed device id" in err and "--device" in err
     assert main(["validate", str(bare), "--kernel", "star3d-r4", "--device", DEVICE]) == 0
     assert capsys.readouterr().out.splitlines()[0] == from_csv[0]  # the domain is kernel_tuner's problem_size
+    # a problem size that counts the halos: the domain given wins over it
+    halo = tmp_path / "halo.json"
+    halo.write_text(json.dumps({**doc, "problem_size": [d + 8 for d in doc["problem_size"]]}))
+    args = ["validate", str(halo), "--kernel", "star3d-r4", "--device", DEVICE]
+    assert main([*args, "--domain", ",".join(map(str, doc["problem_size"]))]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == from_csv[0]
     assert main(["validate", str(csv), "--kernel", "star3d-r4"]) == 2
     assert "--kernel: for kernel_tuner .json files" in one_line(capsys.readouterr().err)
 
@@ -379,8 +390,7 @@ def test_read_kernel_tuner_errors_name_the_file_and_key(tmp_path):
         wk.read_kernel_tuner(p, kernel="copy", select={"unroll": 1})
     with pytest.raises(InputError, match=r"no configuration that ran and matches select"):
         wk.read_kernel_tuner(p, kernel="copy", select={"block_size_x": 128})
-    with pytest.raises(InputError, match=r"key problem_size says domain \(64, 64, 64\), but domain \(32, 32, 32\)"):
-        wk.read_kernel_tuner(p, kernel="copy", domain=(32, 32, 32))
+    assert {m.domain for m in wk.read_kernel_tuner(p, kernel="copy", domain=(32, 32, 32))} == {(32, 32, 32)}
     with pytest.raises(InputError, match=r"no entry holds a block size parameter"):
         wk.read_kernel_tuner(p, kernel="copy", names=wk.ParameterNames(block=("bx", None, None)))
     # an interrupted kernel_tuner run leaves the file open (a trailing comma): read as kernel_tuner reads it
@@ -403,3 +413,16 @@ def test_export_errors():
         wk.tune_params_of([c.configuration for c in r.results], wk.ParameterNames(block=("bx", "by", None)))
     with pytest.raises(InputError, match=r"expected a warpspeed Ranking"):
         wk.WarpspeedOrder([1, 2])
+
+
+def test_a_top_n_restriction_of_a_screened_ranking_is_exact_or_refused():
+    space = {"block_size_x": [32, 64, 128, 256], "block_size_y": [1, 2, 4, 8], "block_size_z": [1, 2, 4, 8]}
+    full = wk.rank_tune_params("star3d-r4", DEVICE, space, domain=(256, 256, 128))
+    screened = wk.rank_tune_params("star3d-r4", DEVICE, space, domain=(256, 256, 128), screen=2)
+    assert screened.bounded
+    params = [dict(zip(space, v, strict=True)) for v in itertools.product(*space.values())]
+    for top in (1, 2):
+        kept = [p for p in params if wk.restriction(screened, top=top)(p)]
+        assert kept == [p for p in params if wk.restriction(full, top=top)(p)]
+    with pytest.raises(InputError, match="give top <= 2"):
+        wk.restriction(screened, top=len(full.results))

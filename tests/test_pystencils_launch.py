@@ -251,3 +251,46 @@ def test_warpspeeds_pystencils_default_block_is_pystencils_own():
 
     for dims, domain in ((1, (100, 1, 1)), (2, (100, 100, 1)), (3, (100, 100, 100))):
         assert pystencils_default_block(domain) == _internals.default_block_size(dims)
+
+
+def test_each_gpu_gets_its_own_choice(gpu, monkeypatch):
+    """Arrays of one shape on two GPUs of different models: one choice per GPU."""
+    names = {0: "NVIDIA H100 80GB HBM3", 1: "NVIDIA H200"}
+    monkeypatch.setattr(gpu.cuda.runtime, "getDeviceProperties",
+                        staticmethod(lambda i: {"name": names[i].encode()}))
+
+    class OnGpu1(type(gpu.zeros(1))):
+        @property
+        def device(self):
+            return type("D", (), {"id": 1})()
+
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    on0 = _arrays(gpu, (130, 66, 34))
+    on1 = {n: a.view(OnGpu1) for n, a in _arrays(gpu, (130, 66, 34)).items()}
+    assert run.choice_for(**on0).device == H100
+    assert run.choice_for(**on1).device == "H200-SXM-141GB"
+    assert len(run.choices) == 2
+
+
+def test_arrays_warpspeed_cannot_describe_run_with_pystencils_default_block(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    strided = {n: gpu.zeros((68, 34, 34), order="F")[::2] for n in ("src", "dst")}  # every other x
+    with pytest.warns(UserWarning, match=r"pystencils' default block \(8, 8, 4\)"):
+        run(**strided)
+    assert gpu.launches[-1][2] == (8, 8, 4)
+    assert "fallback" in run.choice_for(**strided).summary
+
+
+def test_blocks_are_ranked_as_pystencils_launches_them_on_a_small_domain(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    run(**_arrays(gpu, (6, 6, 6)))  # 4 x 4 x 4 cells: no block of 256 threads fits untrimmed
+    choice = next(iter(run.choices.values()))
+    assert gpu.launches[-1][2] == choice.block
+    assert all(b <= 4 for b in choice.block[1:])
+
+
+def test_an_indexing_scheme_other_than_linear3d_is_refused_when_created(gpu):
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.indexing_scheme = "Linear1D"
+    with pytest.raises(warpspeed.InputError, match="Linear3D indexing scheme"):
+        wp.create_kernel(_seven_point(), cfg)

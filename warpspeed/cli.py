@@ -86,7 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     _model_option(va)
     kt = va.add_argument_group("kernel_tuner files (.json), where the file's warpspeed header does not say")
     kt.add_argument("--kernel", help="the warpspeed kernel the file measured (catalog name or TOML)")
-    kt.add_argument("--domain", metavar="X,Y,Z", help="its domain (default: kernel_tuner's problem_size)")
+    kt.add_argument("--domain", metavar="X,Y,Z", help="its domain (default: kernel_tuner's problem_size, "
+                    "which often counts the halos: this option wins over it)")
     kt.add_argument("--block-names", metavar="X,Y,Z", help="the parameters of the block extents (default "
                     "block_size_x,block_size_y,block_size_z; '-' for an axis that is not tuned)")
     kt.add_argument("--folding-names", metavar="X,Y,Z", help="the parameters of the thread folding (default "

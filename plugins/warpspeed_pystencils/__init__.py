@@ -320,6 +320,10 @@ def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str,
                            "layout=/index_layout= (or give shape= to choose for one layout now).")
     cfg = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA)
     _check_gpu_target(cfg)
+    scheme = getattr(cfg.gpu.get_option("indexing_scheme"), "name", "Linear3D")
+    if scheme != "Linear3D":
+        raise _input_error(f"launch-time block choice describes kernels of pystencils' Linear3D indexing scheme; "
+                           f"the config asks for {scheme}: leave gpu.indexing_scheme at its default.")
     if registers is not None:
         options["registers"] = registers
     cfg.jit = launch_time_jit(device, inner=cfg.get_option("jit"), **options)

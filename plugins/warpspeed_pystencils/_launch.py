@@ -122,17 +122,19 @@ class LaunchTimeJit(JitBase):
 
 
 class LaunchTimeKernel(KernelWrapper):
-    """A compiled pystencils kernel that sets its block per array layout before each launch.
+    """A compiled pystencils kernel that sets its block per GPU and array layout before each launch.
 
-    ``choices`` maps each array layout seen (a tuple of (field, ``ArrayLayout``)) to its
-    :class:`LaunchChoice`; ``choice_for(**arrays)`` tells the block a call would use without launching.
+    ``choices`` maps each (CUDA device number, array layout) seen to its :class:`LaunchChoice`; an array
+    layout is a tuple of (field, ``ArrayLayout``). ``choice_for(**arrays)`` tells the block a call would use
+    without launching. Arrays warpspeed cannot describe (a strided view, say) run with pystencils' own
+    block and a warning: the kernel runs wherever pystencils runs it.
     """
 
     def __init__(self, kernel: Any, compiled: KernelWrapper, jit: LaunchTimeJit) -> None:
         super().__init__(kernel, compiled)
         self.compiled = compiled
         self.jit = jit
-        self.choices: dict[tuple[tuple[str, ArrayLayout], ...], LaunchChoice] = {}
+        self.choices: dict[tuple[int | None, tuple[tuple[str, ArrayLayout], ...]], LaunchChoice] = {}
         self._devices: dict[int | None, Any] = {}
 
     @property
@@ -145,18 +147,40 @@ class LaunchTimeKernel(KernelWrapper):
         self.compiled(**kwargs)
 
     def choice_for(self, **arrays: Any) -> LaunchChoice:
-        layouts = array_layouts(self.kernel, arrays)
-        key = tuple(sorted(layouts.items()))
+        index = _gpu_index(arrays)
+        missing = [f.name for f in self.kernel.get_fields() if arrays.get(f.name) is None]
+        if missing:  # a wrong call, not a launch warpspeed cannot describe
+            raise InputError(f"kernel '{self.kernel.name}' was called without an array for its field "
+                             f"'{missing[0]}'.")
+        try:
+            layouts = array_layouts(self.kernel, arrays)
+        except InputError as e:
+            return self._pystencils_default(index, ("unreadable", str(e)), e)
+        key = (index, tuple(sorted(layouts.items())))
         if key not in self.choices:
             from . import _check_layout_matches
 
             _check_layout_matches(self.kernel, arrays=layouts)
-            index = _gpu_index(arrays)
             if index not in self._devices:
-                self._devices[index] = self.jit.resolve_device(index)
-            self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
-                                             compiled_registers=_compiled_registers(self.compiled),
-                                             **self.jit.options)
+                self._devices[index] = self.jit.resolve_device(index)  # an unknown GPU is refused here
+            try:
+                self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
+                                                 compiled_registers=_compiled_registers(self.compiled),
+                                                 **self.jit.options)
+            except InputError as e:  # arrays or a kernel the description does not cover
+                return self._pystencils_default(index, key[1], e)
+        return self.choices[key]
+
+    def _pystencils_default(self, index: int | None, layout: Any, why: InputError) -> LaunchChoice:
+        """pystencils' own default block for a launch warpspeed cannot describe, with a warning (once)."""
+        import warnings
+
+        key = (index, layout)
+        if key not in self.choices:
+            block = tuple(int(b) for b in self.compiled.launch_config.default_block_size)
+            warnings.warn(f"warpspeed_pystencils: kernel '{self.kernel.name}' runs with pystencils' default block "
+                          f"{block}: {why}", stacklevel=4)
+            self.choices[key] = LaunchChoice(block, "", {"fallback": str(why)})  # type: ignore[arg-type]
         return self.choices[key]
 
 
@@ -185,7 +209,10 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     spec = _describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
                           arch=_arch(dev))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
-    options: dict[str, Any] = {"threads": threads, "screen": 1, "jobs": 1, "model": model,
+    # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
+    launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
+                       for b in warpspeed.block_shapes(threads, max_dims=dev.max_block_dims)})
+    options: dict[str, Any] = {"blocks": launched, "screen": 1, "jobs": 1, "model": model,
                                "cache": _ranking_cache(wkernel, dev) if cache is not None else None}
     ranking = warpspeed.rank(wkernel, dev, **options)
     best = ranking.best

@@ -18,7 +18,10 @@ from .model import Device
 
 _VENDOR_WORDS = {"NVIDIA", "AMD", "TESLA", "INSTINCT", "GEFORCE", "QUADRO", "RADEON"}
 _CHIP = re.compile(r"^(?:MI\d{3}[A-Z]?|[A-Z]{1,2}\d{2,3}[A-Z]?)$")
-_MEMORY = re.compile(r"(\d+)\s*GB")
+_MEMORY = re.compile(r"(\d+)\s*GB?\b")
+#: Names a shipped device's own file reports for the board it describes, where its id gives no memory size
+#: (GH200: the file's sources name the board "NVIDIA GH200 480GB": 96 GB HBM3 + 480 GB of CPU memory).
+KNOWN_NAMES = {"GH200": ("NVIDIA GH200 480GB",)}
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,14 @@ def _device_identity(dev: Device) -> _Identity:
     return _Identity(words[0], "pcie" if "PCIE" in words else "module", _identity(dev.id).memory_GB)
 
 
+def _same_memory(ident: _Identity, dev: Device) -> bool:
+    """A name without a memory size fits any board of its chip and form; one with a size fits a device whose
+    id gives the same size, or, where the id gives none, none but the names listed in KNOWN_NAMES."""
+    if ident.memory_GB is None:
+        return True
+    return _device_identity(dev).memory_GB == ident.memory_GB
+
+
 def device_for_gpu_name(reported: str) -> Device:
     """The shipped device a GPU's reported name denotes; an :class:`InputError` naming the closest
     devices and how to pass one (with overrides) when none or several match."""
@@ -60,14 +71,20 @@ def device_for_gpu_name(reported: str) -> Device:
         raise InputError(f"the GPU reported no usable name ({reported!r}); pass the device explicitly, e.g. "
                          f"device='H100-SXM5-80GB' (shipped: {', '.join(device_ids())}).")
     devices = [device(i) for i in device_ids()]
+    if "MIG" in _words(reported):
+        raise InputError(f"the GPU {reported!r} is a MIG slice of a GPU (a share of its SMs, L2 and memory "
+                         "bandwidth); no shipped device describes a slice: pass one with the slice's numbers "
+                         "(device=warpspeed.device('ID', sm_count=..., l2_size='...', dram_bw='...')).")
     want = _normalized(reported)
+    known = [d for d in devices if want in (_normalized(n) for n in KNOWN_NAMES.get(d.id, ()))]
+    if known:
+        return known[0]
     exact = [d for d in devices if want in (_normalized(d.id), _normalized(d.name))]
     if len(exact) == 1:
         return exact[0]
     ident = _identity(reported)
     same_chip = [d for d in devices if ident.chip is not None and _device_identity(d).chip == ident.chip]
-    matches = [d for d in same_chip if _device_identity(d).form == ident.form
-               and (ident.memory_GB is None or _device_identity(d).memory_GB in (None, ident.memory_GB))]
+    matches = [d for d in same_chip if _device_identity(d).form == ident.form and _same_memory(ident, d)]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
@@ -103,10 +120,17 @@ def detected_device(gpu_index: int | None = None) -> Device:
                          "on a machine with a GPU, or name the device (device='H100-SXM5-80GB').") from None
     try:
         index = cupy.cuda.runtime.getDevice() if gpu_index is None else gpu_index
-        name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
+        props = cupy.cuda.runtime.getDeviceProperties(index)
+        name = props["name"]
     except Exception as e:  # no driver, no GPU: cupy's own error types differ by version
         raise InputError(f"device='auto': cupy could not read the GPU's name ({type(e).__name__}: {e}); name "
                          "the device instead (device='H100-SXM5-80GB').") from None
     if isinstance(name, bytes):
         name = name.decode(errors="replace")
-    return device_for_gpu_name(str(name))
+    dev = device_for_gpu_name(str(name))
+    sms = props.get("multiProcessorCount") if isinstance(props, dict) else None
+    if isinstance(sms, int) and sms != dev.sm_count:
+        raise InputError(f"the GPU {name!r} reports {sms} SMs, the shipped {dev.id} has {dev.sm_count}: another "
+                         f"board or a partition of one; pass a device with its numbers (device=warpspeed.device("
+                         f"{dev.id!r}, sm_count={sms}, ...)).")
+    return dev

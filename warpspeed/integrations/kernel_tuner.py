@@ -248,7 +248,8 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
 
 
 def _positions(ranking: Ranking) -> dict[tuple, int]:
-    """Each ranked block and folding's place: the ranking's order, then a screened ranking's bounded ones."""
+    """Each ranked block and folding's place: the ranking's order, then a screened ranking's bounded ones (a
+    screened ranking's order is exact for its ``screen`` best only; after them it is approximate)."""
     if not isinstance(ranking, Ranking):
         raise InputError(f"expected a warpspeed Ranking (from rank_tune_params), got {type(ranking).__name__}.")
     out: dict[tuple, int] = {}
@@ -303,6 +304,11 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
         if not _positive_int(top):
             raise InputError(f"restriction: top is {top!r}; give a positive number of configurations.")
         kept = launchable[:top]
+        if ranking.bounded and (len(kept) < top or max(b.bound_GLup_s for b in ranking.bounded)
+                                > kept[-1].performance_GLup_s):
+            raise InputError(f"restriction: the ranking is screened (screen={ranking.screen}): beyond its "
+                             f"{ranking.screen} best, configurations it only bounded may belong to the top {top}; "
+                             f"give top <= {ranking.screen}, or rank with screen >= {top} or without screen.")
     else:
         if isinstance(within, bool) or not isinstance(within, numbers.Real) or not 0 < within <= 1:
             raise InputError(f"restriction: within is {within!r}; give a share of the predicted best in (0, 1], "
@@ -628,8 +634,9 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
     Per configuration that ran: its block and folding (``names``; default the file's ``warpspeed`` header,
     else :data:`NAMES`), ``time_s`` from ``time`` (ms), ``GLup_s`` = the domain's cells / ``time_s`` / 1e9,
     ``registers`` from ``num_regs``. ``kernel``, ``device`` and ``domain`` are used where the file's
-    ``warpspeed`` header does not name them (the device may also be a warpspeed id in ``device_name``, the
-    domain kernel_tuner's ``problem_size``); a header's kernel or domain must agree with a given one, a header's
+    ``warpspeed`` header does not name them (the device may also be a warpspeed id in ``device_name``; without
+    a domain, kernel_tuner's ``problem_size`` is taken, which a given domain overrides, since it often counts
+    the arrays' halos); a header's kernel or domain must agree with a given one, a header's
     device wins (``validate --device`` estimates on another device). ``select`` keeps the entries whose other
     parameters have these values (compared as text): warpspeed compares one time per block and folding."""
     p = Path(path)
@@ -662,16 +669,25 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
         raise InputError(f"{p}: the file does not name the warpspeed kernel (no key {meta_key}.kernel); give it "
                          "(kernel=..., --kernel NAME).")
     dev = meta.get("device", device)
+    why = ""
     if dev is None and kind == "cache" and isinstance(doc.get("device_name"), str):
-        from ..device import device_ids
-        dev = doc["device_name"] if doc["device_name"] in device_ids() else None
+        from ..device import device_for_gpu_name, device_ids
+        if doc["device_name"] in device_ids():
+            dev = doc["device_name"]
+        else:  # kernel_tuner records the name the GPU reports ("NVIDIA H100 80GB HBM3")
+            try:
+                dev = device_for_gpu_name(doc["device_name"]).id
+            except InputError as e:
+                why = f": {e}"
     if not isinstance(dev, str) or not dev:
-        found = f" (device_name {doc['device_name']!r} is no warpspeed device id)" if "device_name" in doc else ""
+        found = (f" (device_name {doc['device_name']!r} is no warpspeed device id{why})" if "device_name" in doc
+                 else "")
         raise InputError(f"{p}: the file does not name the warpspeed device{found}; give it (device=..., --device "
                          "ID).")
     dom = meta.get("domain")
     dom_key = f"{meta_key}.domain"
-    if dom is None and kind == "cache" and "problem_size" in doc:
+    if dom is None and domain is None and kind == "cache" and "problem_size" in doc:
+        # kernel_tuner's problem size is often the arrays' extent with halos: a given domain wins over it
         dom, dom_key = doc["problem_size"], "problem_size"
         dom = [dom] if isinstance(dom, int) else dom
     try:
