@@ -36,33 +36,7 @@ from pystencils.types import PsIeeeFloatType, PsIntegerType
 
 from warpspeed import InputError
 
-from ._internals import (  # the kernel AST: see _internals for why
-    PsAdd,
-    PsAnd,
-    PsAssignment,
-    PsBlock,
-    PsBufferAcc,
-    PsCall,
-    PsCast,
-    PsConditional,
-    PsConstantExpr,
-    PsDeclaration,
-    PsDiv,
-    PsExpression,
-    PsGe,
-    PsGt,
-    PsIntDiv,
-    PsLe,
-    PsLiteralExpr,
-    PsLt,
-    PsMemAcc,
-    PsMul,
-    PsNeg,
-    PsRem,
-    PsSub,
-    PsSymbolExpr,
-    PsTernary,
-)
+from ._internals import expressions, structural  # the kernel AST: see _internals for why
 
 TIDS = ("tidx", "tidy", "tidz")
 _AXES = ("x", "y", "z")
@@ -286,7 +260,7 @@ class Extractor:
 
     # ----------------------------------------------------------------- expressions
     def _collect_decls(self, node: Any) -> None:
-        if isinstance(node, PsDeclaration):
+        if isinstance(node, structural.PsDeclaration):
             self.decls[node.declared_symbol.name] = node.rhs
         for c in node.children:
             self._collect_decls(c)
@@ -294,7 +268,7 @@ class Extractor:
     def to_sympy(self, e: Any, what: str) -> sp.Expr:
         """An integer index expression of the AST as SymPy (thread indices not yet substituted)."""
         match e:
-            case PsSymbolExpr(symbol):
+            case expressions.PsSymbolExpr(symbol):
                 name = symbol.name
                 if name in self.memo:
                     return self.memo[name]
@@ -308,7 +282,7 @@ class Extractor:
                     self.memo[name] = v
                     return v
                 return _sym(name)
-            case PsConstantExpr(constant):
+            case expressions.PsConstantExpr(constant):
                 v = constant.value
                 try:
                     iv = int(v)
@@ -317,34 +291,34 @@ class Extractor:
                 if iv != v:
                     raise InputError(f"{self.where}: {what} has the non-integer constant {v}.")
                 return sp.Integer(iv)
-            case PsLiteralExpr(literal):
+            case expressions.PsLiteralExpr(literal):
                 text = literal.text
                 return _sym(text.replace(".", "_"))
-            case PsCast(_, operand):
+            case expressions.PsCast(_, operand):
                 return self.to_sympy(operand, what)
-            case PsAdd(a, b):
+            case expressions.PsAdd(a, b):
                 return self.to_sympy(a, what) + self.to_sympy(b, what)
-            case PsSub(a, b):
+            case expressions.PsSub(a, b):
                 return self.to_sympy(a, what) - self.to_sympy(b, what)
-            case PsMul(a, b):
+            case expressions.PsMul(a, b):
                 return self.to_sympy(a, what) * self.to_sympy(b, what)
-            case PsNeg(a):
+            case expressions.PsNeg(a):
                 return -self.to_sympy(a, what)
-            case PsIntDiv(a, b) | PsDiv(a, b) | PsRem(a, b):
+            case expressions.PsIntDiv(a, b) | expressions.PsDiv(a, b) | expressions.PsRem(a, b):
                 num, den = self.to_sympy(a, what), self.to_sympy(b, what)
                 den = den.subs(self._value_subs())
                 if not (den.is_Integer and den > 0):
                     raise InputError(f"{self.where}: {what} divides by '{den}'; only integer division and "
                                      "remainder by positive constants are supported.")
-                if isinstance(e, PsRem):
+                if isinstance(e, expressions.PsRem):
                     return Mod(num, den)
                 if den == 1:
                     return num
                 return FloorDiv(num, den)
-            case PsMemAcc() | PsBufferAcc():
+            case expressions.PsMemAcc() | expressions.PsBufferAcc():
                 raise InputError(f"{self.where}: {what} contains a memory access ({e}): indirect addressing "
                                  "is not supported.")
-            case PsTernary():
+            case expressions.PsTernary():
                 raise InputError(f"{self.where}: {what} contains a conditional expression ({e}); only affine "
                                  "index expressions are supported.")
             case _:
@@ -385,20 +359,20 @@ class Extractor:
         return {"fields": fields, "domain": list(self.domain)}
 
     def _walk(self, node: Any) -> None:
-        if isinstance(node, PsAssignment) and not isinstance(node, PsDeclaration):
+        if isinstance(node, structural.PsAssignment) and not isinstance(node, structural.PsDeclaration):
             lhs = node.lhs
-            if isinstance(lhs, PsMemAcc):
+            if isinstance(lhs, expressions.PsMemAcc):
                 self._access(lhs, store=True)
                 self._walk(lhs.offset)
             else:
                 self._walk(lhs)
             self._walk(node.rhs)
             return
-        if isinstance(node, PsMemAcc):
+        if isinstance(node, expressions.PsMemAcc):
             self._access(node, store=False)
             self._walk(node.offset)
             return
-        if isinstance(node, PsBufferAcc):
+        if isinstance(node, expressions.PsBufferAcc):
             raise InputError(f"{self.where}: unlowered buffer access {node}; pass a kernel created by "
                              "pystencils.create_kernel.")
         for c in node.children:
@@ -409,14 +383,14 @@ class Extractor:
         extra: sp.Expr = sp.Integer(0)
         p = pointer
         while True:
-            if isinstance(p, PsCast):
+            if isinstance(p, expressions.PsCast):
                 p = p.operand
                 continue
-            if isinstance(p, PsAdd):
+            if isinstance(p, expressions.PsAdd):
                 p, off = p.operand1, p.operand2
                 extra += self.to_sympy(off, "a pointer offset")
                 continue
-            if isinstance(p, PsSymbolExpr):
+            if isinstance(p, expressions.PsSymbolExpr):
                 name = p.symbol.name
                 if name in self.pointer_field:
                     return self.fields[self.pointer_field[name]], extra
@@ -426,7 +400,7 @@ class Extractor:
             raise InputError(f"{self.where}: memory access through '{pointer}', which is not a field's base "
                              "pointer (indirect addressing is not supported).")
 
-    def _access(self, acc: PsMemAcc, store: bool) -> None:
+    def _access(self, acc: expressions.PsMemAcc, store: bool) -> None:
         info, extra = self._field_of(acc.pointer)
         kind = "store" if store else "load"
         what = f"field '{info.name}', {kind} [{acc.offset}]"
@@ -459,8 +433,8 @@ class Extractor:
                 for c in info.order]
 
     # ----------------------------------------------------------------- iteration space
-    def _domain(self, body: PsBlock) -> tuple[tuple[int, int, int], dict[tuple[str, int], str]]:
-        guard = next((s for s in body.statements if isinstance(s, PsConditional)), None)
+    def _domain(self, body: structural.PsBlock) -> tuple[tuple[int, int, int], dict[tuple[str, int], str]]:
+        guard = next((s for s in body.statements if isinstance(s, structural.PsConditional)), None)
         dom: dict[int, int] = {}
         text: dict[tuple[str, int], str] = {}
         used_axes = sorted({i for i, a in enumerate(_AXES) if self._uses_thread_axis(body, a)})
@@ -479,16 +453,16 @@ class Extractor:
         return out, text  # type: ignore[return-value]
 
     def _uses_thread_axis(self, node: Any, axis: str) -> bool:
-        if isinstance(node, PsLiteralExpr) and node.literal.text == f"threadIdx.{axis}":
+        if isinstance(node, expressions.PsLiteralExpr) and node.literal.text == f"threadIdx.{axis}":
             return True
         return any(self._uses_thread_axis(c, axis) for c in node.children)
 
     def _bound(self, rel: Any, dom: dict[int, int], text: dict[tuple[str, int], str]) -> None:
         what = f"guard '{rel}'"
-        if isinstance(rel, PsLt | PsLe):
-            lo, hi, strict = rel.operand1, rel.operand2, isinstance(rel, PsLt)
-        elif isinstance(rel, PsGt | PsGe):
-            lo, hi, strict = rel.operand2, rel.operand1, isinstance(rel, PsGt)
+        if isinstance(rel, expressions.PsLt | expressions.PsLe):
+            lo, hi, strict = rel.operand1, rel.operand2, isinstance(rel, expressions.PsLt)
+        elif isinstance(rel, expressions.PsGt | expressions.PsGe):
+            lo, hi, strict = rel.operand2, rel.operand1, isinstance(rel, expressions.PsGt)
         else:
             raise InputError(f"{self.where}: cannot read the iteration space from the {what}.")
         lhs = self._thread_subs(self.to_sympy(lo, what), what)
@@ -526,7 +500,7 @@ class Extractor:
 
 
 def _conjuncts(cond: Any) -> list[Any]:
-    if isinstance(cond, PsAnd):
+    if isinstance(cond, expressions.PsAnd):
         return _conjuncts(cond.operand1) + _conjuncts(cond.operand2)
     return [cond]
 
@@ -592,17 +566,17 @@ def flops_from_assignments(assignments: Any) -> dict[str, float] | None:
 def flops_from_ast(kernel: Any) -> dict[str, float]:
     """Floating-point operations inside the kernel's guard (hoisted constants outside it are not counted)."""
     counts = {"add": 0.0, "mul": 0.0, "other": 0.0}
-    guard = next((s for s in kernel.body.statements if isinstance(s, PsConditional)), kernel.body)
+    guard = next((s for s in kernel.body.statements if isinstance(s, structural.PsConditional)), kernel.body)
 
     def visit(node: Any) -> None:
-        if isinstance(node, PsMemAcc):
+        if isinstance(node, expressions.PsMemAcc):
             return  # index arithmetic is integer
-        if isinstance(node, PsExpression) and isinstance(node.dtype, PsIeeeFloatType):
-            if isinstance(node, PsAdd | PsSub):
+        if isinstance(node, expressions.PsExpression) and isinstance(node.dtype, PsIeeeFloatType):
+            if isinstance(node, expressions.PsAdd | expressions.PsSub):
                 counts["add"] += 1
-            elif isinstance(node, PsMul):
+            elif isinstance(node, expressions.PsMul):
                 counts["mul"] += 1
-            elif isinstance(node, PsDiv | PsCall):
+            elif isinstance(node, expressions.PsDiv | expressions.PsCall):
                 counts["other"] += 1
         for c in node.children:
             visit(c)

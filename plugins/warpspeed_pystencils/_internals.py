@@ -19,36 +19,16 @@ What remains, checked against pystencils 2.0 (Python 3.11) and 2.1 (Python 3.12)
   code for ``warpspeed measure`` exactly as pystencils' cupy JIT does.
 """
 
-from pystencils.backend.ast.expressions import (
-    PsAdd,
-    PsAnd,
-    PsBufferAcc,
-    PsCall,
-    PsCast,
-    PsConstantExpr,
-    PsDiv,
-    PsExpression,
-    PsGe,
-    PsGt,
-    PsIntDiv,
-    PsLe,
-    PsLiteralExpr,
-    PsLt,
-    PsMemAcc,
-    PsMul,
-    PsNeg,
-    PsRem,
-    PsSub,
-    PsSymbolExpr,
-    PsTernary,
-)
-from pystencils.backend.ast.structural import PsAssignment, PsBlock, PsConditional, PsDeclaration
+from pystencils.backend.ast import expressions, structural
 from pystencils.codegen.config import GpuOptions
 from pystencils.include import get_pystencils_include_path
 
-AST_NODES = (PsAdd, PsAnd, PsBufferAcc, PsCall, PsCast, PsConstantExpr, PsDiv, PsExpression, PsGe, PsGt, PsIntDiv,
-             PsLe, PsLiteralExpr, PsLt, PsMemAcc, PsMul, PsNeg, PsRem, PsSub, PsSymbolExpr, PsTernary, PsAssignment,
-             PsBlock, PsConditional, PsDeclaration)
+#: The node classes the plugin reads (checked in the tests against both pystencils releases).
+AST_NODES = tuple(getattr(module, name) for module, names in (
+    (expressions, ("PsAdd", "PsAnd", "PsBufferAcc", "PsCall", "PsCast", "PsConstantExpr", "PsDiv", "PsExpression",
+                   "PsGe", "PsGt", "PsIntDiv", "PsLe", "PsLiteralExpr", "PsLt", "PsMemAcc", "PsMul", "PsNeg", "PsRem",
+                   "PsSub", "PsSymbolExpr", "PsTernary")),
+    (structural, ("PsAssignment", "PsBlock", "PsConditional", "PsDeclaration"))) for name in names)
 
 
 def default_block_size(spatial_dims: int) -> tuple[int, int, int]:
@@ -56,4 +36,4 @@ def default_block_size(spatial_dims: int) -> tuple[int, int, int]:
     return tuple(int(b) for b in GpuOptions.get_default_block_size(spatial_dims))  # type: ignore[return-value]
 
 
-__all__ = ["AST_NODES", "default_block_size", "get_pystencils_include_path", *(n.__name__ for n in AST_NODES)]
+__all__ = ["AST_NODES", "default_block_size", "expressions", "get_pystencils_include_path", "structural"]
