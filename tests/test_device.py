@@ -518,8 +518,8 @@ def test_a_file_of_changes_needs_only_base(tmp_path):
         load_device_file(f)
 
 
-@pytest.mark.parametrize(("key", "value"), [("l2_size", "80"), ("dram_bw", "2000"), ("clock_GHz", "1.5"),
-                                            ("dram_latency", "400"), ("shared_per_sm", "1e5")])
+@pytest.mark.parametrize(("key", "value"), [("l2_size", "80"), ("dram_bw", "2000"), ("dram_latency", "400"),
+                                            ("shared_per_sm", "1e5")])
 def test_typed_numbers_without_unit_are_refused(tmp_path, key, value):
     """--set and files: a size, bandwidth, clock or time needs its unit; counts and Python numbers do not."""
     with pytest.raises(InputError, match=f"{key}: give the unit"):
@@ -556,3 +556,36 @@ def test_show_text_lists_every_key_in_the_device_file_vocabulary_and_reads_back(
     assert "= 50 MiB" in lines["l2_size"] and "# spec" in lines["l2_size"]
     assert main(["devices", "show", "H100-SXM5-80GB"]) == 0  # without --format: JSON, as scripts expect
     assert json.loads(capsys.readouterr().out)["sm_count"] == 132
+
+
+def test_a_key_that_names_its_unit_takes_a_bare_number_in_it(tmp_path):
+    assert device("H100-SXM5-80GB", **parse_set_options(["clock_GHz=1.5"])).clock_GHz == 1.5
+    f = tmp_path / "c.toml"
+    f.write_text('base = "H100-SXM5-80GB"\nclock_GHz = 1.5\n')
+    assert load_device_file(f).clock_GHz == 1.5
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("clock_GHz=1500", "clock_GHz: '1500' is 1500 GHz, outside what a GPU has (0.1 GHz to 10 GHz); did you mean "
+                       "'1500MHz'?"),
+    ("clock_GHz=1.5THz", "did you mean '1.5GHz'?"),
+    ("l2_size=80B", "l2_size: '80B' is 80 B, outside what a GPU has (64 KiB to 16 GiB); did you mean '80MiB'?"),
+    ("dram_bw=2GB/s", "dram_bw: '2GB/s' is 2 GB/s, outside what a GPU has"),
+    ("dram_latency=400s", "did you mean '400ns'?"),
+    ("sm_count=100000", "sm_count: '100000' is 100000, outside what a GPU has (1 to 10000)."),
+])
+def test_implausible_values_are_refused_naming_the_key_the_range_and_what_was_meant(setting, message):
+    with pytest.raises(InputError) as e:
+        device("H100-SXM5-80GB", **parse_set_options([setting]))
+    assert message in " ".join(str(e.value).split())
+
+
+def test_every_shipped_device_is_plausible():
+    from warpspeed.device.keys import _KEYS
+
+    for dev_id in device_ids():
+        d = device(dev_id)
+        for k in _KEYS:
+            value = getattr(d, k.attr)
+            if k.plausible is not None and value is not None:
+                assert k.plausible[0] <= value <= k.plausible[1], (dev_id, k.key, value)

@@ -228,3 +228,15 @@ def test_device_error_messages_in_the_doc_are_real(name, text, tmp_path, monkeyp
     with pytest.raises(InputError) as err:
         load_device_file(name)
     assert one_line(f"error: {err.value}") in one_line(DEVICE_DOC.read_text())
+
+
+def test_device_doc_lists_every_plausible_range():
+    from warpspeed.device.keys import _KEYS
+    from warpspeed.units import format_quantity
+
+    text = DEVICE_DOC.read_text()
+    for k in _KEYS:
+        if k.plausible is not None:
+            row = (f"| `{k.key}` | {format_quantity(k.plausible[0], k.kind)} | "
+                   f"{format_quantity(k.plausible[1], k.kind)} |")
+            assert row in text, f"docs/device-format.md lacks the plausible range of {k.key}: {row}"

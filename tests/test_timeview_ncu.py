@@ -200,6 +200,7 @@ def test_project_set_from_changes_only_the_source(capsys):
     (["--measured-bytes", "1GB,2GB"], "L1,L2,DRAM"),
     (["--measured-time", "1ms", "--measured-bytes", "1GB,1GB,1GB", "--measured-fp", "1,x,3"], "--measured-fp"),
     (["--measured-bytes", "1GB,1GB,1GB"], "--measured-time"),
+    (["--measured-time", "1ms", "--measured-bytes", "9,4,2"], "--measured-bytes L1: give the unit"),
     (["--ncu-kernel", "k"], "--ncu"),
     (["--set-from", "l2_size"], "--set-from"),
     (["--iterations", "0"], "--iterations"),

@@ -337,7 +337,7 @@ def _measured_projection(a, kernel, p):
     """The seed-002 projection of a measured source run, when any measured option is given."""
     from .measured import Traffic, estimated_traffic, implausible_run, measured_run, project_measured
     from .ncu import read_ncu_csv, select_launches
-    from .units import parse_quantity
+    from .units import parse_quantity, require_unit
 
     given = (a.ncu, a.measured_time, a.measured_bytes, a.measured_fp, a.warp_usage)
     if all(x is None for x in given):
@@ -351,6 +351,8 @@ def _measured_projection(a, kernel, p):
         if len(parts) != 3:
             raise InputError(f"--measured-bytes '{a.measured_bytes}' is malformed: give three sizes L1,L2,DRAM "
                              "such as 9GB,3.1GB,1.2GB.")
+        for x, lvl in zip(parts, ("L1", "L2", "DRAM"), strict=True):  # 9 is 9 B or 9 GB? the unit decides
+            require_unit(x.strip(), "bytes", key=f"--measured-bytes {lvl}")
         traffic = Traffic(*(float(parse_quantity(x.strip(), "bytes", key=f"--measured-bytes {lvl}"))
                             for x, lvl in zip(parts, ("L1", "L2", "DRAM"), strict=True)))
     fp = None

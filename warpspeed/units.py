@@ -87,6 +87,12 @@ def units_for(kind: str) -> tuple[str, ...]:
 _EXAMPLE_UNIT = {"bytes": "MiB", "bandwidth": "GB/s", "frequency": "GHz", "time": "ns"}
 
 
+def units_of(kind: str) -> dict[str, float]:
+    """The units of a kind and their factors to its canonical unit (GB/s, GHz, bytes, seconds)."""
+    _check_kind(kind)
+    return {u: float(f) for u, f in _UNITS[kind].items()}
+
+
 def require_unit(value: object, kind: str, *, key: str) -> None:
     """Refuse ``value`` when it is a number without a unit for a kind that has units.
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from ..errors import InputError
-from ..units import format_quantity, require_unit
+from ..units import format_quantity
 from .base import _HIT_RATE_FILE, _IDENTITY, _LATENCY_FILE, DeviceFileError, FrozenMap, _suggest
 from .families import _family_hit_rates, _family_latency, hit_rate_families
-from .keys import _BY_KEY, _FILE_KEYS, _KEYS, _PEAK_OF, LATENCY_KEYS, _parse_value
+from .keys import _BY_KEY, _FILE_KEYS, _KEYS, _PEAK_OF, LATENCY_KEYS, _parse_value, require_typed_unit
 from .model import Device, _consistency_problems
 from .overrides import _changes, _suffixed_id
 from .tomlfile import _entry, _read_toml, _schema_problems
@@ -42,8 +42,7 @@ def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> 
             spec = _BY_KEY[k]
             label = f"{key}.peak" if k != key else key
             try:
-                if spec.kind != "dims":  # a TOML number, too, was typed by a person: it needs its unit
-                    require_unit(raw, spec.kind, key=label)
+                require_typed_unit(spec, raw, label)  # a TOML number, too, was typed by a person
                 values[k] = (raw, _parse_value(spec, raw, "", label=label), source)
             except InputError as e:
                 problems.append(str(e))

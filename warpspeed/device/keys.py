@@ -19,13 +19,14 @@ class _Key:
     kind: str       # units kind, or "dims" (three counts)
     minimum: float  # smallest valid value (clock and bandwidths: must be > 0)
     required: bool = True
+    plausible: tuple[float, float] | None = None  # the range of a GPU, real or imagined (canonical units)
 
 
 _KEYS: tuple[_Key, ...] = (
-    _Key("sm_count", "sm_count", "count", 1),
-    _Key("clock_GHz", "clock_GHz", "frequency", 0),
+    _Key("sm_count", "sm_count", "count", 1, plausible=(1, 10000)),
+    _Key("clock_GHz", "clock_GHz", "frequency", 0, plausible=(0.1, 10)),
     _Key("warp_size", "warp_size", "count", 1),
-    _Key("l1_size", "l1_size_bytes", "bytes", 1),
+    _Key("l1_size", "l1_size_bytes", "bytes", 1, plausible=(1024, 67108864)),
     _Key("l1_line", "l1_line_bytes", "bytes", 1),
     _Key("l1_sector", "l1_sector_bytes", "bytes", 1),
     _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1),
@@ -36,16 +37,16 @@ _KEYS: tuple[_Key, ...] = (
     _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False),
     _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False),
     _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False),
-    _Key("l2_size", "l2_size_bytes", "bytes", 1),
+    _Key("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
     _Key("l2_partitions", "l2_partitions", "count", 1),
-    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False),
+    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, plausible=(65536, 17179869184)),
     _Key("l2_line", "l2_line_bytes", "bytes", 1),
     _Key("l2_sector", "l2_sector_bytes", "bytes", 1),
-    _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0),
-    _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False),
-    _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0),
-    _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False),
-    _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False),
+    _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0, plausible=(10, 1000000.0)),
+    _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0)),
+    _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0, plausible=(10, 200000.0)),
+    _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 200000.0)),
+    _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False, plausible=(67108864, 70368744177664)),
     _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1),
     _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1),
     _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1),
@@ -61,13 +62,13 @@ _KEYS: tuple[_Key, ...] = (
     _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1),
     _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0),
     # memory parallelism (the latency model); a file may leave them to its family (devices/latency.toml)
-    _Key("l2_latency", "l2_latency_s", "time", 0, required=False),
-    _Key("dram_latency", "dram_latency_s", "time", 0, required=False),
+    _Key("l2_latency", "l2_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
+    _Key("dram_latency", "dram_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
     _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False),
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
     _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
     _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
-    _Key("l2_request_rate", "l2_request_rate_GHz", "frequency", 0, required=False),
+    _Key("l2_request_rate", "l2_request_rate_GHz", "frequency", 0, required=False, plausible=(1, 100000.0)),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
     _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
     _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
@@ -124,6 +125,12 @@ def _valid_override_keys() -> str:
         ", ".join(HIT_RATE_CURVES) + ")"
 
 
+def require_typed_unit(spec: _Key, raw: object, label: str) -> None:
+    """A value a person typed needs its unit, unless the key names it (``clock_GHz = 1.5`` is 1.5 GHz)."""
+    if spec.kind != "dims" and not spec.key.endswith("_GHz"):
+        require_unit(raw, spec.kind, key=label)
+
+
 def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
     label = label or f"{where}{spec.key}"
     if spec.kind == "dims":
@@ -138,13 +145,37 @@ def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) 
             raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
         return value
     if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
-        require_unit(raw, spec.kind, key=label)
+        require_typed_unit(spec, raw, label)
     value = parse_quantity(raw, spec.kind, key=label)
     if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time", "number") and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
     if value < spec.minimum:
         raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
+    if spec.plausible is not None and not spec.plausible[0] <= value <= spec.plausible[1]:
+        raise InputError(f"{label}: {raw!r} is {format_quantity(value, spec.kind)}, outside what a GPU has "
+                         f"({format_quantity(spec.plausible[0], spec.kind)} to "
+                         f"{format_quantity(spec.plausible[1], spec.kind)}){_meant(spec, raw) or '.'}")
     return value
+
+
+def _meant(spec: _Key, raw: object) -> str:
+    """' ; did you mean ...?' with the number of ``raw`` in the unit that puts it in the plausible range."""
+    from ..units import units_of
+
+    try:
+        number = float(str(raw).strip().rstrip("".join(c for c in str(raw) if c.isalpha() or c == "/")).strip())
+    except ValueError:
+        return ""
+    assert spec.plausible is not None
+    factors = units_of(spec.kind)
+    for unit in _SUGGESTED_UNITS.get(spec.kind, ()):
+        if spec.plausible[0] <= number * factors[unit] <= spec.plausible[1]:
+            return f"; did you mean '{number:g}{unit}'?"
+    return ""
+
+
+_SUGGESTED_UNITS = {"bytes": ("MiB", "KiB", "GiB", "TiB"), "bandwidth": ("GB/s", "TB/s", "MB/s"),
+                    "frequency": ("GHz", "MHz", "THz"), "time": ("ns", "us", "ms", "s")}
 
 
 _NOT_GIVEN = {
