@@ -221,3 +221,9 @@ def test_rank_falls_back_to_the_largest_thread_count_that_launches_unless_thread
     assert code == 2 and out == ""
     err = " ".join(err.split())
     assert err.startswith("error: no configuration of copy can launch on A100-SXM4-40GB") and "--threads" in err
+
+
+def test_a_bare_warpspeed_prints_the_help(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: warpspeed") and "rank" in out and "estimate" in out

@@ -429,3 +429,9 @@ def test_bad_kernel_objects_are_input_errors():
     with pytest.raises(warpspeed.InputError):
         wp.lbm_update_rule("D3Q19", "srt", streaming="sideways")
 
+
+
+def test_describe_compiles_for_the_device_it_is_given(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, 'echo "ptxas info    : Used 66 registers"')))
+    assert "nvcc sm_90" in wp.describe(wp.star_stencil(1), (34, 34, 34), device="H100-SXM5-80GB").spec["description"]
+    assert "nvcc sm_80" in wp.describe(wp.star_stencil(1), (34, 34, 34)).spec["description"]

@@ -155,7 +155,7 @@ def _rank_options(r) -> None:
                    help="iteration space X,Y,Z (repeatable: domains are part of the space; default: the kernel's)")
     r.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
-    r.add_argument("--top", type=int, help="rows of the text table (default 10), bars of the plot (default all)")
+    r.add_argument("--top", type=int, help="rows of the text table (default 10)")
     r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
     r.add_argument("--screen", type=int, metavar="N",
@@ -714,10 +714,11 @@ def _kernels(a) -> str:
              for e in entries().values()]
     if a.format == "json":
         return json.dumps(items, indent=2)
-    rows = [f"{'name':<20}{'parameters (defaults)':<36} description"]
-    for i in items:
-        params = ",".join(f"{k}={v}" for k, v in i["parameters"].items()) or "-"
-        rows.append(f"{i['name']:<20}{params:<36} {i['description']}")
+    params = [",".join(f"{k}={v}" for k, v in i["parameters"].items()) or "-" for i in items]
+    width = max(len("parameters (defaults)"), *map(len, params)) + 2  # the columns line up whatever the plugins add
+    rows = [f"{'name':<20}{'parameters (defaults)':<{width}}description"]
+    for i, text in zip(items, params, strict=True):
+        rows.append(f"{i['name']:<20}{text:<{width}}{i['description']}")
     rows.append("")
     rows.append("Use a name in any verb; parameters as NAME:KEY=VALUE,... (e.g. star:r=2,dims=2); "
                 "--domain sets the size.")
@@ -741,6 +742,9 @@ def _check_paths(a) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):  # a bare `warpspeed`: what it can do, not an error
+        print(_parser().format_help())
+        return 0
     try:
         a = _parser().parse_args(argv)
         _check_paths(a)

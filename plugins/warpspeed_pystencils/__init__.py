@@ -156,7 +156,7 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
 
 def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
              registers: int | None = None, name: str | None = None, index_layout: str | None = None,
-             arch: str = DEFAULT_ARCH, config: Any = None) -> Any:
+             arch: str | None = None, config: Any = None, device: Any = None) -> Any:
     """A ``warpspeed.Kernel`` for a pystencils GPU kernel (or the assignments it is created from).
 
     ``kernel_or_assignments``: a pystencils ``GpuKernel``, an ``AssignmentCollection`` (e.g. an lbmpy update
@@ -165,10 +165,14 @@ def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = 
     ``CreateKernelConfig`` to start from, e.g. with ``ghost_layers`` or ``iteration_slice``).
     ``shape``: allocated extent per spatial dimension incl. ghost layers, x (fastest) first.
     ``registers``: per thread; when None they come from ``nvcc -arch=<arch> --resource-usage`` (cached), else
-    warpspeed's default is assumed with a warning. Every load and store becomes a warpspeed access in
+    warpspeed's default is assumed with a warning; ``arch`` defaults to the compute capability of ``device``
+    (a warpspeed device id or ``Device``) where one is given, else ``sm_80``. Every load and store becomes a
+    warpspeed access in
     ``tidx, tidy, tidz`` (deduplicated), the iteration space comes from the kernel's guard, flops from
     ``count_operations`` on the assignments (else from the AST). Bad input raises ``warpspeed.InputError``.
     """
+    if arch is None:
+        arch = arch_for(device) if device is not None else DEFAULT_ARCH
     return _describe(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
                      index_layout=index_layout, arch=arch, config=config)
 
@@ -184,9 +188,10 @@ def arch_for(device: Any) -> str:
 
 
 def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device: Any,
-                     threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
+                     threads: Iterable[int] = CREATE_KERNEL_THREADS, folding: Iterable[Sequence[int]] = ((1, 1, 1),),
                      layout: str = "fzyx", registers: int | None = None, **opts: Any) -> Any:
-    """``describe`` + ``warpspeed.rank``: a ``warpspeed.Ranking`` of block shapes (and foldings), best first.
+    """``describe`` + ``warpspeed.rank``: a ``warpspeed.Ranking`` of block shapes (and foldings), best first;
+    by default the blocks of 256, 512 and 1024 threads, as ``create_kernel`` ranks them.
 
     ``opts``: ``name``, ``index_layout``, ``arch`` (default: the device's compute capability) and ``config``
     go to ``describe``; everything else (``blocks``, ``jobs`` (default 1), ``executor``, ``cache``, ...) to
