@@ -316,3 +316,12 @@ def test_a_1d_domain_gets_only_x_blocks():
     r = rank(kernel, "A100-SXM4-40GB", threads=(256, 512, 1024), jobs=1)
     assert {res.configuration.block for res in r.results} == {(256, 1, 1), (512, 1, 1), (1024, 1, 1)}
     assert rank_module.reference_estimate(r, kernel, "A100-SXM4-40GB").configuration.block == (256, 1, 1)
+
+
+def test_a_tiny_domain_ranking_says_what_estimate_says(capsys):
+    assert main(["rank", "copy", "--device", "A100-SXM4-40GB", "--domain", "4,4,4", "--top", "3"]) == 0
+    head = capsys.readouterr().out.split("\n\n")[0]
+    assert "note: the domain is smaller than one block's cells" in head
+    assert "note: the grid has 1 blocks" in head
+    assert "% ahead of the ranked blocks: rank its thread count too" in head  # 8x8x4 has 256 threads, not 1024
+    assert "registers per thread" not in head

@@ -122,9 +122,13 @@ def ranking_headline(ranking, reference=None) -> str:
         if reference.error:
             parts.append(f"pystencils default {_config_label(reference)} cannot launch")
         else:
+            behind = 100 * (1 - reference.performance_GLup_s / p)
+            where = (f"{behind:.1f} % behind" if behind >= 0 else
+                     f"{-behind:.1f} % ahead of the ranked blocks: rank its thread count too, --threads")
             parts.append(f"pystencils default {_config_label(reference)} {_num(reference.performance_GLup_s)} "
-                         f"GLup/s ({100 * (1 - reference.performance_GLup_s / p):.1f} % behind)")
-    return "; ".join(parts)
+                         f"GLup/s ({where})")
+    notes = [f"note: {n}" for n in best.data.get("notes", ()) if not n.startswith("registers per thread")]
+    return "\n".join(["; ".join(parts), *notes])
 
 
 def ranking_table(ranking, top: int = 10) -> str:
