@@ -227,3 +227,11 @@ def test_a_bare_warpspeed_prints_the_help(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: warpspeed") and "rank" in out and "estimate" in out
+
+
+@pytest.mark.parametrize("extra", [["--format", "json"], ["--iterations", "3"], ["--link", "pcie5-x16"]])
+def test_plot_refuses_options_that_would_change_nothing(extra, capsys, tmp_path):
+    args = ["plot", "roofline", "star3d-r4", "--device", "H100-SXM5-80GB", "--block", "32,4,8",
+            "-o", str(tmp_path / "r.png")]
+    assert main([*args, *extra]) == 2
+    assert f"unrecognized arguments: {' '.join(extra)}" in capsys.readouterr().err

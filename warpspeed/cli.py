@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
                                 ("whatif", _whatif_options, "best GLup/s over a swept device key"),
                                 ("projection", _project_options, "per-limiter bars of two GPUs")):
         k = kinds.add_parser(kind, help=text)
-        options(k)
+        options(k, plot=True)
         if kind == "ranking":  # --top counts the chart's bars here, not the table's rows
             top = next(act for act in k._actions if act.dest == "top")
             top.type, top.metavar = _plot_top, "N|all"
@@ -129,7 +129,8 @@ def _model_option(p) -> None:
                         f"default) or roofline (the paper's four limiters) (default {DEFAULT_MODEL})")
 
 
-def _estimate_options(e) -> None:
+def _estimate_options(e, plot: bool = False) -> None:
+    """The options of estimate (and of plot roofline, ``plot``: without the text/JSON format and time view)."""
     e.add_argument("kernel", help="kernel TOML file or catalog name (see `warpspeed kernels`)")
     e.add_argument("--device", required=True, help="device id (see `warpspeed devices`) or device TOML")
     e.add_argument("--block", required=True, help="thread block X,Y,Z")
@@ -138,12 +139,13 @@ def _estimate_options(e) -> None:
     e.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="device override, e.g. l2_size=80MiB (repeatable)")
-    e.add_argument("--format", choices=("text", "json"), default="text")
     _model_option(e)
-    _time_options(e)
+    if not plot:
+        e.add_argument("--format", choices=("text", "json"), default="text")
+        _time_options(e)
 
 
-def _rank_options(r) -> None:
+def _rank_options(r, plot: bool = False) -> None:
     r.add_argument("kernel", help="kernel TOML file or catalog name")
     r.add_argument("--device", required=True, action="append",
                    help="device id or device TOML (repeatable: one ranking per device)")
@@ -162,23 +164,24 @@ def _rank_options(r) -> None:
                    help="rank only the N best exactly: configurations whose upper bound (from their L1 and L2 "
                         "volumes alone) is below the N-th best are listed as bounded, not estimated in full "
                         "(faster; in this process)")
-    r.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    if not plot:
+        r.add_argument("--format", choices=("text", "json", "csv"), default="text")
     _model_option(r)
 
 
-def _whatif_options(w) -> None:
+def _whatif_options(w, plot: bool = False) -> None:
     w.add_argument("kernel", help="kernel TOML file or catalog name")
     w.add_argument("--device", required=True, help="base device id or device TOML")
     w.add_argument("--sweep", required=True, metavar="KEY=START:STOP:N[:log] | KEY=V1,V2,...",
                    help="the device key to vary, e.g. l2_size=10MiB:160MiB:5:log")
-    _space_options(w)
+    _space_options(w, plot)
 
 
-def _project_options(pj) -> None:
+def _project_options(pj, plot: bool = False) -> None:
     pj.add_argument("kernel", help="kernel TOML file or catalog name")
     pj.add_argument("--from", dest="source", required=True, help="source device id or TOML")
     pj.add_argument("--to", dest="target", required=True, help="target device id or TOML")
-    _space_options(pj)
+    _space_options(pj, plot)
     pj.add_argument("--set-from", action="append", default=[], metavar="KEY=VALUE",
                     help="override on the source device (--set changes the target)")
     m = pj.add_argument_group("measured source run (seed-002 projection; any of these switches it on)")
@@ -192,11 +195,13 @@ def _project_options(pj) -> None:
     m.add_argument("--mode", choices=("measured", "hybrid"), default="hybrid",
                    help="hybrid (default): the target's operational intensities from warpspeed's volumes there; "
                         "measured: the source's")
-    _time_options(pj)
+    if not plot:
+        _time_options(pj)
 
 
-def _space_options(p) -> None:
-    """Options shared by the verbs that rank a configuration space for each device they look at."""
+def _space_options(p, plot: bool = False) -> None:
+    """Options shared by the verbs that rank a configuration space for each device they look at (a plot of
+    them has no --format: it writes the file --output names)."""
     p.add_argument("--threads", default="1024", help="threads per block, N[,N...] (default 1024)")
     p.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
                    help="thread folding (repeatable, or several after one flag)")
@@ -204,7 +209,8 @@ def _space_options(p) -> None:
     p.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
     p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    if not plot:
+        p.add_argument("--format", choices=("text", "json"), default="text")
     _model_option(p)
 
 
