@@ -434,7 +434,7 @@ def test_validation_plot_log_axes_have_readable_ticks():
     assert ax.get_xscale() == "log" and isinstance(ax.xaxis.get_minor_formatter(), NullFormatter)
     labels = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
     assert labels and all("^" not in t and "times" not in t for t in labels)
-    assert ax.get_title() == "performance" and ax.get_xlabel() == "measured (GLup/s)"
+    assert ax.get_title().startswith("performance\n") and ax.get_xlabel() == "measured (GLup/s)"
     assert ax.get_xlim() == ax.get_ylim()  # y = x is the diagonal
     for axis in (ax.xaxis, ax.yaxis):  # at most 6 labels, and no two of them overlap
         shown = [t for t in axis.get_ticklabels() if t.get_text()]
@@ -491,3 +491,28 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     assert dev.dram_run_exponent == pytest.approx(0.5, abs=0.01)
     assert dev.l2_request_rate_GHz == pytest.approx(40, rel=0.02)
     assert dev.sources["sectors_in_flight_per_warp"].startswith("measured: fitted with the latency model to 30")
+
+
+def test_validation_plot_has_band_statistics_title_and_one_legend():
+    """Each panel shades +-10 % around y = x and states its median error and share within 10 % (the numbers
+    of the text report); the figure has a title, one legend and no empty slots."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.collections import PolyCollection
+
+    from warpspeed.measurements import read_measurements
+    from warpspeed.validation import validation_plot
+
+    reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"))
+    fig = validation_plot(reports)
+    keys = ["GLup_s", *reports[0].volume_errors]
+    assert len(fig.axes) == len(keys) == 7 and all(ax.get_visible() for ax in fig.axes)
+    for ax in fig.axes:
+        assert any(isinstance(c, PolyCollection) for c in ax.collections), ax.get_title()
+        assert "% within 10 %" in ax.get_title()
+    dram = next(ax for ax in fig.axes if ax.get_title().startswith("dram_load"))
+    err = reports[0].volume_errors["dram_load"]
+    assert f"{100 * err.within:.0f} % within 10 %" in dram.get_title()
+    assert fig.get_suptitle().startswith("predicted vs measured: 168 configurations, star3d-r4 on H100-SXM5-80GB")
+    assert len(fig.legends) == 1 and not any(ax.get_legend() for ax in fig.axes)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[1:] == ["within 10 %", "predicted = measured"]
