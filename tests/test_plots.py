@@ -238,5 +238,27 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
     fig = plots.ranking_plot(ranking)
     colours = {to_rgba(plots.limiter_color(x.limiter)) for x in results}
     assert {b.get_facecolor() for b in fig.axes[0].patches} == colours and len(colours) == 2
-    assert "TLB-bound" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "TLB-bound" in [t.get_text() for t in fig.legends[0].get_texts()]
     assert plots.limiter_color("TLB") not in plots.LIMITER_COLORS.values()
+
+
+def test_ranking_chart_marks_pystencils_default_and_keys_the_strip():
+    from warpspeed.ranking import reference_estimate
+
+    r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
+    ref = reference_estimate(r, "star3d-r1", A100, domain=SMALL)
+    assert ref.configuration.block == (8, 8, 4) and ref in r.results  # 256 threads: among the bars
+    fig = plots.ranking_plot(r, top=None, reference=ref)
+    ax = fig.axes[0]
+    at = r.results.index(ref)
+    hatched = [p for p in ax.patches if p.get_hatch() == "//"]
+    assert len(hatched) == 1 and hatched[0].get_x() + hatched[0].get_width() / 2 == pytest.approx(at)
+    legend_texts = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    assert any(t.startswith("pystencils default 8x8x4:") for t in legend_texts)
+    assert {"wide in x", "long in y", "deep in z"} <= set(legend_texts)
+    assert any(lg.get_title().get_text() == "strip: block colour" for lg in fig.legends)
+    r1024 = warpspeed.rank("star3d-r1", A100, threads=(1024,), domain=SMALL, jobs=1)  # 8x8x4 is not ranked
+    fig = plots.ranking_plot(r1024, reference=ref)
+    dashed = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--"]
+    assert len(dashed) == 1 and dashed[0].get_ydata()[0] == pytest.approx(ref.performance_GLup_s)
+    assert any(t.get_text().endswith("(not shown)") for lg in fig.legends for t in lg.get_texts())

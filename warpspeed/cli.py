@@ -515,10 +515,14 @@ def _plot(a) -> str:
     elif a.plot == "ranking":
         if len(a.device) != 1:
             raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
+        from .ranking import reference_estimate
+
         top, a.top = a.top, None  # the chart's bars (checked by _plot_top), not the table's rows
-        _, rankings, _ = _rankings(a)
+        devices, rankings, one_domain = _rankings(a)
+        ref = reference_estimate(rankings[0], a.kernel, devices[0], domain=one_domain, registers=a.registers,
+                                 model=a.model)
         fig = plots.ranking_plot(rankings[0], top=plots.RANKING_TOP if top is None else
-                                 None if top == "all" else top)
+                                 None if top == "all" else top, reference=ref)
     elif a.plot == "whatif":
         from .device import device
 

@@ -151,12 +151,14 @@ RANKING_TOP = 40
 """Bars of :func:`ranking_plot` by default: few enough that every bar can carry its configuration label."""
 
 
-def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
-    """GLup/s per configuration, best first: bars coloured by limiter, a strip below in the block colour,
-    every bar labelled with its block (and folding, and domain when the ranking has several).
+def ranking_plot(ranking, *, top: int | None = RANKING_TOP, reference=None):
+    """GLup/s per configuration, best first: bars coloured by limiter, a strip below in the block colour (with
+    a key), every bar labelled with its block (and folding, and domain when the ranking has several).
 
     ``top``: the best ``top`` configurations are shown (default :data:`RANKING_TOP`; the title then says
-    "best N of M shown"); ``None`` shows all of them (the figure widens with their number).
+    "best N of M shown"); ``None`` shows all of them (the figure widens with their number). ``reference``:
+    a ranked result to mark, such as pystencils' default block (``ranking.reference_estimate``): its bar
+    is hatched, or, when it is not among the bars shown, a dashed line marks its performance.
     """
     if top is not None and top < 1:
         raise InputError(f"ranking plot: top must be at least 1 (or None for all), got {top}.")
@@ -180,17 +182,33 @@ def ranking_plot(ranking, *, top: int | None = RANKING_TOP):
     handles = [Patch(color=limiter_color(k), label=f"{k}-bound") for k in present]
     if any(r.error for r in results):
         handles.append(Patch(color=LIMITER_COLORS[None], label="cannot launch"))
-    ax.legend(handles=handles, fontsize=8, loc="upper right")
+    if reference is not None and not reference.error:
+        label = f"pystencils default {ranking_label(reference)}: {reference.performance_GLup_s:.3g} GLup/s"
+        at = next((i for i, r in enumerate(results) if r.configuration == reference.configuration), None)
+        if at is not None:
+            ax.bar([at], [reference.performance_GLup_s], width=0.85, fill=False, hatch="//", edgecolor="black")
+            handles.append(Patch(facecolor="white", edgecolor="black", hatch="//", label=label))
+        else:
+            from matplotlib.lines import Line2D
+
+            ax.axhline(reference.performance_GLup_s, color="black", lw=1, ls="--")
+            handles.append(Line2D([], [], color="black", lw=1, ls="--", label=label + " (not shown)"))
+    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)  # beside: no bar hidden
+    fig.legend(handles=[Patch(color=block_color(b), label=text) for b, text in _BLOCK_KEY], fontsize=7,
+               loc="outside right lower", title="strip: block colour", title_fontsize=7, frameon=False)
     ax.grid(True, axis="y", alpha=0.3)
     ax.tick_params(axis="x", bottom=False)
     several_domains = len({r.configuration.domain for r in results}) > 1
     strip.set_xticks(list(xs))
     strip.set_xticklabels([ranking_label(r, domain=several_domains) for r in results], rotation=90, fontsize=7)
-    strip.set_xlabel("configuration (block XxYxZ" + (", domain" if several_domains else "")
-                     + ", folding fXxYxZ when not 1x1x1), best first; strip: block colour "
-                       "RGB(log x/log 256, log y/log 256, log z/log 64)", fontsize=8)
+    strip.set_xlabel("configuration, best first (block XxYxZ" + (", domain" if several_domains else "")
+                     + ", folding fXxYxZ when not 1x1x1)", fontsize=8)
     strip.set_xlim(-0.5, n - 0.5)
     return fig
+
+
+_BLOCK_KEY = (((256, 1, 1), "wide in x"), ((1, 256, 1), "long in y"), ((1, 1, 64), "deep in z"),
+              ((16, 16, 4), "mixed"))
 
 
 def ranking_label(result, *, domain: bool = False) -> str:
