@@ -262,3 +262,26 @@ def test_ranking_chart_marks_pystencils_default_and_keys_the_strip():
     dashed = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--"]
     assert len(dashed) == 1 and dashed[0].get_ydata()[0] == pytest.approx(ref.performance_GLup_s)
     assert any(t.get_text().endswith("(not shown)") for lg in fig.legends for t in lg.get_texts())
+
+
+def test_roofline_shows_the_models_own_limits_a_glups_axis_and_separate_level_names():
+    e = warpspeed.estimate("copy", A100, (256, 1, 1), domain=SMALL)  # L2 and DRAM at the same intensity
+    fig = plots.roofline_plot(e)
+    ax = fig.axes[0]
+    d = e.to_dict()
+    model = d["performance_model"]
+    lines = {ln.get_label(): ln for ln in ax.get_lines()}
+    latency = next(ln for label, ln in lines.items() if label.startswith("latency limit"))
+    assert latency.get_ydata()[0] == pytest.approx(model["limits_GLup_s"]["latency"])
+    eff = model["dram_efficiency"]
+    dram_eff = next(ln for label, ln in lines.items() if label.startswith(f"DRAM at {100 * eff:.0f} % streaming"))
+    x, y = dram_eff.get_xdata()[0], dram_eff.get_ydata()[0]
+    assert y == pytest.approx(x * A100.dram_bw_GB_s * eff)
+    fig.canvas.draw()
+    names = [t for t in ax.texts if t.get_text() in ("L1", "L2", "DRAM")]
+    assert len(names) == 3
+    boxes = [t.get_window_extent() for t in names]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    k = warpspeed.find_kernel("star3d-r4", domain=SMALL)
+    flops = plots.roofline_plot(warpspeed.estimate(k, A100, (32, 4, 8)), flops_per_lup=k.flops.total)
+    assert any(a.get_ylabel() == "performance (GLup/s)" for a in flops.axes[0].child_axes)

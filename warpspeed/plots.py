@@ -130,18 +130,54 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
     if peak:
         ax.axhline(peak, color=LIMITER_COLORS["FP"], lw=1.5, ls="--",
                    label=f"FP ceiling of this kernel's flop mix {peak:,.0f} G{unit}/s (not the spec peak)")
+    _model_limits(ax, data, bw, work, peak, xs)
     for lvl, x in oi.items():
         ax.scatter([x], [perf], marker=LEVEL_MARKERS[lvl], s=LEVEL_SIZES[lvl], color=LIMITER_COLORS[lvl],
                    edgecolor="black", zorder=3, label=f"kernel at {lvl}: {x:.3g} {unit}/B")
+    _level_labels(ax, oi, perf)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel(f"operational intensity ({unit}/B)")
     ax.set_ylabel(f"performance (G{unit}/s)")
+    if flops_per_lup > 0:  # the rest of the tool speaks GLup/s: the same height in both units
+        right = ax.secondary_yaxis("right", functions=(lambda y: y / work, lambda y: y * work))
+        right.set_ylabel("performance (GLup/s)")
     ax.set_title(f"{data['kernel']} on {dev.id}, block {_label(data['block'], data['folding'])}: "
                  f"{data['performance_GLup_s']:.3g} GLup/s, {data['limiter']}-bound", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     return fig
+
+
+def _model_limits(ax, data: dict, bw: dict[str, float], work: float, peak: float | None, xs: list[float]) -> None:
+    """What the performance model adds to the roofs, dotted: the DRAM roof at the streaming efficiency of the
+    kernel's runs (under the FP ceiling), and every limit that is not a roof (latency, L2 requests, TLB) as a
+    ceiling."""
+    model = data.get("performance_model") or {}
+    limits = model.get("limits_GLup_s") or {}
+    eff = model.get("dram_efficiency")
+    if isinstance(eff, int | float) and 0 < eff < 0.999:
+        rate = bw["DRAM"] * eff
+        pts = sorted({*xs, *([peak / rate] if peak and xs[0] < peak / rate < xs[-1] else [])})
+        ax.plot(pts, [min(x * rate, peak) if peak else x * rate for x in pts], color=LIMITER_COLORS["DRAM"], lw=1,
+                ls=":",
+                label=f"DRAM at {100 * eff:.0f} % streaming (runs of {model.get('load_run_bytes', 0):.0f} B)")
+    for name, value in limits.items():
+        if name in ("FP", *bw) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            continue
+        ax.axhline(value * work, color=limiter_color(name), lw=1, ls=":",
+                   label=f"{name} limit {value:.3g} GLup/s ({data.get('model', 'model')} model)")
+
+
+def _level_labels(ax, oi: dict[str, float], perf: float) -> None:
+    """Name each level's marker above it; markers closer than a factor 1.6 in intensity (which the names would
+    cover) get their names stacked, one line each."""
+    last_x, line = None, 0
+    for lvl, x in sorted(oi.items(), key=lambda kv: kv[1]):
+        line = line + 1 if last_x is not None and x / last_x < 1.6 else 0
+        ax.annotate(lvl, (x, perf), textcoords="offset points", xytext=(0, 11 + 11 * line), ha="center",
+                    va="bottom", fontsize=8, color=LIMITER_COLORS[lvl])
+        last_x = x
 
 
 # ----------------------------------------------------------------------------------------------- ranking
