@@ -178,7 +178,10 @@ def test_whatif_log_sweep_gets_a_log_axis_and_the_real_device_marked():
     assert all("^" not in t for t in labels) and "10" in labels  # plain MiB numbers at the swept values
     marker = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":"]
     assert len(marker) == 1 and marker[0].get_xdata()[0] == pytest.approx(40.0)  # A100's 40 MiB of L2
-    assert "A100-SXM4-40GB as it is" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "A100-SXM4-40GB as it is: l2_size = 40 MiB" in [t.get_text() for t in ax.get_legend().get_texts()]
+    ax.figure.canvas.draw()  # the configuration labels: none covers another, and no device label over them
+    boxes = [t.get_window_extent() for t in ax.texts]
+    assert len(boxes) == len(pts) and not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     # an evenly spaced sweep stays linear; log=False forces it
     lin = whatif("copy", A100, "dram_bw", [1000.0, 2000.0, 3000.0], threads=(256,), domain=SMALL, jobs=1,
                  model="roofline")
@@ -285,3 +288,15 @@ def test_roofline_shows_the_models_own_limits_a_glups_axis_and_separate_level_na
     k = warpspeed.find_kernel("star3d-r4", domain=SMALL)
     flops = plots.roofline_plot(warpspeed.estimate(k, A100, (32, 4, 8)), flops_per_lup=k.flops.total)
     assert any(a.get_ylabel() == "performance (GLup/s)" for a in flops.axes[0].child_axes)
+
+
+def test_projection_spanning_orders_of_magnitude_is_log_and_names_what_a_gpu_does_not_model():
+    p = project("star3d-r4", "V100-PCIe-32GB", "H100-SXM5-80GB", threads=(1024,), jobs=1)
+    ax = plots.projection_plot(p).axes[0]
+    heights = [b.get_height() for b in ax.patches]
+    assert max(heights) / min(heights) > plots.LOG_RATIO and ax.get_yscale() == "log"
+    assert "log scale" in ax.get_ylabel()
+    dram = [b for b in ax.patches if b.get_hatch() == "//"]  # the binding limits stay tall enough to read
+    assert all(b.get_height() > ax.get_ylim()[0] * 1.5 for b in dram)
+    notes = [t.get_text() for t in ax.texts if not t.get_text()[0].isdigit()]
+    assert notes == ["not modelled here"]  # the V100 has no L2 request rate; not "no limit"

@@ -324,10 +324,7 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
     if real is not None:
         name, value = real
         x = value / scale
-        ax.axvline(x, color="black", ls=":", lw=1.2, zorder=0)
-        ax.annotate(f"{name}: {format_quantity(value, kind)}", (x, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(3, -4), textcoords="offset points", rotation=90, ha="left", va="top", fontsize=7,
-                    bbox={"boxstyle": "square,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
+        ax.axvline(x, color="black", ls=":", lw=1.2, zorder=0)  # named in the legend: no text over the data
     for p, x, y in zip(points, xs, perf, strict=True):
         if not p.best.error:
             ax.annotate(_label(p.best.configuration.block, p.best.configuration.folding), (x, y),
@@ -338,7 +335,8 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
                       label=f"{k}-bound") for k in present]
     handles.append(Line2D([], [], color="tab:purple", ls="--", marker="x", label="DRAM volume of the best"))
     if real is not None:
-        handles.append(Line2D([], [], color="black", ls=":", lw=1.2, label=f"{real[0]} as it is"))
+        handles.append(Line2D([], [], color="black", ls=":", lw=1.2,
+                              label=f"{real[0]} as it is: {key} = {format_quantity(real[1], kind)}"))
     ax.legend(handles=handles, fontsize=8, loc="lower right")
     ax.grid(True, alpha=0.3)
     first = points[0]
@@ -424,10 +422,16 @@ def value_format(values: Sequence[float]):
     return lambda v: f"{v:,.{decimals}f}"
 
 
+LOG_RATIO = 20
+"""A projection chart whose largest bar is more than this many times its smallest uses a log axis."""
+
+
 def projection_plot(projection, measured=None):
     """Per-limiter GLup/s of both devices at their best configurations (the bound one hatched), the two
     predictions, and the measured-source interval when given. A limiter that does not limit a device (the FP
-    limit of a kernel without flops: ``None`` or infinite) gets no bar but a "no limit" note."""
+    limit of a kernel without flops: ``None`` or infinite) gets no bar but a "no limit" note; one the device
+    does not model (no L2 request rate) a "not modelled here" note. Bars spanning more than
+    :data:`LOG_RATIO` are drawn on a log axis."""
     import numpy as np
 
     s, t = projection.source_best.data, projection.target_best.data
@@ -441,8 +445,11 @@ def projection_plot(projection, measured=None):
     x = np.arange(len(labels))
     width = 0.38
     finite = [v for lim in limits.values() for v in lim.values() if v is not None]
-    top = 1.25 * max(finite + [s["performance_GLup_s"], t["performance_GLup_s"]])
-    fmt = value_format(finite + [s["performance_GLup_s"], t["performance_GLup_s"]])
+    shown = [v for v in finite + [s["performance_GLup_s"], t["performance_GLup_s"]] if v > 0]
+    top = 1.25 * max(shown)
+    log = max(shown) / min(shown) > LOG_RATIO  # tall L1 bars must not flatten the DRAM bars that decide
+    bottom = min(shown) / 2 if log else 0.0
+    fmt = value_format(shown)
     for off, d, lim, dev, color in ((-width / 2, s, limits["s"], projection.source.id, "tab:gray"),
                                     (width / 2, t, limits["t"], projection.target.id, "tab:cyan")):
         vals = [lim.get(k) for k in keys] + [d["performance_GLup_s"]]
@@ -456,8 +463,9 @@ def projection_plot(projection, measured=None):
                         xytext=(0, 2), ha="center", fontsize=7)
         for i, v in enumerate(vals):
             if v is None:  # no bar: a 0 would read as "limits to zero"
-                ax.annotate("no limit (\u221e)", (x[i] + off, 0.02 * top), ha="center", va="bottom", rotation=90,
-                            fontsize=8, color="0.25")
+                why = "no limit (\u221e)" if i >= len(keys) or keys[i] in lim else "not modelled here"
+                ax.annotate(why, (x[i] + off, bottom * 1.15 if log else 0.02 * top), ha="center", va="bottom",
+                            rotation=90, fontsize=8, color="0.25")
     if measured is not None:
         md = measured.to_dict()
         lo, hi = md.get("interval_GLup_s", md["interval"])
@@ -465,11 +473,16 @@ def projection_plot(projection, measured=None):
         ax.errorbar([xm], [(lo + hi) / 2], yerr=[[(lo + hi) / 2 - lo], [hi - (lo + hi) / 2]], fmt="D",
                     color="black", capsize=6, label=f"{measured.mode} projection of the measured run")
         top = max(top, 1.1 * hi)
-    ax.set_ylim(0, top)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom, top * 1.6)
+        plain_log_ticks(ax.yaxis, log_ticks(bottom, top * 1.6, most=8))
+    else:
+        ax.set_ylim(0, top)
     ax.set_xlim(-0.6, len(labels) - 0.4)  # groups without bars (no limit) stay on the chart
     ax.set_xticks(x)
     ax.set_xticklabels([f"{k} limit" for k in keys] + ["predicted"])
-    ax.set_ylabel("performance (GLup/s)")
+    ax.set_ylabel("performance (GLup/s, log scale)" if log else "performance (GLup/s)")
     ax.set_title(f"{projection.kernel}: {projection.target.id} / {projection.source.id} = "
                  f"{projection.speedup:.2f}x (hatched: the binding limiter)", fontsize=10)
     ax.legend(fontsize=8, loc="best")
