@@ -516,3 +516,24 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
     assert len(fig.legends) == 1 and not any(ax.get_legend() for ax in fig.axes)
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert labels[1:] == ["within 10 %", "predicted = measured"]
+
+
+def test_calibration_plot_draws_a_fit_solid_only_where_observations_support_it():
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("scipy")
+    from warpspeed.calibration import calibrate, calibration_plot
+    from warpspeed.measurements import read_measurements
+
+    f = Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"
+    cal = calibrate(read_measurements(f), warpspeed.device("H100-SXM5-80GB"), f, date="2026-11-25")
+    fig = calibration_plot(cal)
+    for ax, fit in zip(fig.axes, cal.fits, strict=True):
+        if fit.fitted is None or not fit.points:
+            continue
+        observed = [o for o, _ in fit.points]
+        solid = [ln for ln in ax.get_lines() if ln.get_label() == "fitted"]
+        assert len(solid) == 1, fit.curve
+        assert (min(solid[0].get_xdata()), max(solid[0].get_xdata())) == pytest.approx((min(observed), max(observed)))
+        beyond = [ln for ln in ax.get_lines() if ln.get_linestyle() == ":" and len(ln.get_xdata())]
+        assert beyond and all(max(ln.get_xdata()) <= min(observed) or min(ln.get_xdata()) >= max(observed)
+                              for ln in beyond)

@@ -521,8 +521,15 @@ def calibration_plot(cal: Calibration):
         if len(pts):
             ax.scatter(pts[:, 0], pts[:, 1], s=12, color="tab:blue", label="observed")
         ax.plot(xs, [f.old(x) for x in xs], color="0.5", ls="--", label="before")
-        if f.fitted is not None:
-            ax.plot(xs, [f.fitted(x) for x in xs], color="tab:red", label="fitted")
+        if f.fitted is not None:  # solid where observations support the fit, dotted beyond them
+            lo, hi = (float(pts[:, 0].min()), float(pts[:, 0].max())) if len(pts) else (0.0, 0.0)
+            inside = [lo, *xs[(xs > lo) & (xs < hi)], hi]
+            if hi > lo:
+                ax.plot(inside, [f.fitted(x) for x in inside], color="tab:red", label="fitted")
+            for part in ([*xs[xs < lo], lo], [hi, *xs[xs > hi]]):
+                if len(part) > 1:
+                    ax.plot(part, [f.fitted(x) for x in part], color="tab:red", ls=":", lw=1)
+            ax.plot([], [], color="tab:red", ls=":", lw=1, label="fitted, beyond the data")
         ax.set_title(f"{f.curve} ({len(f.points)} points)", fontsize=10)
         ax.set_xlabel("oversubscription O")
         ax.set_ylabel("hit rate of the reusable volume")
