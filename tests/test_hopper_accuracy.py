@@ -218,3 +218,64 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
                 assert a.volume_errors[key].within >= b.volume_errors[key].within, key
         else:  # the partial stores do not carry over (the docstring): what this test records
             assert a.volume_errors["dram_store"].median > b.volume_errors["dram_store"].median
+
+
+# ----------------------------------------------------------------------------- the README's accuracy table
+README = Path(__file__).resolve().parent.parent / "README.md"
+_STAR, _LBM = ("star3d-r4", "640x512x512"), "256x256x256"
+# the table's rows: (label, the sweeps of its cells: one, or the H100's and the H200's)
+TABLE = (
+    ("star3d-r4 H100, 168 configurations", [("star3d-r4-H100.csv", *_STAR)]),
+    ("star3d-r4 H200, 168", [("star3d-r4-H200.csv", *_STAR)]),
+    ("star3d-r4 H100 / H200, 256 and 512 threads, 91 each",
+     [("occupancy-star3d-r4-H100.csv", *_STAR), ("occupancy-star3d-r4-H200.csv", *_STAR)]),
+    ("d3q19-srt H100 / H200, 512 threads, 49 each",
+     [("lbm-H100.csv", "d3q19-srt", _LBM), ("lbm-H200.csv", "d3q19-srt", _LBM)]),
+    ("d3q15-allen-cahn H100 / H200, 49 each",
+     [("lbm-H100.csv", "d3q15-allen-cahn", _LBM), ("lbm-H200.csv", "d3q15-allen-cahn", _LBM)]),
+    ("d3q19-srt H100 / H200, 128 and 256 threads, 77 each",
+     [("occupancy-lbm-H100.csv", "d3q19-srt", _LBM), ("occupancy-lbm-H200.csv", "d3q19-srt", _LBM)]),
+    ("d3q15-allen-cahn H100 / H200, 128 and 256 threads, 77 each",
+     [("occupancy-lbm-H100.csv", "d3q15-allen-cahn", _LBM), ("occupancy-lbm-H200.csv", "d3q15-allen-cahn", _LBM)]),
+)
+TABLE_HEAD = ("| sweep | Spearman | top-1 | predicted / measured GLup/s | L1 cycles within 10 % | within 10 %: "
+              "l2_load / dram_load / dram_store |\n| --- | --- | --- | --- | --- | --- |")
+
+
+def accuracy_table() -> str:
+    """The README's accuracy table, computed: the default model's figures, the roofline's in brackets."""
+    lines = [TABLE_HEAD]
+    for label, sweeps in TABLE:
+        lat = [_reports(f)[(k, d)] for f, k, d in sweeps]
+        roof = [_roofline_reports(f)[(k, d)] for f, k, d in sweeps]
+
+        def both(values, fmt):
+            return " / ".join(fmt(v) for v in values)
+
+        def pct(r, key):
+            return f"{100 * r.volume_errors[key].within:.0f}"
+
+        one = len(sweeps) == 1
+        top = (lambda v: f"{v:.1f}") if one else (lambda v: f"{v:.0f}")
+        vols = " / ".join(", ".join(pct(r, key) for r in lat) for key in ("l2_load", "dram_load", "dram_store"))
+        cells = [label,
+                 f"{both([r.spearman for r in lat], lambda v: f'{v:.2f}')} "
+                 f"({both([r.spearman for r in roof], lambda v: f'{v:.2f}')})",
+                 f"{both([r.top1_percent for r in lat], top)} % ({both([r.top1_percent for r in roof], top)})",
+                 f"{both([r.ratio.median for r in lat], lambda v: f'{v:.2f}')}, p90 "
+                 f"{both([r.ratio.p90_abs_deviation for r in lat], lambda v: f'{v:.2f}')} "
+                 f"({both([r.ratio.median for r in roof], lambda v: f'{v:.2f}')})",
+                 f"{both(lat, lambda r: pct(r, 'l1_cycles'))} %",
+                 f"{vols} %"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def test_the_readme_accuracy_table_is_what_the_data_give():
+    """Every figure of the README's table comes from the committed data: regenerate it with
+    `python tests/test_hopper_accuracy.py` after a model change."""
+    assert accuracy_table() in README.read_text()
+
+
+if __name__ == "__main__":
+    print(accuracy_table())
