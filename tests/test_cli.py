@@ -75,7 +75,7 @@ def test_set_overrides_change_the_device(capsys):
 def test_devices_and_kernels_verbs(capsys):
     code, out, _ = run(capsys, "devices")
     assert code == 0 and "A100-SXM4-40GB" in out and "GH200" in out
-    code, out, _ = run(capsys, "devices", "show", "H100-SXM5-80GB")
+    code, out, _ = run(capsys, "devices", "show", "H100-SXM5-80GB", "--format", "json")
     assert code == 0 and json.loads(out)["sm_count"] == 132
     code, out, _ = run(capsys, "kernels")
     assert code == 0 and all(n in out for n in ("copy", "star2d-r1", "star3d-r1", "star3d-r4", "box3d-r1"))

@@ -554,7 +554,9 @@ def test_show_text_lists_every_key_in_the_device_file_vocabulary_and_reads_back(
         assert getattr(again, attr) == value, (key, shown)
     assert "l2_size_bytes" not in text and "dram_bw_GB_s" not in text  # the JSON attribute names are not used
     assert "= 50 MiB" in lines["l2_size"] and "# spec" in lines["l2_size"]
-    assert main(["devices", "show", "H100-SXM5-80GB"]) == 0  # without --format: JSON, as scripts expect
+    assert main(["devices", "show", "H100-SXM5-80GB"]) == 0  # text by default, as every verb
+    assert capsys.readouterr().out == text
+    assert main(["devices", "show", "H100-SXM5-80GB", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["sm_count"] == 132
 
 

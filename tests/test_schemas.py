@@ -321,7 +321,7 @@ def test_every_object_document_of_the_cli_has_schema_version_1(capsys, tmp_path)
     p = cli_json(capsys, "project", "copy", "--from", A100, "--to", H100, "--iterations", "3", *space)
     assert list(p)[-2:] == ["schema_version", "time_view"]
     # devices show: the device description, whose schema_version (first key) is the device-file format's
-    d = cli_json(capsys, "devices", "show", H100)
+    d = cli_json(capsys, "devices", "show", H100, "--format", "json")
     assert d["schema_version"] == 1 and list(d)[0] == "schema_version"
     c = cli_json(capsys, "calibrate", str(ROOT / "tests" / "data" / "hopper" / "bandwidth-copy-H100.csv"),
                  "--device", H100, "-o", str(tmp_path / "cal.toml"), "--format", "json")

@@ -109,10 +109,9 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
     d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
     d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
-    d.add_argument("--format", choices=("text", "json"), default=None,
-                   help="text: for show, a listing in the keys of device files and --set, with units and "
-                        "sources; json: the device description (what show prints without --format, for "
-                        "scripts). Default: text, except show")
+    d.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default; for show: a listing in the keys of device files and --set, with units "
+                        "and sources) or json (the device description, for scripts)")
     k = sub.add_parser("kernels", help="list the kernel catalog; `kernels show NAME` prints a shipped kernel's "
                                        "TOML (a template for your own)")
     k.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -665,7 +664,7 @@ def _calibrate(a) -> str:
 def _devices(a) -> str:
     from .device import DeviceFileError, device, device_ids, load_device_file
 
-    fmt = a.format or ("json" if a.action == "show" else "text")  # show's JSON default: scripts rely on it
+    fmt = a.format
     if a.action == "links":
         from .timeview import links
         if fmt == "json":
