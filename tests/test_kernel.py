@@ -124,8 +124,8 @@ def test_generated_star_equals_the_shipped_file():
 
 
 @pytest.mark.parametrize("text, n_loads, domain", [
-    ("star:r=2,dims=2", 9, (256, 256, 1)), ("box:r=1,dims=2,element_bytes=4", 9, (256, 256, 1)),
-    ("star", 7, (256, 256, 256)), ("box:dims=1,r=3", 7, (256, 1, 1)),
+    ("star:r=2,dims=2", 9, (4096, 4096, 1)), ("box:r=1,dims=2,element_bytes=4", 9, (4096, 4096, 1)),
+    ("star", 7, (256, 256, 256)), ("box:dims=1,r=3", 7, (1 << 24, 1, 1)),
 ])
 def test_catalog_names_with_parameters(text, n_loads, domain):
     k = warpspeed.find_kernel(text)

@@ -105,6 +105,11 @@ def _check_params(r: int, dims: int, element_bytes: int) -> None:
         raise InputError(f"catalog stencil: element_bytes must be 4 or 8, got {element_bytes!r}.")
 
 
+DEFAULT_DOMAINS = {1: [1 << 24], 2: [4096, 4096], 3: [256, 256, 256]}
+"""The generators' domains: 16-17 M cells in every dimensionality, enough to fill a GPU many times over (a
+2-D 256x256 domain is over in microseconds: launch-bound, which the model leaves out)."""
+
+
 def star(r: int = 1, dims: int = 3, element_bytes: int = 8, domain: Sequence[int] | None = None) -> Kernel:
     """A (2·dims·r + 1)-point star stencil of range r."""
     _check_params(r, dims, element_bytes)
@@ -113,7 +118,7 @@ def star(r: int = 1, dims: int = 3, element_bytes: int = 8, domain: Sequence[int
         o = [0] * dims
         o[axis] = s * d
         offsets.append(o)
-    return stencil_kernel(f"star{dims}d-r{r}", offsets, dims=dims, ghost=r, domain=domain or [256] * dims,
+    return stencil_kernel(f"star{dims}d-r{r}", offsets, dims=dims, ghost=r, domain=domain or DEFAULT_DOMAINS[dims],
                           element_bytes=element_bytes)
 
 
@@ -121,7 +126,7 @@ def box(r: int = 1, dims: int = 3, element_bytes: int = 8, domain: Sequence[int]
     """A (2·r + 1)^dims-point box stencil of range r."""
     _check_params(r, dims, element_bytes)
     offsets = [list(o) for o in itertools.product(range(-r, r + 1), repeat=dims)]
-    return stencil_kernel(f"box{dims}d-r{r}", offsets, dims=dims, ghost=r, domain=domain or [256] * dims,
+    return stencil_kernel(f"box{dims}d-r{r}", offsets, dims=dims, ghost=r, domain=domain or DEFAULT_DOMAINS[dims],
                           element_bytes=element_bytes)
 
 
