@@ -108,3 +108,17 @@ def test_a_python_example_prints_what_its_comments_show(doc, code, shown, capsys
     exec(compile(code, f"<{doc} example>", "exec"), {})  # the documentation's own code, not user input
     printed = [line.rstrip() for line in capsys.readouterr().out.splitlines()]
     assert printed == shown, f"{doc}: the example prints {printed}, its comments show {shown}"
+
+
+def test_the_worked_kernel_examples_prose_numbers():
+    """kernel-format.md's prose around its worked example: the DRAM volume of the ranking it shows and the FP
+    limit of the full report, as the tool computes them."""
+    import warpspeed
+
+    text = " ".join((ROOT / "docs" / "kernel-format.md").read_text().split())
+    kernel = warpspeed.load_kernel(ROOT / "docs" / "examples" / "varcoef3d-fp32.toml")
+    best = warpspeed.rank(kernel, "H100-SXM5-80GB", threads=(256,), jobs=1).best
+    volumes = best.data["volumes_B_per_lup"]
+    assert f"The ranking below reports {volumes['dram_load'] + volumes['dram_store']:.1f} B/lup" in text
+    fp = warpspeed.estimate(kernel, "H100-SXM5-80GB", (64, 4, 4)).limiters_GLup_s["FP"]
+    assert f"The FP limit in the full report is {fp:,.0f} GLup/s" in text
