@@ -112,6 +112,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "json"), default="text",
                    help="text (default; for show: a listing in the keys of device files and --set, with units "
                         "and sources) or json (the device description, for scripts)")
+    sv = sub.add_parser("serve", help="a local web page: type a kernel, pick a GPU and its overrides, see the "
+                                      "estimate or a ranking (needs the 'web' extra)")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
+                                                        "only; another one is open to the network, with a warning)")
+    sv.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     k = sub.add_parser("kernels", help="list the kernel catalog; `kernels show NAME` prints a shipped kernel's "
                                        "TOML (a template for your own)")
     k.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -703,6 +708,19 @@ def _devices(a) -> str:
     return f"{a.target}: valid ({d.id}, {d.name})"
 
 
+def _serve(a) -> str:
+    from .web.app import create_app, serve
+
+    if not 0 <= a.port <= 65535:
+        raise InputError(f"--port {a.port}: give a port from 1 to 65535 (0: any free one).")
+    create_app()  # a missing Flask is a clear error here, before the server starts
+    try:
+        serve(a.host, a.port)
+    except OSError as e:
+        raise InputError(f"cannot serve on {a.host}:{a.port} ({e.strerror or e}); try another --port.") from None
+    return "warpspeed serve: stopped"
+
+
 def _kernels(a) -> str:
     from .kernels import catalog, entries
 
@@ -759,7 +777,7 @@ def main(argv: list[str] | None = None) -> int:
         _check_paths(a)
         verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
                  "measure": _measure, "validate": _validate, "calibrate": _calibrate, "devices": _devices,
-                 "kernels": _kernels}
+                 "kernels": _kernels, "serve": _serve}
         out = verbs[a.verb](a)
     except InputError as err:
         # never break inside a path or a name: they often hold hyphens

@@ -1,0 +1,146 @@
+// The page's logic: read the form, ask the API, show the answer; the whole state lives in the URL's hash.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let catalog = {};          // kernel name -> its TOML text
+let edited = false;        // the TOML differs from the catalog kernel's
+let pending = null;        // the debounce timer of the next estimate
+
+async function api(path, body) {
+  const res = await fetch(path, body === undefined ? {} : {
+    method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
+  const doc = await res.json();
+  if (!res.ok) { const err = new Error(doc.error || res.statusText); err.part = doc.part || "launch"; throw err; }
+  return doc;
+}
+
+function state() {
+  const s = {device: $("device").value, block: $("block").value, folding: $("folding").value,
+             model: $("model").value, threads: $("threads").value,
+             overrides: [...document.querySelectorAll(".override")]
+               .map((row) => [row.querySelector(".key").value.trim(), row.querySelector(".value").value.trim()])
+               .filter(([k, v]) => k || v)};
+  if ($("domain").value.trim()) s.domain = $("domain").value.trim();
+  if (edited) s.toml = $("toml").value; else s.kernel = $("kernel").value;
+  return s;
+}
+
+function saveToUrl(s) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(s)) p.set(k, k === "overrides" ? JSON.stringify(v) : v);
+  history.replaceState(null, "", "#" + p.toString());
+}
+
+function loadFromUrl() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  for (const id of ["device", "block", "folding", "domain", "model", "threads"]) if (p.has(id)) $(id).value = p.get(id);
+  if (p.has("toml")) { $("toml").value = p.get("toml"); edited = true; }
+  else if (p.has("kernel")) { $("kernel").value = p.get("kernel"); $("toml").value = catalog[p.get("kernel")] || ""; }
+  if (p.has("overrides")) { try { JSON.parse(p.get("overrides")).forEach(([k, v]) => addOverride(k, v)); } catch (e) {} }
+}
+
+function addOverride(key = "", value = "") {
+  const row = document.createElement("div");
+  row.className = "override changed";
+  row.innerHTML = '<input class="key" list="override-keys" placeholder="key, e.g. l2_size" size="18">' +
+                  '<input class="value" placeholder="value, e.g. 100MiB" size="12"><button type="button">×</button>';
+  row.querySelector(".key").value = key;
+  row.querySelector(".value").value = value;
+  row.querySelector("button").onclick = () => { row.remove(); schedule(); };
+  row.querySelectorAll("input").forEach((i) => (i.oninput = schedule));
+  $("overrides").appendChild(row);
+}
+
+function clearErrors() { for (const part of ["kernel", "device", "launch"]) $(part + "-error").textContent = ""; }
+function showError(err) { $((err.part || "launch") + "-error").textContent = err.message; }
+
+function esc(text) {  // text from a kernel the user typed goes into the page as text, never as markup
+  return String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
+}
+
+function fmt(v) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v !== "number") return String(v);
+  if (!isFinite(v)) return "∞";
+  if (Number.isInteger(v)) return String(v);
+  return Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3);
+}
+
+function table(el, head, rows, binding) {
+  el.innerHTML = "<tr>" + head.map((h) => `<th>${h}</th>`).join("") + "</tr>" +
+    rows.map((r) => `<tr${r[0] === binding ? ' class="binding"' : ""}>` + r.map((c) => `<td>${esc(fmt(c))}</td>`).join("") +
+      "</tr>").join("");
+}
+
+function showEstimate(doc) {
+  const e = doc.estimate;
+  $("headline").textContent = doc.headline;
+  $("perf").textContent = fmt(e.performance_GLup_s) + " GLup/s";
+  $("perf").dataset.value = String(e.performance_GLup_s);
+  $("limiter").textContent = e.limiter + "-bound (" + e.model + " model)";
+  const limits = (e.performance_model && e.performance_model.limits_GLup_s) || e.limiters_GLup_s;
+  table($("limits"), ["limit", "GLup/s"], Object.entries(limits), e.limiter);
+  table($("volumes"), ["volume", "B/lup"], Object.entries(e.volumes_B_per_lup));
+  $("l1cycles").textContent = "L1: " + fmt(e.l1_cycles_per_warp_lup) + " cycles per warp-lup";
+  table($("fields"), ["field", "L2 comp", "DRAM comp", "y hit", "z hit", "store"],
+        Object.entries(e.fields).map(([name, f]) => [name, f.l2_load_compulsory, f.dram_load_compulsory,
+                                                     f.dram_layer_y_hit, f.dram_layer_z_hit, f.dram_store]));
+  const reasons = [...((e.performance_model && e.performance_model.reasons) || []), ...e.notes];
+  $("reasons").innerHTML = reasons.map((r) => `<li>${esc(r)}</li>`).join("");
+  $("command").textContent = doc.command;
+  $("json").textContent = JSON.stringify(e, null, 2);
+}
+
+async function estimateNow() {
+  const s = state();
+  saveToUrl(s);
+  clearErrors();
+  try { showEstimate(await api("/api/estimate", s)); } catch (err) { showError(err); }
+}
+
+function schedule() { clearTimeout(pending); pending = setTimeout(estimateNow, 300); }
+
+async function checkToml() {
+  $("kernel-ok").textContent = "";
+  try {
+    const k = await api("/api/check", {toml: $("toml").value});
+    $("kernel-ok").textContent = `${k.name}: ${k.fields.length} field(s), ${k.accesses} accesses, domain ${k.domain.join("x")}`;
+  } catch (err) { showError(err); }
+}
+
+async function rankNow() {
+  const s = state();
+  s.top = 10;
+  clearErrors();
+  $("ranking").innerHTML = "<tr><td>ranking…</td></tr>";
+  try {
+    const doc = await api("/api/rank", s);
+    const rows = doc.ranking.results.map((r, i) => [i + 1, r.block.join("x"), r.folding.join("x"),
+                                                     r.performance_GLup_s, r.limiter]);
+    table($("ranking"), ["#", "block", "folding", "GLup/s", "limiter"], rows);
+    $("command").textContent = doc.command;
+  } catch (err) { $("ranking").innerHTML = ""; showError(err); }
+}
+
+async function init() {
+  const [devices, kernels] = await Promise.all([api("/api/devices"), api("/api/kernels")]);
+  $("device").innerHTML = devices.devices.map((d) => `<option value="${esc(d.id)}">${esc(d.id)}</option>`).join("");
+  $("device").value = "H100-SXM5-80GB";
+  $("override-keys").innerHTML = devices.override_keys.map((k) => `<option value="${esc(k)}">`).join("");
+  for (const k of kernels.kernels) if (k.toml) catalog[k.name] = k.toml;
+  $("kernel").innerHTML = Object.keys(catalog).map((n) => `<option>${esc(n)}</option>`).join("");
+  $("kernel").value = "star3d-r4";
+  $("toml").value = catalog["star3d-r4"];
+  loadFromUrl();
+  $("kernel").onchange = () => { $("toml").value = catalog[$("kernel").value]; edited = false; checkToml(); schedule(); };
+  $("toml").oninput = () => { edited = $("toml").value !== catalog[$("kernel").value]; checkToml(); schedule(); };
+  for (const id of ["device", "block", "folding", "domain", "model"]) $(id).oninput = schedule;
+  $("device").onchange = schedule;
+  $("model").onchange = schedule;
+  $("add-override").onclick = () => addOverride();
+  $("rank").onclick = rankNow;
+  checkToml();
+  estimateNow();
+}
+
+init();
