@@ -4,6 +4,7 @@ The API's numbers are compared with the command line's (``warpspeed estimate --f
 drives Debian's chromium through Playwright; it is skipped where either is missing (CI installs both).
 """
 
+import importlib.util
 import json
 import shutil
 import threading
@@ -196,12 +197,38 @@ def test_the_page_in_a_browser(server, capsys, tmp_path):
         f.write_text(changed)
         edited = cli_perf(str(f), "--device", A100, "--set", "l2_size=80MiB", "--block", "64,4,4")
         shown(page, edited)
-        assert page.inner_text("#kernel-error") == ""
+        page.wait_for_function("() => document.getElementById('kernel-error').textContent === ''", timeout=30000)
         page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
         link = page.url
         again = browser.new_page()
         again.goto(link)  # the whole state is in the link
         shown(again, edited)
         assert again.input_value("#device") == A100 and again.input_value(".override .value") == "80MiB"
+        if importlib.util.find_spec("matplotlib"):
+            again.click("#plot-roofline")
+            again.wait_for_function("() => document.getElementById('plot').src.startsWith('data:image/png')",
+                                    timeout=60000)
         browser.close()
     assert (tmp_path / "page.png").stat().st_size > 10_000
+
+
+def test_plots_and_a_what_if_sweep(client, capsys):
+    import base64
+
+    pytest.importorskip("matplotlib")
+    query = {"kernel": "star3d-r1", "device": H100, "threads": "256", "domain": "128,128,64"}
+    for kind in ("roofline", "ranking"):
+        r = client.post("/api/plot", json={**query, "plot": kind})
+        assert r.status_code == 200, r.get_json()
+        assert base64.b64decode(r.get_json()["png"]).startswith(b"\x89PNG")
+        assert r.get_json()["command"].startswith(f"warpspeed plot {kind} star3d-r1")
+    assert client.post("/api/plot", json={**query, "plot": "pie"}).status_code == 400
+    doc = client.post("/api/whatif", json={**query, "sweep": "l2_size=10MiB:40MiB:3:log"}).get_json()
+    cli = cli_json(capsys, "whatif", "star3d-r1", "--device", H100, "--sweep", "l2_size=10MiB:40MiB:3:log",
+                   "--threads", "256", "--domain", "128,128,64", "--jobs", "1", "--format", "json")
+    assert [p["best"] for p in doc["points"]] == [p["best"] for p in cli["points"]]
+    assert base64.b64decode(doc["png"]).startswith(b"\x89PNG")
+    r = client.post("/api/whatif", json={**query, "sweep": "l2_size=1MiB:100MiB:9"})
+    assert r.status_code == 422 and "9 values, more than the 8" in r.get_json()["error"]
+    r = client.post("/api/whatif", json={**query, "sweep": "l3_size=1MiB"})
+    assert r.status_code == 400 and r.get_json()["part"] == "device" and "l3_size" in r.get_json()["error"]

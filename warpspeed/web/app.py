@@ -1,7 +1,8 @@
 """The HTTP side of ``warpspeed serve``: a Flask app with the page and a small JSON API.
 
 Routes: ``GET /`` (the page), ``GET /api/devices``, ``GET /api/kernels``, ``POST /api/check`` (a kernel's
-TOML text), ``POST /api/estimate``, ``POST /api/rank``. Answers are JSON. Bad input is 400 with
+TOML text), ``POST /api/estimate``, ``POST /api/rank``, ``POST /api/plot`` (roofline or ranking, PNG as
+base64) and ``POST /api/whatif`` (a sweep of one device key). Answers are JSON. Bad input is 400 with
 ``{"error": message, "part": "kernel" | "device" | "launch"}``; a body over 64 KiB is 413, a ranking too
 large for one request 422, one that runs past the time limit 503; anything else 500 with the error's type,
 never a traceback. Each request is served on its own thread and shares no mutable state with another.
@@ -59,6 +60,18 @@ def create_app(rank_time_limit_s: float | None = None) -> Any:
     @app.post("/api/rank")
     def rank() -> Any:
         return jsonify(service.rank_doc(service.query_from_json(body()), rank_time_limit_s))
+
+    @app.post("/api/plot")
+    def plot() -> Any:
+        doc = body()
+        kind = doc.get("plot") if isinstance(doc, dict) else None
+        return jsonify(service.plot_doc(service.query_from_json(doc), kind, rank_time_limit_s))
+
+    @app.post("/api/whatif")
+    def whatif() -> Any:
+        doc = body()
+        sweep = doc.get("sweep") if isinstance(doc, dict) else None
+        return jsonify(service.whatif_doc(service.query_from_json(doc), sweep, rank_time_limit_s))
 
     @app.errorhandler(service.RankingTooLarge)
     def too_large(e: service.RankingTooLarge) -> Any:

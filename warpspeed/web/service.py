@@ -22,7 +22,9 @@ MAX_TOML_CHARS = 32 * 1024
 MAX_RANK_CONFIGURATIONS = 400  # configurations one ranking may hold (a request answers in seconds)
 RANK_TIME_LIMIT_S = 20.0  # a ranking still running after this is stopped and refused
 RANK_TOP_MAX = 50
+MAX_SWEEP_POINTS = 8  # device values one what-if request sweeps
 MODELS = ("latency", "roofline")
+PLOTS = ("roofline", "ranking")
 
 
 class PageError(InputError):
@@ -166,9 +168,9 @@ def estimate_doc(q: Query) -> dict:
     return {"estimate": e.to_dict(), "headline": text_report(e).splitlines()[0], "command": command(q, "estimate")}
 
 
-def rank_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
-    """The ``top`` best configurations of the blocks of ``threads`` threads (screened: only they are estimated in
-    full), refused beyond :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
+def _ranking(q: Query, time_limit_s: float | None, clock: Callable[[], float]):
+    """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
+    :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
     from ..ranking import rank
     from ..space import block_shapes
 
@@ -181,22 +183,108 @@ def rank_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], fl
         raise RankingTooLarge("launch", f"threads {','.join(map(str, q.threads))}: {len(shapes)} block shapes, more "
                                         f"than the {MAX_RANK_CONFIGURATIONS} one request ranks; rank them with the "
                                         "command line.")
+    try:
+        r = rank(kernel, dev, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model, screen=q.top,
+                 progress=_deadline("ranking", time_limit_s, clock))
+    except InputError as err:
+        raise PageError("launch", str(err)) from None
+    return r, kernel, dev
+
+
+def _deadline(what: str, time_limit_s: float | None, clock: Callable[[], float]) -> Callable[[int, int], None]:
+    """A progress callback that stops the work (:class:`RankingTimeout`) once ``time_limit_s`` has passed."""
     limit = RANK_TIME_LIMIT_S if time_limit_s is None else time_limit_s
     deadline = clock() + limit
 
-    def on_progress(done: int, total: int) -> None:
+    def check(done: int, total: int) -> None:
         if clock() > deadline:
-            raise RankingTimeout(f"the ranking ran past {limit:g} s after {done} of {total} configurations; rank "
-                                 "fewer thread counts here, or use the command line.")
+            raise RankingTimeout(f"the {what} ran past {limit:g} s after {done} of {total} configurations; ask "
+                                 "for fewer thread counts or values here, or use the command line.")
 
-    try:
-        r = rank(kernel, dev, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model, screen=q.top,
-                 progress=on_progress)
-    except InputError as err:
-        raise PageError("launch", str(err)) from None
+    return check
+
+
+def rank_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
+    """The ``top`` best configurations of the blocks of ``threads`` threads (screened: only they are estimated in
+    full), refused beyond :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
+    r, _, _ = _ranking(q, time_limit_s, clock)
     doc = r.to_dict()
     doc["results"] = doc["results"][:q.top]
     return {"ranking": doc, "command": command(q, "rank")}
+
+
+def _png(fig) -> str:
+    """A figure as base64 PNG text (the page shows it as an image: no markup from a plot reaches the page)."""
+    import base64
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
+             clock: Callable[[], float] = time.monotonic) -> dict:
+    """A plot of the query as PNG: the roofline of its estimate, or the ranking chart of its block sizes
+    (pystencils' default block marked). Needs the ``plot`` extra (else a clear 400)."""
+    from .. import plots
+
+    if kind not in PLOTS:
+        raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {kind!r}.")
+    if kind == "roofline":
+        from ..estimate import estimate
+
+        kernel, dev = kernel_of(q), device_of(q)
+        try:
+            e = estimate(kernel, dev, q.block, q.folding, model=q.model)
+        except InputError as err:
+            raise PageError("launch", str(err)) from None
+        fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
+        return {"png": _png(fig), "command": command(q, "estimate").replace("warpspeed estimate",
+                                                                             "warpspeed plot roofline", 1)}
+    from ..ranking import reference_estimate
+
+    r, kernel, dev = _ranking(q, time_limit_s, clock)
+    fig = plots.ranking_plot(r, top=q.top, reference=reference_estimate(r, kernel, dev, model=q.model))
+    return {"png": _png(fig), "command": command(q, "rank").replace("warpspeed rank", "warpspeed plot ranking", 1)}
+
+
+def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
+               clock: Callable[[], float] = time.monotonic) -> dict:
+    """The best configuration for each value of one device key (``KEY=START:STOP:N[:log]`` or ``KEY=V1,V2``),
+    as ``warpspeed whatif`` gives them, with its chart when plots are installed."""
+    from ..device import override_kind
+    from ..whatif import sweep_values, whatif
+
+    if not isinstance(sweep, str) or not sweep.strip():
+        raise PageError("device", "sweep: give KEY=START:STOP:N[:log] or KEY=V1,V2,... (e.g. "
+                                  "l2_size=10MiB:160MiB:5:log).")
+    try:
+        key, values = sweep_values(sweep)
+    except InputError as err:
+        raise PageError("device", str(err)) from None
+    if len(values) > MAX_SWEEP_POINTS:
+        raise RankingTooLarge("device", f"sweep: {len(values)} values, more than the {MAX_SWEEP_POINTS} one request "
+                                        "sweeps.")
+    kernel, dev = kernel_of(q), device_of(q)
+    try:
+        points = whatif(kernel, dev, key, values, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model,
+                        progress=_deadline("sweep", time_limit_s, clock))
+    except InputError as err:
+        raise PageError("device", str(err)) from None
+    doc: dict = {"key": key, "points": [p.to_dict(override_kind(key)) for p in points]}
+    try:
+        from .. import plots
+
+        doc["png"] = _png(plots.whatif_plot(points, reference=dev))
+    except InputError:  # no matplotlib: the table alone
+        pass
+    args = ["warpspeed", "whatif", q.kernel if q.toml is None else "kernel.toml", "--device", q.device]
+    for k, v in q.overrides:
+        args += ["--set", f"{k}={v}"]
+    args += ["--sweep", sweep.strip(), "--threads", ",".join(map(str, q.threads)), "--format", "json"]
+    doc["command"] = shlex.join(args)
+    return doc
 
 
 def check_doc(toml: object) -> dict:

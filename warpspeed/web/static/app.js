@@ -5,6 +5,7 @@ const $ = (id) => document.getElementById(id);
 let catalog = {};          // kernel name -> its TOML text
 let edited = false;        // the TOML differs from the catalog kernel's
 let pending = null;        // the debounce timer of the next estimate
+let asked = {estimate: 0, check: 0};  // the latest request of each kind: an older answer arriving late is dropped
 
 async function api(path, body) {
   const res = await fetch(path, body === undefined ? {} : {
@@ -21,6 +22,7 @@ function state() {
                .map((row) => [row.querySelector(".key").value.trim(), row.querySelector(".value").value.trim()])
                .filter(([k, v]) => k || v)};
   if ($("domain").value.trim()) s.domain = $("domain").value.trim();
+  if ($("sweep").value.trim()) s.sweep = $("sweep").value.trim();
   if (edited) s.toml = $("toml").value; else s.kernel = $("kernel").value;
   return s;
 }
@@ -33,7 +35,7 @@ function saveToUrl(s) {
 
 function loadFromUrl() {
   const p = new URLSearchParams(location.hash.slice(1));
-  for (const id of ["device", "block", "folding", "domain", "model", "threads"]) if (p.has(id)) $(id).value = p.get(id);
+  for (const id of ["device", "block", "folding", "domain", "model", "threads", "sweep"]) if (p.has(id)) $(id).value = p.get(id);
   if (p.has("toml")) { $("toml").value = p.get("toml"); edited = true; }
   else if (p.has("kernel")) { $("kernel").value = p.get("kernel"); $("toml").value = catalog[p.get("kernel")] || ""; }
   if (p.has("overrides")) { try { JSON.parse(p.get("overrides")).forEach(([k, v]) => addOverride(k, v)); } catch (e) {} }
@@ -92,20 +94,26 @@ function showEstimate(doc) {
 }
 
 async function estimateNow() {
-  const s = state();
+  const s = state(), mine = ++asked.estimate;
   saveToUrl(s);
-  clearErrors();
-  try { showEstimate(await api("/api/estimate", s)); } catch (err) { showError(err); }
+  try {
+    const doc = await api("/api/estimate", s);
+    if (mine !== asked.estimate) return;
+    clearErrors();
+    showEstimate(doc);
+  } catch (err) { if (mine === asked.estimate) { clearErrors(); showError(err); } }
 }
 
 function schedule() { clearTimeout(pending); pending = setTimeout(estimateNow, 300); }
 
 async function checkToml() {
-  $("kernel-ok").textContent = "";
+  const mine = ++asked.check;
   try {
     const k = await api("/api/check", {toml: $("toml").value});
+    if (mine !== asked.check) return;
+    $("kernel-error").textContent = "";
     $("kernel-ok").textContent = `${k.name}: ${k.fields.length} field(s), ${k.accesses} accesses, domain ${k.domain.join("x")}`;
-  } catch (err) { showError(err); }
+  } catch (err) { if (mine === asked.check) { $("kernel-ok").textContent = ""; showError(err); } }
 }
 
 async function rankNow() {
@@ -120,6 +128,32 @@ async function rankNow() {
     table($("ranking"), ["#", "block", "folding", "GLup/s", "limiter"], rows);
     $("command").textContent = doc.command;
   } catch (err) { $("ranking").innerHTML = ""; showError(err); }
+}
+
+function showPlot(doc) { $("plot").src = "data:image/png;base64," + doc.png; $("command").textContent = doc.command; }
+
+async function plotNow(kind) {
+  const s = state();
+  s.plot = kind;
+  s.top = 20;
+  clearErrors();
+  try { showPlot(await api("/api/plot", s)); } catch (err) { showError(err); }
+}
+
+async function sweepNow() {
+  const s = state();
+  s.sweep = $("sweep").value;
+  saveToUrl(s);
+  clearErrors();
+  $("whatif").innerHTML = "<tr><td>sweeping…</td></tr>";
+  try {
+    const doc = await api("/api/whatif", s);
+    table($("whatif"), [doc.key, "best block", "folding", "GLup/s", "limiter", "DRAM B/lup"],
+          doc.points.map((p) => [p.value_text, p.best.block.join("x"), p.best.folding.join("x"),
+                                 p.best.performance_GLup_s, p.best.limiter,
+                                 p.best.volumes_B_per_lup.dram_load + p.best.volumes_B_per_lup.dram_store]));
+    if (doc.png) showPlot(doc); else $("command").textContent = doc.command;
+  } catch (err) { $("whatif").innerHTML = ""; showError(err); }
 }
 
 async function init() {
@@ -139,6 +173,9 @@ async function init() {
   $("model").onchange = schedule;
   $("add-override").onclick = () => addOverride();
   $("rank").onclick = rankNow;
+  $("sweep-run").onclick = sweepNow;
+  $("plot-roofline").onclick = () => plotNow("roofline");
+  $("plot-ranking").onclick = () => plotNow("ranking");
   checkToml();
   estimateNow();
 }
