@@ -177,6 +177,8 @@ def test_the_page_in_a_browser(server, capsys, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(server + "/")
         shown(page, cli_perf("star3d-r4", "--device", H100, "--block", "32,4,8"))
+        causes = page.inner_text("#causes")
+        assert all(c in causes for c in ("l1_capacity", "layer_y", "layer_z", "oversubscription"))
         page.select_option("#kernel", "star3d-r1")
         page.fill("#block", "64,4,4")
         shown(page, cli_perf("star3d-r1", "--device", H100, "--block", "64,4,4"))

@@ -87,6 +87,9 @@ function showEstimate(doc) {
   table($("fields"), ["field", "L2 comp", "DRAM comp", "y hit", "z hit", "store"],
         Object.entries(e.fields).map(([name, f]) => [name, f.l2_load_compulsory, f.dram_load_compulsory,
                                                      f.dram_layer_y_hit, f.dram_layer_z_hit, f.dram_store]));
+  table($("causes"), ["reuse", "reusable B/lup", "oversubscription", "hit rate", "misses B/lup"],
+        Object.entries(e.causes || {}).map(([name, c]) => [name, c.potential_B_per_lup, c.oversubscription,
+                                                          c.hit_rate, c.miss_B_per_lup]));
   const reasons = [...((e.performance_model && e.performance_model.reasons) || []), ...e.notes];
   $("reasons").innerHTML = reasons.map((r) => `<li>${esc(r)}</li>`).join("");
   $("command").textContent = doc.command;
