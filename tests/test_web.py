@@ -86,6 +86,10 @@ def test_a_ranking_is_the_command_lines(client, capsys):
     ({"kernel": "copy", "device": H100, "block": "32,4"}, "launch", "block: give 3 positive whole numbers"),
     ({"kernel": "copy", "device": H100, "model": "magic"}, "launch", "model: one of latency, roofline"),
     ("not an object", "launch", "JSON object"),
+    ({"toml": 'name = "many"\ndomain = [64, 64, 64]\n[[field]]\nname = "a"\nelement_bytes = 8\n'
+              'shape = ["nx+600", "ny", "nz"]\nloads = ['
+              + ", ".join(f'["tidx+{i}", "tidy", "tidz"]' for i in range(600)) + ']\nstores = []\n',
+      "device": H100}, "kernel", "600 loads and stores; the page takes at most 512"),
 ])
 def test_bad_input_is_400_naming_the_field_and_the_part(client, query, part, words):
     r = client.post("/api/estimate", json=query)

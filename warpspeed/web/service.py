@@ -19,6 +19,7 @@ from ..errors import InputError
 
 MAX_BODY_BYTES = 64 * 1024  # a kernel file is a few kB: more is not a kernel
 MAX_TOML_CHARS = 32 * 1024
+MAX_ACCESSES = 512  # loads and stores of a typed kernel (an estimate then takes well under a second)
 MAX_RANK_CONFIGURATIONS = 400  # configurations one ranking may hold (a request answers in seconds)
 RANK_TIME_LIMIT_S = 20.0  # a ranking still running after this is stopped and refused
 RANK_TOP_MAX = 50
@@ -123,7 +124,12 @@ def kernel_of(q: Query):
             data = tomllib.loads(q.toml)
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"the kernel's TOML: {e}") from None
-        return kernel_from_dict(data, source="page", domain=q.domain)
+        kernel = kernel_from_dict(data, source="page", domain=q.domain)
+        accesses = sum(len(f.loads) + len(f.stores) for f in kernel.fields)
+        if accesses > MAX_ACCESSES:
+            raise InputError(f"the kernel has {accesses} loads and stores; the page takes at most {MAX_ACCESSES} "
+                             "(estimate larger kernels with the command line).")
+        return kernel
     except InputError as e:
         raise PageError("kernel", str(e)) from None
 
