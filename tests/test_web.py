@@ -238,3 +238,16 @@ def test_plots_and_a_what_if_sweep(client, capsys):
     assert r.status_code == 422 and "9 values, more than the 8" in r.get_json()["error"]
     r = client.post("/api/whatif", json={**query, "sweep": "l3_size=1MiB"})
     assert r.status_code == 400 and r.get_json()["part"] == "device" and "l3_size" in r.get_json()["error"]
+
+
+@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("localhost", True),
+                                                ("0.0.0.0", False), ("192.168.1.20", False), ("example.org", False)])
+def test_only_loopback_addresses_serve_without_a_warning(host, loopback):
+    from warpspeed.web.app import _loopback
+
+    assert _loopback(host) is loopback
+
+
+def test_serve_refuses_a_bad_port(capsys):
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "--port 70000" in capsys.readouterr().err
