@@ -296,3 +296,16 @@ def test_request_bound_blocks_say_so():
     e = estimate("star3d-r1", slow, (1, 16, 16), domain=(256, 256, 64))
     assert e.limiter == "L2req"
     assert any(r.startswith("L2 requests: the L1 sends") and "(32 B each" in r for r in e.performance.reasons)
+
+
+@pytest.mark.parametrize("device", ["MI210", "H100-SXM5-80GB"])
+def test_a_warp_moves_its_own_lanes_worth_of_sectors(device):
+    """The sectors a warp can have in flight per iteration count its lanes: 64 on CDNA (wave64), 32 on NVIDIA."""
+    from warpspeed.levels import level
+
+    dev = warpspeed.device(device)
+    e = warpspeed.estimate("copy", dev, (256, 1, 1), domain=(1 << 20, 1, 1))
+    pm = e.to_dict()["performance_model"]
+    sectors = level("L2").traffic_B_per_lup(e.volumes_B_per_lup) / 32
+    assert pm["sectors_in_flight_per_warp"] == pytest.approx(min(dev.sectors_in_flight_per_warp,
+                                                                 sectors * dev.warp_size))

@@ -109,7 +109,7 @@ class LatencyModel:
         dram_sectors = min(v["dram_load"], v["l2_load"]) / SECTOR_BYTES
         l2_sectors = l2_bytes / SECTOR_BYTES - dram_sectors
         sectors = l2_sectors + dram_sectors
-        per_iteration = sectors * 32 * workload.lups_per_thread  # sectors one warp moves per iteration
+        per_iteration = sectors * d.warp_size * workload.lups_per_thread  # sectors one warp moves per iteration
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
         latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
             if sectors > 0 else 0.0
