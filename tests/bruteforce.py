@@ -4,7 +4,7 @@ Deliberately simple and independent of the estimator's internals (no footprint, 
 estimate helpers). It uses only the kernel description (``Kernel``/``Field``/``Access.linear``), the
 expression evaluator and substitution, and ``make_launch`` for the occupancy (blocks per SM); the grid,
 the wave, the warps, the folded instructions and every count are recomputed here from the semantics in
-INTERFACE.md ("Semantics the numbers follow") and DESIGN.md ("The model, stage by stage").
+docs/model.md ("Stages") and docs/outputs.md (what each number counts).
 
 Two independent routes are used on purpose:
 - per-warp quantities (L1 cycles, ``l1_load``, ``l2_store``) enumerate threads, folded and

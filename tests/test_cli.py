@@ -1,4 +1,4 @@
-"""The command line: outputs, JSON keys of INTERFACE.md, exit status 2 with one paragraph on bad input."""
+"""The command line: outputs, the JSON keys of docs/outputs.md, exit status 2 with one paragraph on bad input."""
 
 import importlib
 import json

@@ -240,3 +240,11 @@ def test_device_doc_lists_every_plausible_range():
             row = (f"| `{k.key}` | {format_quantity(k.plausible[0], k.kind)} | "
                    f"{format_quantity(k.plausible[1], k.kind)} |")
             assert row in text, f"docs/device-format.md lacks the plausible range of {k.key}: {row}"
+
+
+def test_the_tests_cite_only_documents_the_repository_ships():
+    root = Path(__file__).resolve().parent.parent
+    for py in (root / "tests").glob("*.py"):
+        for name in re.findall(r"\b([A-Za-z_-]+\.md)\b", py.read_text()):
+            shipped = list(root.glob(f"**/{name}"))
+            assert shipped, f"{py.name} cites {name}, which the repository does not ship"

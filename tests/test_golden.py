@@ -1,12 +1,14 @@
 """Golden outputs: the estimate JSON of the shipped stencil kernels on every shipped device, both models.
 
 tests/golden/estimates.json holds them as computed when the file was last written on purpose. A
-restructuring must leave every byte as it is; a deliberate model change regenerates the file with
-``python tests/golden/make_golden.py`` (see that script) and the diff shows what moved.
+restructuring must leave every number as it is (to float noise: another numpy may round a sum's last bit
+differently; the version and the prose notes are not compared); a deliberate model change regenerates the
+file with ``python tests/golden/make_golden.py`` (see that script) and the diff shows what moved.
 """
 
 import importlib.util
 import json
+import math
 import pickle
 from pathlib import Path
 
@@ -25,23 +27,56 @@ def docs():
     return make_golden.documents()
 
 
-def test_outputs_are_byte_identical_to_the_golden_file(docs):
+PROSE = {"warpspeed_version", "notes", "reasons", "registers_source"}  # words, not numbers: not compared
+FLOAT_NOISE = 1e-12  # relative: the last bits of a sum in another numpy, never a model change
+
+
+def differences(a, b, path: str = ""):
+    """Where two estimate documents differ in a number (beyond float noise), a text or their structure;
+    the version and the prose (notes, reasons) are left out."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) - PROSE != set(b) - PROSE:
+            yield f"{path}: keys {sorted(set(a) ^ set(b))}"
+        for k in sorted((set(a) & set(b)) - PROSE):
+            yield from differences(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            yield f"{path}: {len(a)} against {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            yield from differences(x, y, f"{path}[{i}]")
+    elif isinstance(a, bool) or isinstance(b, bool) or not (isinstance(a, int | float) and isinstance(b, int | float)):
+        if a != b:
+            yield f"{path}: {a!r} against {b!r}"
+    elif not math.isclose(a, b, rel_tol=FLOAT_NOISE, abs_tol=1e-300):
+        yield f"{path}: {a!r} against {b!r}"
+
+
+def test_outputs_are_the_golden_files_numbers(docs):
     golden = json.loads(make_golden.GOLDEN.read_text())
     assert sorted(docs) == sorted(golden), "the set of golden configurations changed"
-    changed = [k for k in golden if json.dumps(docs[k]) != json.dumps(golden[k])]
-    assert not changed, (f"{len(changed)} estimates differ from tests/golden/estimates.json, e.g. {changed[:3]}; "
-                         "regenerate it only for an intended model change")
-    assert make_golden.text(docs) == make_golden.GOLDEN.read_text()
+    changed = {k: next(differences(docs[k], golden[k]), None) for k in golden}
+    changed = {k: d for k, d in changed.items() if d is not None}
+    assert not changed, (f"{len(changed)} estimates differ from tests/golden/estimates.json, e.g. "
+                         f"{list(changed.items())[:3]}; regenerate it only for an intended model change")
+
+
+def test_the_golden_comparison_sees_a_model_change_but_not_float_noise_or_prose():
+    doc = {"performance_GLup_s": 212.73984531704247, "notes": ["a"], "warpspeed_version": "1", "block": [1, 2, 3]}
+    assert not list(differences(doc, {**doc, "performance_GLup_s": 212.73984531704252, "notes": ["b"],
+                                      "warpspeed_version": "2"}))
+    assert list(differences(doc, {**doc, "performance_GLup_s": 212.74})) == [
+        ".performance_GLup_s: 212.73984531704247 against 212.74"]
+    assert list(differences(doc, {**doc, "block": [1, 2, 4]})) == [".block[2]: 3 against 4"]
 
 
 @pytest.mark.parametrize("counter", ["isl", "enumerated", "ranges"])
 def test_either_footprint_counter_writes_the_golden_outputs(counter):
-    """The counters are three ways to the same counts: forcing any changes no byte (three devices: the
+    """The counters are three ways to the same counts: forcing any changes no number (three devices: the
     pairing and the line L1 rule, one and two L2 partitions; the ranges on the kernels they count)."""
     golden = json.loads(make_golden.GOLDEN.read_text())
     docs = make_golden.documents(counter=counter, devices=["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"],
                                  kernels=make_golden.ranges_kernels() if counter == "ranges" else None)
-    assert docs and all(json.dumps(d) == json.dumps(golden[k]) for k, d in docs.items())
+    assert docs and not [k for k, d in docs.items() if next(differences(d, golden[k]), None)]
 
 
 def test_the_golden_set_covers_every_device_both_models_and_all_limiters(docs):

@@ -1,4 +1,4 @@
-"""Kernel files: the INTERFACE.md format, validation errors, the shipped catalog."""
+"""Kernel files: the format of docs/kernel-format.md, validation errors, the shipped catalog."""
 
 import pytest
 

@@ -29,7 +29,7 @@ PROFILE = settings(max_examples=_EXAMPLES or 40, deadline=None, derandomize=not 
 
 @st.composite
 def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
-    """A random affine stencil kernel as the TOML dict of INTERFACE.md.
+    """A random affine stencil kernel as the TOML dict of docs/kernel-format.md.
 
     ``aligned``: every row of every field starts on a 128 B line (row pitch and offset multiples of 128 B).
     """

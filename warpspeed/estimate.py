@@ -182,13 +182,11 @@ class KernelAnalysis:
     at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.counters`;
     ``auto`` by default)."""
 
-    def __init__(self, kernel: Kernel, sector_bytes: int = 32, line_bytes: int = 128, *,
-                 counter: str = DEFAULT_COUNTER):
+    def __init__(self, kernel: Kernel, *, counter: str = DEFAULT_COUNTER):
         self.kernel = kernel
-        self.sector_bytes, self.line_bytes = sector_bytes, line_bytes
         self.counter = check_counter(counter)
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
-        self._footprints: dict[tuple[int, bool], FootprintCounter] = {}
+        self._footprints: dict[tuple[int, bool, str], FootprintCounter] = {}  # (granularity, exact, counter)
         self._block_stages: dict[tuple, BlockStage] = {}
         self._wave_counts: dict[tuple, WaveCounts] = {}
 
