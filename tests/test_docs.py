@@ -15,7 +15,9 @@ import pytest
 
 import warpspeed
 from warpspeed import InputError
-from warpspeed.device import _IDENTITY, _KEYS, HIT_RATE_CURVES, PROVENANCE, hit_rate_families, load_device_file
+from warpspeed.device import HIT_RATE_CURVES, PROVENANCE, hit_rate_families, load_device_file
+from warpspeed.device.base import _IDENTITY
+from warpspeed.device.keys import _KEYS
 from warpspeed.expressions import parse
 from warpspeed.kernel import _FIELD_KEYS, _FLOP_KEYS, _KERNEL_KEYS
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InputError
 from .base import _NOT_DEVICES, _suggest
-from .files import _load, load_device_file
+from .files import load_device_bytes, load_device_file
 from .model import Device
 from .overrides import _split_id
 
@@ -29,7 +29,7 @@ def device_ids() -> list[str]:
 @cache
 def _builtin(device_id: str) -> Device:
     f = _builtin_files()[device_id]
-    return _load(f.read_bytes(), str(f), stem=device_id, builtin=True)
+    return load_device_bytes(f.read_bytes(), str(f), stem=device_id, builtin=True)
 
 
 def _match_id(text: str) -> str | None:
@@ -50,7 +50,7 @@ def _match_id(text: str) -> str | None:
     return None
 
 
-def _looks_like_path(text: str) -> bool:
+def looks_like_path(text: str) -> bool:
     """Device ids never contain a slash or end in .toml; anything that does is a file path."""
     t = text.strip()
     return "/" in t or "\\" in t or t.lower().endswith(".toml")
@@ -65,7 +65,7 @@ def device(id_or_path: str | Path | Device, **overrides: Any) -> Device:
     """
     if isinstance(id_or_path, Device):
         dev = id_or_path
-    elif isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and _looks_like_path(id_or_path)):
+    elif isinstance(id_or_path, Path) or (isinstance(id_or_path, str) and looks_like_path(id_or_path)):
         dev = load_device_file(str(id_or_path).strip())
     elif isinstance(id_or_path, str):
         text = id_or_path.strip()

@@ -13,7 +13,7 @@ from ..units import format_quantity
 from .base import _HIT_RATE_FILE, _IDENTITY, _LATENCY_FILE, DeviceFileError, FrozenMap, _suggest
 from .families import _family_hit_rates, _family_latency, hit_rate_families
 from .keys import _BY_KEY, _FILE_KEYS, _KEYS, _PEAK_OF, LATENCY_KEYS, _parse_value, require_typed_unit
-from .model import Device, _consistency_problems
+from .model import Device, consistency_problems
 from .overrides import _changes, _suffixed_id
 from .tomlfile import _entry, _read_toml, _schema_problems
 
@@ -85,7 +85,7 @@ def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve])
             f"({', '.join(HIT_RATE_CURVES)}).")
 
 
-def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -> Device:
+def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -> Device:
     """A device file, complete or of changes (``base``). Every problem of the file is reported in one
     :class:`DeviceFileError` (a file that is not TOML stops at that)."""
     where = f"device file {path}"
@@ -134,7 +134,7 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
     for spec in _KEYS:  # optional values not given are None (a value given but broken stays out)
         if not spec.required and spec.key not in broken:
             attrs.setdefault(spec.attr, None)
-    problems += _consistency_problems(attrs)
+    problems += consistency_problems(attrs)
     if problems:
         raise DeviceFileError(where, problems)
     try:
@@ -147,7 +147,7 @@ def _load(data: bytes, path: str, *, stem: str, builtin: bool, depth: int = 0) -
 
 def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device:
     """A file of changes: ``base`` plus changed keys (``schema_version`` optional, checked if given)."""
-    from .builtin import _looks_like_path, device, device_ids  # the registry loads files: imported when used
+    from .builtin import device, device_ids, looks_like_path  # the registry loads files: imported when used
 
     where = f"device file {path}"
     base_ref = doc["base"]
@@ -156,13 +156,13 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         problems.append(f"base must be a device id ({', '.join(device_ids())}) or a path, got {base_ref!r}.")
     elif depth > 8:
         problems.append("too many nested 'base' files (a cycle?).")
-    elif _looks_like_path(base_ref):
+    elif looks_like_path(base_ref):
         base_path = Path(path).parent / base_ref
         if not base_path.is_file():
             problems.append(f"base file {base_path} does not exist.")
         else:
             try:
-                base = _load(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
+                base = load_device_bytes(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
                              depth=depth + 1)
             except InputError as e:
                 problems.append(f"base: {e}")
@@ -213,4 +213,4 @@ def load_device_file(path: str | Path) -> Device:
     p = Path(path)
     if not p.is_file():
         raise InputError(f"device file {p} does not exist (built-in ids: {', '.join(device_ids())}).")
-    return _load(p.read_bytes(), str(p), stem=p.stem, builtin=False)
+    return load_device_bytes(p.read_bytes(), str(p), stem=p.stem, builtin=False)

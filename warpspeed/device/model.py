@@ -119,24 +119,19 @@ class Device:
     def with_overrides(self, **changes: Any) -> Device:
         """A hypothetical device: this one with some values replaced.
 
-        Keys (values are numbers in the canonical unit or unit strings such as ``"80MiB"``,
-        ``"5000GB/s"``, ``"1.6GHz"``): ``sm_count, clock_GHz, warp_size, l1_size, l1_line, l1_sector,
-        l1_bytes_per_cycle, l1_banks, l1_bank_width, l1_pairing_distance, l2_size, l2_partitions,
-        l2_effective_size, l2_line, l2_sector, l2_bw, l2_bw_peak, dram_bw, dram_bw_peak, fp32_lanes,
-        fp64_lanes, max_threads_per_sm, max_blocks_per_sm, max_threads_per_block, max_block_dims
-        ("1024,1024,64" or a triple), registers_per_sm, max_registers_per_thread, register_alloc_unit,
-        register_subpartitions, shared_per_sm, shared_per_block, shared_alloc_unit,
-        shared_reserved_per_block`` and ``hit_rates.<l1|l2_y|l2_z|l2_store>.<a|b|c>`` (pass those
-        through ``**{"hit_rates.l2_z.b": 0.004}``).
+        Keys: every key of :data:`warpspeed.device.OVERRIDE_KEYS` (the numeric keys of device files, listed
+        with units in docs/device-format.md, and ``hit_rates.<l1|l2_y|l2_z|l2_store>.<a|b|c>``, passed as
+        ``**{"hit_rates.l2_z.b": 0.004}``). Values are numbers in the key's canonical unit or strings with a
+        unit such as ``"80MiB"``, ``"5000GB/s"``, ``"1.6GHz"``.
 
         Derived values follow: a new ``l2_size`` or ``l2_partitions`` sets ``l2_effective_size =
         l2_size // l2_partitions`` unless that is given too; a new ``dram_bw``/``l2_bw`` scales the
         vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
         source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
         """
-        from .overrides import _apply  # overrides builds Devices: imported when used
+        from .overrides import apply_changes  # overrides builds Devices: imported when used
 
-        return _apply(self, changes, {}, "override", where=f"override of device {self.id}")
+        return apply_changes(self, changes, {}, "override", where=f"override of device {self.id}")
 
     # -- export -------------------------------------------------------------------------------------
 
@@ -222,7 +217,7 @@ class Device:
                                    f"a whole number >= {spec.minimum:g}") + ")")
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
-        problems = _consistency_problems(_values(self))
+        problems = consistency_problems(attribute_values(self))
         required = {k.key for k in _KEYS if getattr(self, k.attr) is not None} | \
             {f"hit_rates.{c}" for c in HIT_RATE_CURVES}
         missing = sorted(required - set(self.sources))
@@ -235,7 +230,7 @@ class Device:
             raise InputError(f"device {self.id} is inconsistent: " + "; ".join(problems) + ".")
 
 
-def _consistency_problems(v: Mapping[str, Any]) -> list[str]:
+def consistency_problems(v: Mapping[str, Any]) -> list[str]:
     """The consistency rules between values (docs/device-format.md), on ``v``: Device attribute -> value.
 
     The one place these rules live: :class:`Device` checks itself with it, and the loaders check the
@@ -290,6 +285,6 @@ def _consistency_problems(v: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _values(dev: Device) -> dict[str, Any]:
-    """Device attribute -> value, for :func:`_consistency_problems`."""
+def attribute_values(dev: Device) -> dict[str, Any]:
+    """Device attribute -> value, for :func:`consistency_problems`."""
     return {f.name: getattr(dev, f.name) for f in fields(dev)}

@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..units import format_quantity
 from .base import DeviceFileError, FrozenMap, _suggest
 from .keys import _BY_KEY, _HIT_KEYS, _PEAK_OF, OVERRIDE_KEYS, _display, _parse_value, _valid_override_keys
-from .model import Device, _consistency_problems, _values
+from .model import Device, attribute_values, consistency_problems
 
 
 def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
@@ -26,7 +26,7 @@ def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
     return base, suffix
 
 
-def _apply(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+def apply_changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
            where: str = "", new_id: str | None = None) -> Device:
     """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``).
 
@@ -100,12 +100,12 @@ def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str]
                                  f"was: {dev.sources.get(peak, '?')}")
     if any(k in changes for k in _HIT_KEYS):
         attrs["hit_rates"] = HitRates(**curves)
-    values = {**_values(dev), **attrs}
+    values = {**attribute_values(dev), **attrs}
     for key in broken:  # a value that failed to parse takes part in no rule (its derived values neither)
         values.pop(_BY_KEY[key].attr, None)
         if key in ("l2_size", "l2_partitions"):
             values.pop("l2_effective_size_bytes", None)
-    problems.extend(_consistency_problems(values))
+    problems.extend(consistency_problems(values))
     return attrs, new_sources, shown
 
 
