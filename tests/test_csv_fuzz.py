@@ -273,6 +273,7 @@ def test_fuzz_ncu_reader(tmp_path):
     assert 300 < outcomes["projected"] < outcomes["read"] < 3400, outcomes  # the mutants probe both sides
 
 
+@pytest.mark.slow
 def test_fuzz_ncu_csv_through_project_cli(tmp_path, cached_projection):
     """1500 mutants through `warpspeed project --ncu FILE`: success or a clean error."""
     base = ncu_export()
@@ -341,6 +342,7 @@ def cached_estimates(monkeypatch):
     monkeypatch.setattr(warpspeed.validation, "estimate", estimate)
 
 
+@pytest.mark.slow
 def test_fuzz_measurement_csv_through_validate_cli(tmp_path, cached_estimates):
     """600 mutants through `warpspeed validate FILE`: a report or a clean error."""
     base = measurement_seed_file()

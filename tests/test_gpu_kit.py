@@ -43,6 +43,7 @@ def test_install_checkout_gives_an_importable_package_with_the_plugin(tmp_path):
     assert r.returncode == 0 and "H200-SXM-141GB" in r.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_session_check_stage_runs_end_to_end_with_stand_in_gpu_tools(tmp_path):
     """gpu/session.sh check with tests/fake_gpu's cupy, ncu and nvidia-smi: install, measure both codes with

@@ -162,6 +162,7 @@ def test_a_slow_ranking_does_not_hold_up_other_requests(server, monkeypatch):
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (CI installs Debian's)")
 def test_the_page_in_a_browser(server, capsys, tmp_path):
     """Type an expression, change the GPU and an override, see the command line's numbers; open the shared link."""
