@@ -583,11 +583,11 @@ def test_implausible_values_are_refused_naming_the_key_the_range_and_what_was_me
 
 
 def test_every_shipped_device_is_plausible():
-    from warpspeed.device.keys import _KEYS
+    from warpspeed.device.keys import KEYS
 
     for dev_id in device_ids():
         d = device(dev_id)
-        for k in _KEYS:
+        for k in KEYS:
             value = getattr(d, k.attr)
             if k.plausible is not None and value is not None:
                 assert k.plausible[0] <= value <= k.plausible[1], (dev_id, k.key, value)

@@ -16,8 +16,8 @@ import pytest
 import warpspeed
 from warpspeed import InputError
 from warpspeed.device import HIT_RATE_CURVES, PROVENANCE, hit_rate_families, load_device_file
-from warpspeed.device.base import _IDENTITY
-from warpspeed.device.keys import _KEYS
+from warpspeed.device.base import IDENTITY_KEYS
+from warpspeed.device.keys import KEYS
 from warpspeed.expressions import parse
 from warpspeed.kernel import _FIELD_KEYS, _FLOP_KEYS, _KERNEL_KEYS
 
@@ -187,7 +187,7 @@ def test_device_example_differs_from_its_base_only_in_the_documented_change():
 def test_device_key_table_matches_the_code():
     rows = table_rows(section(DEVICE_DOC, "Numeric keys"))
     doc = {code_name(r[0]): r for r in rows}
-    code = {k.key: k for k in _KEYS}
+    code = {k.key: k for k in KEYS}
     assert set(code) - set(doc) == set(), "numeric device keys missing from docs/device-format.md"
     assert set(doc) - set(code) == set(), "docs/device-format.md lists device keys the code does not have"
     assert len(rows) == len(doc), "a key is listed twice"
@@ -202,7 +202,7 @@ def test_device_key_table_matches_the_code():
 
 def test_device_doc_names_identity_keys_curves_and_provenances():
     text = DEVICE_DOC.read_text()
-    assert {code_name(r[0]) for r in table_rows(section(DEVICE_DOC, "Identity keys"))} == set(_IDENTITY)
+    assert {code_name(r[0]) for r in table_rows(section(DEVICE_DOC, "Identity keys"))} == set(IDENTITY_KEYS)
     curves = {code_name(r[0]) for r in table_rows(section(DEVICE_DOC, "Hit-rate curves"))}
     assert set(HIT_RATE_CURVES) <= curves
     assert "hit_rates.<curve>.<a|b|c>" in text
@@ -233,11 +233,11 @@ def test_device_error_messages_in_the_doc_are_real(name, text, tmp_path, monkeyp
 
 
 def test_device_doc_lists_every_plausible_range():
-    from warpspeed.device.keys import _KEYS
+    from warpspeed.device.keys import KEYS
     from warpspeed.units import format_quantity
 
     text = DEVICE_DOC.read_text()
-    for k in _KEYS:
+    for k in KEYS:
         if k.plausible is not None:
             row = (f"| `{k.key}` | {format_quantity(k.plausible[0], k.kind)} | "
                    f"{format_quantity(k.plausible[1], k.kind)} |")

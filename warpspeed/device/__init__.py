@@ -1,7 +1,7 @@
 """GPU device descriptions: data files in ``warpspeed/devices/``, loaded into immutable :class:`Device`\\ s.
 
 The file format, every key with its unit kind and meaning, the provenance rules and the derived values are
-documented once, in docs/device-format.md; the key table itself is :data:`warpspeed.device.keys._KEYS` (the
+documented once, in docs/device-format.md; the key table itself is :data:`warpspeed.device.keys.KEYS` (the
 documentation is tested against it). Modules: ``keys`` (the keys, units and parsing), ``model`` (``Device``
 and its consistency rules), ``files`` and ``tomlfile`` (device files), ``families`` (per-architecture data:
 hit-rate curves, latency-model values), ``overrides`` (changed devices, ``--set``), ``builtin`` (the shipped

@@ -9,10 +9,10 @@ from ..errors import InputError
 
 SCHEMA_VERSION = 1
 PROVENANCE = ("spec", "measured", "derived", "assumed", "model", "override")
-_HIT_RATE_FILE = "hit_rates.toml"
-_LATENCY_FILE = "latency.toml"
-_NOT_DEVICES = (_HIT_RATE_FILE, _LATENCY_FILE, "links.toml")  # data files beside the device files
-_IDENTITY = ("id", "name", "vendor", "architecture", "compute_capability")
+HIT_RATE_FILE = "hit_rates.toml"
+LATENCY_FILE = "latency.toml"
+NOT_DEVICE_FILES = (HIT_RATE_FILE, LATENCY_FILE, "links.toml")  # data files beside the device files
+IDENTITY_KEYS = ("id", "name", "vendor", "architecture", "compute_capability")
 
 
 class FrozenMap(Mapping[str, str]):
@@ -37,7 +37,7 @@ class FrozenMap(Mapping[str, str]):
         return f"FrozenMap({self._data!r})"
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
+def suggest(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.6)
     return f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 

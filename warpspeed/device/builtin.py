@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .base import _NOT_DEVICES, _suggest
+from .base import NOT_DEVICE_FILES, suggest
 from .files import load_device_bytes, load_device_file
 from .model import Device
-from .overrides import _split_id
+from .overrides import split_id
 
 
 @lru_cache(maxsize=1)
 def _builtin_files() -> dict[str, Any]:
     folder = resources.files("warpspeed.devices")
     return {f.name[:-5]: f for f in folder.iterdir()
-            if f.name.endswith(".toml") and f.name not in _NOT_DEVICES}
+            if f.name.endswith(".toml") and f.name not in NOT_DEVICE_FILES}
 
 
 def device_ids() -> list[str]:
@@ -69,10 +69,10 @@ def device(id_or_path: str | Path | Device, **overrides: Any) -> Device:
         dev = load_device_file(str(id_or_path).strip())
     elif isinstance(id_or_path, str):
         text = id_or_path.strip()
-        base, suffix = _split_id(text)
+        base, suffix = split_id(text)
         found = _match_id(base) if base else None
         if found is None:
-            raise InputError(f"unknown device {text!r}.{_suggest(base, device_ids())} Built-in devices: "
+            raise InputError(f"unknown device {text!r}.{suggest(base, device_ids())} Built-in devices: "
                              f"{', '.join(device_ids())}; or give the path of a device TOML file.")
         dev = _builtin(found)
         if suffix:

@@ -8,16 +8,16 @@ from typing import Any
 
 from ..capacity import HIT_RATE_CURVES, HitRates, curve_from_table
 from ..errors import InputError
-from .base import _HIT_RATE_FILE, _LATENCY_FILE, DeviceFileError
-from .keys import _BY_KEY, LATENCY_KEYS, _parse_value
-from .tomlfile import _check_schema_version, _entry, _read_toml
+from .base import HIT_RATE_FILE, LATENCY_FILE, DeviceFileError
+from .keys import KEYS_BY_NAME, LATENCY_KEYS, parse_value
+from .tomlfile import check_schema_version, file_entry, read_toml
 
 
 @lru_cache(maxsize=1)
-def _family_hit_rates() -> dict[str, HitRates]:
-    path = resources.files("warpspeed.devices").joinpath(_HIT_RATE_FILE)
-    doc = _read_toml(path.read_bytes(), str(path))
-    _check_schema_version(doc, str(path))
+def family_hit_rates() -> dict[str, HitRates]:
+    path = resources.files("warpspeed.devices").joinpath(HIT_RATE_FILE)
+    doc = read_toml(path.read_bytes(), str(path))
+    check_schema_version(doc, str(path))
     out: dict[str, HitRates] = {}
     for family, curves in doc.items():
         if family == "schema_version":
@@ -32,11 +32,11 @@ def _family_hit_rates() -> dict[str, HitRates]:
 
 
 @lru_cache(maxsize=1)
-def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
+def family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
     """Per family: latency-model key -> (raw value, source), from ``devices/latency.toml``."""
-    path = resources.files("warpspeed.devices").joinpath(_LATENCY_FILE)
-    doc = _read_toml(path.read_bytes(), str(path))
-    _check_schema_version(doc, str(path))
+    path = resources.files("warpspeed.devices").joinpath(LATENCY_FILE)
+    doc = read_toml(path.read_bytes(), str(path))
+    check_schema_version(doc, str(path))
     out: dict[str, dict[str, tuple[Any, str]]] = {}
     for family, table in doc.items():
         if family == "schema_version":
@@ -47,9 +47,9 @@ def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
         out[family] = {}
         problems: list[str] = []
         for key, raw in table.items():
-            for k, value, source in _entry(raw, key, bare_source=None, problems=problems):
+            for k, value, source in file_entry(raw, key, bare_source=None, problems=problems):
                 try:
-                    _parse_value(_BY_KEY[k], value, "")
+                    parse_value(KEYS_BY_NAME[k], value, "")
                 except InputError as e:
                     problems.append(str(e))
                 else:
@@ -61,4 +61,4 @@ def _family_latency() -> dict[str, dict[str, tuple[Any, str]]]:
 
 def hit_rate_families() -> list[str]:
     """Architecture families that have hit-rate curves in ``devices/hit_rates.toml``."""
-    return sorted(_family_hit_rates())
+    return sorted(family_hit_rates())

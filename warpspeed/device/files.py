@@ -10,12 +10,12 @@ from typing import Any
 from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from ..errors import InputError
 from ..units import format_quantity
-from .base import _HIT_RATE_FILE, _IDENTITY, _LATENCY_FILE, DeviceFileError, FrozenMap, _suggest
-from .families import _family_hit_rates, _family_latency, hit_rate_families
-from .keys import _BY_KEY, _FILE_KEYS, _KEYS, _PEAK_OF, LATENCY_KEYS, _parse_value, require_typed_unit
+from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
+from .families import family_hit_rates, family_latency, hit_rate_families
+from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
 from .model import Device, consistency_problems
-from .overrides import _changes, _suffixed_id
-from .tomlfile import _entry, _read_toml, _schema_problems
+from .overrides import changed_attributes, suffixed_id
+from .tomlfile import file_entry, read_toml, schema_problems
 
 
 def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> tuple[dict[str, tuple[Any, Any, str]],
@@ -27,23 +27,23 @@ def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> 
     """
     values: dict[str, tuple[Any, Any, str]] = {}
     broken: set[str] = set()
-    valid = ["schema_version", *(["base"] if bare_source is not None else []), *_IDENTITY, *_FILE_KEYS,
+    valid = ["schema_version", *(["base"] if bare_source is not None else []), *IDENTITY_KEYS, *FILE_KEYS,
              "hit_rates"]
     for key in doc:
         if key not in valid:
             problems.append(_unknown_key(key, valid))
-        elif key in _IDENTITY and not (isinstance(doc[key], str) and doc[key].strip()):
+        elif key in IDENTITY_KEYS and not (isinstance(doc[key], str) and doc[key].strip()):
             problems.append(f"{key} must be a non-empty string, got {doc[key]!r}.")
-        if key not in _FILE_KEYS:
+        if key not in FILE_KEYS:
             continue
-        given = [key] + ([_PEAK_OF[key]] if key in _PEAK_OF and isinstance(doc[key], dict) and "peak" in doc[key]
+        given = [key] + ([PEAK_OF[key]] if key in PEAK_OF and isinstance(doc[key], dict) and "peak" in doc[key]
                          else [])
-        for k, raw, source in _entry(doc[key], key, bare_source=bare_source, problems=problems):
-            spec = _BY_KEY[k]
+        for k, raw, source in file_entry(doc[key], key, bare_source=bare_source, problems=problems):
+            spec = KEYS_BY_NAME[k]
             label = f"{key}.peak" if k != key else key
             try:
                 require_typed_unit(spec, raw, label)  # a TOML number, too, was typed by a person
-                values[k] = (raw, _parse_value(spec, raw, "", label=label), source)
+                values[k] = (raw, parse_value(spec, raw, "", label=label), source)
             except InputError as e:
                 problems.append(str(e))
         broken.update(k for k in given if k not in values)
@@ -51,11 +51,11 @@ def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> 
 
 
 def _unknown_key(key: str, valid: list[str]) -> str:
-    if key in _PEAK_OF.values():
-        bw = next(b for b, pk in _PEAK_OF.items() if pk == key)
+    if key in PEAK_OF.values():
+        bw = next(b for b, pk in PEAK_OF.items() if pk == key)
         return (f"unknown key {key!r}: in a file the peak goes in the {bw} table, as {bw}.peak = \"...\" with "
                 f"{bw}.peak_source = \"spec: ...\".")
-    return f"unknown key {key!r}." + (_suggest(key, valid) or f" Valid keys: {', '.join(valid)}.")
+    return f"unknown key {key!r}." + (suggest(key, valid) or f" Valid keys: {', '.join(valid)}.")
 
 
 def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCurve]:
@@ -67,7 +67,7 @@ def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCur
     out = {}
     for name, t in table.items():
         if name not in HIT_RATE_CURVES:
-            problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{_suggest(name, HIT_RATE_CURVES)} "
+            problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{suggest(name, HIT_RATE_CURVES)} "
                             f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
             continue
         try:
@@ -78,9 +78,9 @@ def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCur
 
 
 def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve]) -> str | None:
-    if not isinstance(family, str) or family in _family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
+    if not isinstance(family, str) or family in family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
         return None
-    return (f"architecture {family!r} has no hit-rate curves in {_HIT_RATE_FILE} (known families: "
+    return (f"architecture {family!r} has no hit-rate curves in {HIT_RATE_FILE} (known families: "
             f"{', '.join(hit_rate_families())}); use one of those or give all four [hit_rates.<curve>] tables "
             f"({', '.join(HIT_RATE_CURVES)}).")
 
@@ -89,19 +89,19 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
     """A device file, complete or of changes (``base``). Every problem of the file is reported in one
     :class:`DeviceFileError` (a file that is not TOML stops at that)."""
     where = f"device file {path}"
-    doc = _read_toml(data, path)
+    doc = read_toml(data, path)
     based = "base" in doc
     if based and builtin:
         raise DeviceFileError(where, ["shipped device files must be complete (no 'base')."])
-    problems = _schema_problems(doc, required=not based)
+    problems = schema_problems(doc, required=not based)
     if based:
         return _load_based(doc, path, depth, problems)
-    missing = [k for k in _IDENTITY[1:] if k not in doc]
-    missing += [k for k in _FILE_KEYS if _BY_KEY[k].required and k not in doc]
+    missing = [k for k in IDENTITY_KEYS[1:] if k not in doc]
+    missing += [k for k in FILE_KEYS if KEYS_BY_NAME[k].required and k not in doc]
     if missing:
-        required = [k for k in _FILE_KEYS if _BY_KEY[k].required]
+        required = [k for k in FILE_KEYS if KEYS_BY_NAME[k].required]
         problems.append(f"missing key(s) {', '.join(missing)}; a complete device file gives "
-                        f"{', '.join(_IDENTITY[1:])} and {', '.join(required)} (optional: id, "
+                        f"{', '.join(IDENTITY_KEYS[1:])} and {', '.join(required)} (optional: id, "
                         f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
                         f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
                         f"base = \"<id>\" to change an existing device.")
@@ -114,15 +114,15 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
     curve_overrides = _hit_rates_overrides(doc, problems)
     if (text := _family_problem(family, curve_overrides)) is not None:
         problems.append(text)
-    families = _family_hit_rates()
+    families = family_hit_rates()
     base_curves = {c: getattr(families[family], c) for c in HIT_RATE_CURVES} if family in families else {}
     curves = {**base_curves, **curve_overrides}
 
-    attrs: dict[str, Any] = {_BY_KEY[k].attr: parsed for k, (_, parsed, _) in values.items()}
+    attrs: dict[str, Any] = {KEYS_BY_NAME[k].attr: parsed for k, (_, parsed, _) in values.items()}
     sources: dict[str, str] = {k: source for k, (_, _, source) in values.items()}
-    for key, (value, source) in _family_latency().get(family, {}).items():
+    for key, (value, source) in family_latency().get(family, {}).items():
         if key not in doc:
-            attrs[_BY_KEY[key].attr] = _parse_value(_BY_KEY[key], value, f"{_LATENCY_FILE} [{family}] ")
+            attrs[KEYS_BY_NAME[key].attr] = parse_value(KEYS_BY_NAME[key], value, f"{LATENCY_FILE} [{family}] ")
             sources[key] = source
     if "l2_effective_size" not in doc and "l2_size_bytes" in attrs and "l2_partitions" in attrs:
         parts = attrs["l2_partitions"]
@@ -131,7 +131,7 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
                                         f"{format_quantity(attrs['l2_size_bytes'], 'bytes')} / {parts}")
     for c, curve in curves.items():
         sources[f"hit_rates.{c}"] = curve.source
-    for spec in _KEYS:  # optional values not given are None (a value given but broken stays out)
+    for spec in KEYS:  # optional values not given are None (a value given but broken stays out)
         if not spec.required and spec.key not in broken:
             attrs.setdefault(spec.attr, None)
     problems += consistency_problems(attrs)
@@ -174,7 +174,7 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
     bare = f"override ({Path(path).name})"
     values, broken = _file_values(doc, bare_source=bare, problems=problems)
     curve_overrides = _hit_rates_overrides(doc, problems)
-    identity = {k: doc[k] for k in _IDENTITY[1:] if k in doc and isinstance(doc[k], str) and doc[k].strip()}
+    identity = {k: doc[k] for k in IDENTITY_KEYS[1:] if k in doc and isinstance(doc[k], str) and doc[k].strip()}
     family = identity.get("architecture", base.architecture if base is not None else None)
     if base is not None and family != base.architecture and \
             (text := _family_problem(family, curve_overrides)) is not None:
@@ -183,17 +183,17 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         raise DeviceFileError(where, problems)
     changes = {k: raw for k, (raw, _, _) in values.items()}
     sources = {k: source for k, (_, _, source) in values.items()}
-    attrs, new_sources, shown = _changes(base, changes, sources, bare, problems, broken)
+    attrs, new_sources, shown = changed_attributes(base, changes, sources, bare, problems, broken)
     if problems:
         raise DeviceFileError(where, problems)
     new_id = doc.get("id")
-    dev = replace(base, id=new_id if isinstance(new_id, str) else _suffixed_id(base, shown),
+    dev = replace(base, id=new_id if isinstance(new_id, str) else suffixed_id(base, shown),
                   sources=FrozenMap(new_sources), **attrs)
     if "name" not in identity and (changes or curve_overrides):
         identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
     inherited = dev.hit_rates
     if family != base.architecture:  # a new family brings its own curves
-        inherited = _family_hit_rates().get(family, inherited)
+        inherited = family_hit_rates().get(family, inherited)
     if curve_overrides or inherited is not dev.hit_rates:
         curves = {c: curve_overrides.get(c, getattr(inherited, c)) for c in HIT_RATE_CURVES}
         src = dict(dev.sources)

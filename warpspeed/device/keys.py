@@ -22,7 +22,7 @@ class _Key:
     plausible: tuple[float, float] | None = None  # the range of a GPU, real or imagined (canonical units)
 
 
-_KEYS: tuple[_Key, ...] = (
+KEYS: tuple[_Key, ...] = (
     _Key("sm_count", "sm_count", "count", 1, plausible=(1, 10000)),
     _Key("clock_GHz", "clock_GHz", "frequency", 0, plausible=(0.1, 10)),
     _Key("warp_size", "warp_size", "count", 1),
@@ -83,19 +83,19 @@ L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "
 TLB_KEYS = ("tlb_page", "tlb_reach", "tlb_walk_rate")
 """Keys of the TLB-page limiter (warpspeed.tlb): a device that gives all three has the limiter, none: off."""
 
-_BY_KEY = {k.key: k for k in _KEYS}
-_BY_ATTR = {k.attr: k for k in _KEYS}
-_PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
-_HIT_KEYS = tuple(f"hit_rates.{c}.{p}" for c in HIT_RATE_CURVES for p in "abc")
+KEYS_BY_NAME = {k.key: k for k in KEYS}
+KEYS_BY_ATTR = {k.attr: k for k in KEYS}
+PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
+HIT_RATE_KEYS = tuple(f"hit_rates.{c}.{p}" for c in HIT_RATE_CURVES for p in "abc")
 
-OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in _KEYS) + _HIT_KEYS
+OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in KEYS) + HIT_RATE_KEYS
 """Every key :meth:`Device.with_overrides` and ``--set`` accept."""
-KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in _KEYS)
+KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in KEYS)
 """File/override key -> :class:`Device` attribute (``"l2_size"`` -> ``"l2_size_bytes"``)."""
 
-_FILE_KEYS = tuple(k.key for k in _KEYS if k.key not in _PEAK_OF.values())  # peaks live in the bw tables
+FILE_KEYS = tuple(k.key for k in KEYS if k.key not in PEAK_OF.values())  # peaks live in the bw tables
 
-_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+KEY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("compute", ("sm_count", "clock_GHz", "warp_size", "fp32_lanes", "fp64_lanes")),
     ("L1", ("l1_size", "l1_line", "l1_sector", "l1_bytes_per_cycle", "l1_bytes_per_cycle_8B", "l1_banks",
             "l1_bank_width", "l1_pairing_distance", *L1_LINE_KEYS)),
@@ -113,15 +113,15 @@ _GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 def override_kind(key: str) -> str:
     """The unit kind (``bytes``, ``bandwidth``, ``frequency``, ``count``) of a numeric override key."""
-    spec = _BY_KEY.get(key)
+    spec = KEYS_BY_NAME.get(key)
     if spec is None or spec.kind == "dims":
-        numeric = ", ".join(k.key for k in _KEYS if k.kind != "dims")
+        numeric = ", ".join(k.key for k in KEYS if k.kind != "dims")
         raise InputError(f"'{key}' is not a numeric device key; valid: {numeric}.")
     return spec.kind
 
 
-def _valid_override_keys() -> str:
-    return ", ".join(k.key for k in _KEYS) + ", hit_rates.<curve>.<a|b|c> (curve: " + \
+def valid_override_keys() -> str:
+    return ", ".join(k.key for k in KEYS) + ", hit_rates.<curve>.<a|b|c> (curve: " + \
         ", ".join(HIT_RATE_CURVES) + ")"
 
 
@@ -131,7 +131,7 @@ def require_typed_unit(spec: _Key, raw: object, label: str) -> None:
         require_unit(raw, spec.kind, key=label)
 
 
-def _parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
+def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
     label = label or f"{where}{spec.key}"
     if spec.kind == "dims":
         parts: object = raw
@@ -178,7 +178,7 @@ _SUGGESTED_UNITS = {"bytes": ("MiB", "KiB", "GiB", "TiB"), "bandwidth": ("GB/s",
                     "frequency": ("GHz", "MHz", "THz"), "time": ("ns", "us", "ms", "s")}
 
 
-_NOT_GIVEN = {
+NOT_GIVEN = {
     "l1_bytes_per_cycle_8B": "8 B accesses run at l1_bytes_per_cycle",
     "l1_load_lines_per_wavefront": "the L1 pairing rule applies",
     "l1_store_lines_per_wavefront": "the L1 pairing rule applies",
@@ -188,20 +188,20 @@ _NOT_GIVEN = {
 }
 
 
-def _value_text(spec: _Key, value: Any) -> str:
-    """``value`` with its unit, as :meth:`Device.to_text` lists it; :func:`_parse_value` reads it back exactly
+def value_text(spec: _Key, value: Any) -> str:
+    """``value`` with its unit, as :meth:`Device.to_text` lists it; :func:`parse_value` reads it back exactly
     (a value that 6 significant digits would round is written in full)."""
     if spec.kind == "dims":
         return ", ".join(str(v) for v in value)
     text = format_quantity(value, spec.kind)
-    if _parse_value(spec, text, "") == value:
+    if parse_value(spec, text, "") == value:
         return text
     full = {"bandwidth": f"{float(value)!r} GB/s", "frequency": f"{float(value)!r} GHz",
             "time": f"{float(value)!r} s", "bytes": f"{int(value)} B"}
     return full.get(spec.kind, str(value))
 
 
-def _display(spec_kind: str, value: Any) -> str:
+def display_value(spec_kind: str, value: Any) -> str:
     """Compact text of a value for an id suffix: 80MiB, 5000GB/s, 1.6GHz, 160, 1024,1024,64."""
     if spec_kind == "dims":
         return ",".join(str(v) for v in value)

@@ -10,8 +10,8 @@ from typing import Any
 from ..capacity import HIT_RATE_CURVES, HitRates
 from ..errors import InputError
 from ..units import format_quantity
-from .base import _IDENTITY, SCHEMA_VERSION, FrozenMap
-from .keys import _BY_ATTR, _BY_KEY, _GROUPS, _KEYS, _NOT_GIVEN, _PEAK_OF, L1_LINE_KEYS, TLB_KEYS, _value_text
+from .base import IDENTITY_KEYS, SCHEMA_VERSION, FrozenMap
+from .keys import KEY_GROUPS, KEYS, KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, NOT_GIVEN, PEAK_OF, TLB_KEYS, value_text
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Device:
 
     def source_of(self, name: str) -> str:
         """The citation for a value, by key (``"l2_size"``) or attribute name (``"l2_size_bytes"``)."""
-        key = _BY_ATTR[name].key if name in _BY_ATTR else name
+        key = KEYS_BY_ATTR[name].key if name in KEYS_BY_ATTR else name
         try:
             return self.sources[key]
         except KeyError:
@@ -161,23 +161,23 @@ class Device:
             rows.append((key, value, source))
 
         rows.append("identity")
-        for k in _IDENTITY:
+        for k in IDENTITY_KEYS:
             add(k, getattr(self, k))
         if self.file:
             add("file", str(self.file))
-        listed = {k for _, keys in _GROUPS for k in keys}
-        groups = (*_GROUPS, ("other", tuple(k.key for k in _KEYS if k.key not in listed)))
+        listed = {k for _, keys in KEY_GROUPS for k in keys}
+        groups = (*KEY_GROUPS, ("other", tuple(k.key for k in KEYS if k.key not in listed)))
         for title, keys in groups:
             if not keys:
                 continue
             rows.append(title)
             for key in keys:
-                spec = _BY_KEY[key]
+                spec = KEYS_BY_NAME[key]
                 value = getattr(self, spec.attr)
                 if value is None:
-                    rows.append(f"  # {key}: not given ({_NOT_GIVEN.get(key, 'unused')})")
+                    rows.append(f"  # {key}: not given ({NOT_GIVEN.get(key, 'unused')})")
                 else:
-                    add(key, _value_text(spec, value), self.sources.get(key, ""))
+                    add(key, value_text(spec, value), self.sources.get(key, ""))
         rows.append("hit-rate curves: hit(O) = a*exp(-b*exp(c*O)), O = oversubscription")
         for curve in HIT_RATE_CURVES:
             c = getattr(self.hit_rates, curve)
@@ -200,7 +200,7 @@ class Device:
 
     def _validate(self) -> None:
         problems: list[str] = []
-        for spec in _KEYS:
+        for spec in KEYS:
             v = getattr(self, spec.attr)
             if v is None and not spec.required:
                 continue
@@ -218,7 +218,7 @@ class Device:
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
         problems = consistency_problems(attribute_values(self))
-        required = {k.key for k in _KEYS if getattr(self, k.attr) is not None} | \
+        required = {k.key for k in KEYS if getattr(self, k.attr) is not None} | \
             {f"hit_rates.{c}" for c in HIT_RATE_CURVES}
         missing = sorted(required - set(self.sources))
         if missing:
@@ -249,7 +249,7 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
         line, sector = f"{lvl}_line_bytes", f"{lvl}_sector_bytes"
         if have(line, sector) and v[line] % v[sector]:
             problems.append(f"{lvl}_line ({v[line]} B) must be a whole multiple of {lvl}_sector ({v[sector]} B)")
-    load, store = (_BY_KEY[k].attr for k in L1_LINE_KEYS[:2])
+    load, store = (KEYS_BY_NAME[k].attr for k in L1_LINE_KEYS[:2])
     if have(load, store) and (v[load] is None) != (v[store] is None):
         problems.append("l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together (the L1 line "
                         "rule); give both or neither")
@@ -272,13 +272,13 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
     if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
         problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
                         f"{v['register_subpartitions']} register_subpartitions")
-    tlb = [k for k in TLB_KEYS if _BY_KEY[k].attr in v]
-    if len(tlb) == len(TLB_KEYS) and len({v[_BY_KEY[k].attr] is None for k in tlb}) > 1:
-        given = [k for k in tlb if v[_BY_KEY[k].attr] is not None]
+    tlb = [k for k in TLB_KEYS if KEYS_BY_NAME[k].attr in v]
+    if len(tlb) == len(TLB_KEYS) and len({v[KEYS_BY_NAME[k].attr] is None for k in tlb}) > 1:
+        given = [k for k in tlb if v[KEYS_BY_NAME[k].attr] is not None]
         problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
                         f"{', '.join(given)}")
-    for bw, peak in _PEAK_OF.items():
-        used, top = _BY_KEY[bw].attr, _BY_KEY[peak].attr
+    for bw, peak in PEAK_OF.items():
+        used, top = KEYS_BY_NAME[bw].attr, KEYS_BY_NAME[peak].attr
         if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):
             problems.append(f"{bw} ({v[used]:g} GB/s) cannot exceed its peak {peak} ({v[top]:g} GB/s); "
                             "change both")

@@ -10,12 +10,12 @@ from typing import Any
 from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
 from ..errors import InputError
 from ..units import format_quantity
-from .base import DeviceFileError, FrozenMap, _suggest
-from .keys import _BY_KEY, _HIT_KEYS, _PEAK_OF, OVERRIDE_KEYS, _display, _parse_value, _valid_override_keys
+from .base import DeviceFileError, FrozenMap, suggest
+from .keys import HIT_RATE_KEYS, KEYS_BY_NAME, OVERRIDE_KEYS, PEAK_OF, display_value, parse_value, valid_override_keys
 from .model import Device, attribute_values, consistency_problems
 
 
-def _split_id(device_id: str) -> tuple[str, dict[str, str]]:
+def split_id(device_id: str) -> tuple[str, dict[str, str]]:
     base, *parts = device_id.split("+")
     suffix: dict[str, str] = {}
     for p in parts:
@@ -34,14 +34,14 @@ def apply_changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str,
     :class:`DeviceFileError` for ``where``.
     """
     problems: list[str] = []
-    attrs, new_sources, shown = _changes(dev, changes, sources, origin, problems)
+    attrs, new_sources, shown = changed_attributes(dev, changes, sources, origin, problems)
     if problems:
         raise DeviceFileError(where, problems)
-    return replace(dev, id=new_id if new_id is not None else _suffixed_id(dev, shown),
+    return replace(dev, id=new_id if new_id is not None else suffixed_id(dev, shown),
                    sources=FrozenMap(new_sources), **attrs)
 
 
-def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
+def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
              problems: list[str], broken: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
     """(attributes, sources, id suffixes) of ``dev`` changed by ``changes``; derived values follow.
 
@@ -56,7 +56,7 @@ def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str]
     parsed: dict[str, Any] = {}
     broken = set(broken)
     for key, raw in changes.items():
-        if key in _HIT_KEYS:
+        if key in HIT_RATE_KEYS:
             _, curve, coef = key.split(".")
             try:
                 value = _parse_float(raw, key)
@@ -68,22 +68,22 @@ def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str]
                 problems.append(str(e) if str(e).startswith(key) else f"{key}: {e}")
                 continue
             new_sources[f"hit_rates.{curve}"] = curves[curve].source
-            shown[key] = _display("float", value)
+            shown[key] = display_value("float", value)
             continue
-        spec = _BY_KEY.get(key)
+        spec = KEYS_BY_NAME.get(key)
         if spec is None:
-            problems.append(f"unknown device key {key!r}.{_suggest(key, OVERRIDE_KEYS)} "
-                            f"Valid keys: {_valid_override_keys()}.")
+            problems.append(f"unknown device key {key!r}.{suggest(key, OVERRIDE_KEYS)} "
+                            f"Valid keys: {valid_override_keys()}.")
             continue
         try:
-            parsed[key] = _parse_value(spec, raw, "")
+            parsed[key] = parse_value(spec, raw, "")
         except InputError as e:
             problems.append(str(e))
             broken.add(key)
             continue
         attrs[spec.attr] = parsed[key]
         new_sources[key] = sources.get(key, origin)
-        shown[key] = _display(spec.kind, parsed[key])
+        shown[key] = display_value(spec.kind, parsed[key])
 
     if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
         size = parsed.get("l2_size", dev.l2_size_bytes)
@@ -91,27 +91,27 @@ def _changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str]
         attrs["l2_effective_size_bytes"] = size // parts
         new_sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
                                             f"{format_quantity(size, 'bytes')} / {parts} ({origin})")
-    for bw, peak in _PEAK_OF.items():
-        old_peak = getattr(dev, _BY_KEY[peak].attr)
+    for bw, peak in PEAK_OF.items():
+        old_peak = getattr(dev, KEYS_BY_NAME[peak].attr)
         if bw in parsed and peak not in changes and old_peak is not None:
-            ratio = parsed[bw] / getattr(dev, _BY_KEY[bw].attr)
-            attrs[_BY_KEY[peak].attr] = old_peak * ratio
+            ratio = parsed[bw] / getattr(dev, KEYS_BY_NAME[bw].attr)
+            attrs[KEYS_BY_NAME[peak].attr] = old_peak * ratio
             new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw} ({origin}); "
                                  f"was: {dev.sources.get(peak, '?')}")
-    if any(k in changes for k in _HIT_KEYS):
+    if any(k in changes for k in HIT_RATE_KEYS):
         attrs["hit_rates"] = HitRates(**curves)
     values = {**attribute_values(dev), **attrs}
     for key in broken:  # a value that failed to parse takes part in no rule (its derived values neither)
-        values.pop(_BY_KEY[key].attr, None)
+        values.pop(KEYS_BY_NAME[key].attr, None)
         if key in ("l2_size", "l2_partitions"):
             values.pop("l2_effective_size_bytes", None)
     problems.extend(consistency_problems(values))
     return attrs, new_sources, shown
 
 
-def _suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
+def suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
     """``dev.id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
-    base, suffix = _split_id(dev.id)
+    base, suffix = split_id(dev.id)
     suffix.update(shown)
     return base + "".join(f"+{k}={v}" for k, v in suffix.items())
 
@@ -144,7 +144,7 @@ def parse_set_options(items: Iterable[str] | str, option: str = "--set") -> dict
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
             raise InputError(f"{option} {item!r} is not KEY=VALUE (e.g. {option} l2_size=80MiB {option} "
-                             f"dram_bw=5000GB/s). Valid keys: {_valid_override_keys()}.")
+                             f"dram_bw=5000GB/s). Valid keys: {valid_override_keys()}.")
         if key in out:
             raise InputError(f"{option} {key} is given twice ({out[key]!r} and {value!r}); give it once.")
         out[key] = value

@@ -7,10 +7,10 @@ from typing import Any
 
 from ..errors import InputError
 from .base import SCHEMA_VERSION, DeviceFileError
-from .keys import _PEAK_OF
+from .keys import PEAK_OF
 
 
-def _read_toml(data: bytes, path: str) -> dict:
+def read_toml(data: bytes, path: str) -> dict:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -19,13 +19,13 @@ def _read_toml(data: bytes, path: str) -> dict:
         raise InputError(f"device file {path} is not valid TOML: {e}.") from None
 
 
-def _check_schema_version(doc: dict, path: str) -> None:
-    problems = _schema_problems(doc, required=True)
+def check_schema_version(doc: dict, path: str) -> None:
+    problems = schema_problems(doc, required=True)
     if problems:
         raise DeviceFileError(f"device file {path}", problems)
 
 
-def _entry(raw: object, key: str, *, bare_source: str | None, problems: list[str]) -> list[tuple[str, Any, str]]:
+def file_entry(raw: object, key: str, *, bare_source: str | None, problems: list[str]) -> list[tuple[str, Any, str]]:
     """(key, raw value, source) of one numeric key in a file: its value and, for a bandwidth table with a
     ``peak``, the peak as key ``<bw>_peak``. Problems go to ``problems``; a part with a problem is left out."""
     if not isinstance(raw, dict):
@@ -34,7 +34,7 @@ def _entry(raw: object, key: str, *, bare_source: str | None, problems: list[str
                             f"{key}.source = \"spec: ...\" (bare values are allowed only in files with 'base').")
             return []
         return [(key, raw, bare_source)]
-    allowed = {"value", "source"} | ({"peak", "peak_source"} if key in _PEAK_OF else set())
+    allowed = {"value", "source"} | ({"peak", "peak_source"} if key in PEAK_OF else set())
     out: list[tuple[str, Any, str]] = []
     unknown = sorted(set(raw) - allowed)
     if unknown:
@@ -49,17 +49,17 @@ def _entry(raw: object, key: str, *, bare_source: str | None, problems: list[str
         problems.append(f"{key}: the table needs 'value' (and 'source').")
     elif has_source:
         out.append((key, raw["value"], source.strip()))
-    if key in _PEAK_OF and ("peak" in raw or "peak_source" in raw):
+    if key in PEAK_OF and ("peak" in raw or "peak_source" in raw):
         peak_source = raw.get("peak_source", bare_source)
         if ("peak" in raw) != ("peak_source" in raw) and bare_source is None:
             problems.append(f"{key}: 'peak' and 'peak_source' go together; give both or neither.")
         elif "peak" in raw and not (isinstance(peak_source, str) and peak_source.strip()):
             problems.append(f"{key}.peak_source: must be a non-empty text saying where the peak comes from.")
         elif "peak" in raw:
-            out.append((_PEAK_OF[key], raw["peak"], peak_source.strip()))
+            out.append((PEAK_OF[key], raw["peak"], peak_source.strip()))
     return out
 
-def _schema_problems(doc: dict, *, required: bool) -> list[str]:
+def schema_problems(doc: dict, *, required: bool) -> list[str]:
     if "schema_version" not in doc:
         if not required:
             return []
