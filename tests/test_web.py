@@ -219,21 +219,28 @@ def test_the_page_in_a_browser(server, capsys, tmp_path):
     assert (tmp_path / "page.png").stat().st_size > 10_000
 
 
-def test_plots_and_a_what_if_sweep(client, capsys):
+def test_plots_and_a_what_if_sweep(client, capsys, tmp_path, monkeypatch):
     import base64
+    import shlex
 
     pytest.importorskip("matplotlib")
     query = {"kernel": "star3d-r1", "device": H100, "threads": "256", "domain": "128,128,64"}
+    monkeypatch.chdir(tmp_path)
     for kind in ("roofline", "ranking"):
         r = client.post("/api/plot", json={**query, "plot": kind})
         assert r.status_code == 200, r.get_json()
         assert base64.b64decode(r.get_json()["png"]).startswith(b"\x89PNG")
-        assert r.get_json()["command"].startswith(f"warpspeed plot {kind} star3d-r1")
+        cmd = r.get_json()["command"]
+        assert cmd.startswith(f"warpspeed plot {kind} star3d-r1") and cmd.endswith(f"-o {kind}.png")
+        assert main(shlex.split(cmd)[1:]) == 0 and (tmp_path / f"{kind}.png").stat().st_size > 0  # it runs
+        assert capsys.readouterr().out.startswith("wrote ")
     assert client.post("/api/plot", json={**query, "plot": "pie"}).status_code == 400
     doc = client.post("/api/whatif", json={**query, "sweep": "l2_size=10MiB:40MiB:3:log"}).get_json()
     cli = cli_json(capsys, "whatif", "star3d-r1", "--device", H100, "--sweep", "l2_size=10MiB:40MiB:3:log",
                    "--threads", "256", "--domain", "128,128,64", "--jobs", "1", "--format", "json")
     assert [p["best"] for p in doc["points"]] == [p["best"] for p in cli["points"]]
+    shown = cli_json(capsys, *shlex.split(doc["command"])[1:])  # the command the page shows, as it is
+    assert [p["best"] for p in shown["points"]] == [p["best"] for p in doc["points"]]
     assert base64.b64decode(doc["png"]).startswith(b"\x89PNG")
     r = client.post("/api/whatif", json={**query, "sweep": "l2_size=1MiB:100MiB:9"})
     assert r.status_code == 422 and "9 values, more than the 8" in r.get_json()["error"]

@@ -144,20 +144,29 @@ def device_of(q: Query):
         raise PageError("device", str(e)) from None
 
 
-def command(q: Query, verb: str) -> str:
-    """The command line that gives the same numbers (``kernel.toml``: the page's TOML text, saved)."""
-    args = ["warpspeed", verb, q.kernel if q.toml is None else "kernel.toml", "--device", q.device]
+def command(q: Query, verb: str, sweep: str | None = None) -> str:
+    """The command line that gives the same numbers (``kernel.toml``: the page's TOML text, saved): ``verb`` is
+    ``estimate``, ``rank``, ``whatif`` (with ``sweep``) or ``plot roofline`` / ``plot ranking``."""
+    triple = ",".join
+    args = ["warpspeed", *verb.split(), q.kernel if q.toml is None else "kernel.toml", "--device", q.device]
     for k, v in q.overrides:
         args += ["--set", f"{k}={v}"]
-    if verb == "estimate":
-        args += ["--block", ",".join(map(str, q.block)), "--folding", ",".join(map(str, q.folding))]
+    if verb in ("estimate", "plot roofline"):
+        args += ["--block", triple(map(str, q.block)), "--folding", triple(map(str, q.folding))]
     else:
-        args += ["--threads", ",".join(map(str, q.threads)), "--top", str(q.top), "--screen", str(q.top)]
+        if verb == "whatif":
+            args += ["--sweep", str(sweep).strip()]
+        args += ["--threads", triple(map(str, q.threads))]
+        if q.folding != (1, 1, 1):
+            args += ["--folding", triple(map(str, q.folding))]
+        if verb != "whatif":
+            args += ["--top", str(q.top), "--screen", str(q.top)]
     if q.domain is not None:
-        args += ["--domain", ",".join(map(str, q.domain))]
+        args += ["--domain", triple(map(str, q.domain))]
     if q.model != "latency":
         args += ["--model", q.model]
-    return shlex.join([*args, "--format", "json"])
+    plot = verb.split()[1] if verb.startswith("plot ") else None
+    return shlex.join([*args, "-o", f"{plot}.png"] if plot else [*args, "--format", "json"])
 
 
 def estimate_doc(q: Query) -> dict:
@@ -246,13 +255,12 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
         except InputError as err:
             raise PageError("launch", str(err)) from None
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
-        return {"png": _png(fig), "command": command(q, "estimate").replace("warpspeed estimate",
-                                                                             "warpspeed plot roofline", 1)}
+        return {"png": _png(fig), "command": command(q, "plot roofline")}
     from ..ranking import reference_estimate
 
     r, kernel, dev = _ranking(q, time_limit_s, clock)
     fig = plots.ranking_plot(r, top=q.top, reference=reference_estimate(r, kernel, dev, model=q.model))
-    return {"png": _png(fig), "command": command(q, "rank").replace("warpspeed rank", "warpspeed plot ranking", 1)}
+    return {"png": _png(fig), "command": command(q, "plot ranking")}
 
 
 def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
@@ -285,11 +293,7 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
         doc["png"] = _png(plots.whatif_plot(points, reference=dev))
     except InputError:  # no matplotlib: the table alone
         pass
-    args = ["warpspeed", "whatif", q.kernel if q.toml is None else "kernel.toml", "--device", q.device]
-    for k, v in q.overrides:
-        args += ["--set", f"{k}={v}"]
-    args += ["--sweep", sweep.strip(), "--threads", ",".join(map(str, q.threads)), "--format", "json"]
-    doc["command"] = shlex.join(args)
+    doc["command"] = command(q, "whatif", sweep)
     return doc
 
 
