@@ -191,7 +191,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     back from the disk cache) and return the best."""
     import warpspeed
 
-    from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, ranking_summary
+    from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, arch_for, ranking_summary
 
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     threads = tuple(CREATE_KERNEL_THREADS if threads is None else threads)
@@ -207,7 +207,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
         if _valid_choice(found):
             return LaunchChoice(tuple(found["block"]), dev.id, found["summary"])
     spec = _describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
-                          arch=_arch(dev))
+                          arch=arch_for(dev))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
     # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
     launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
@@ -225,12 +225,6 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     if cache is not None:
         _cache.write_json("launch-choices", key, {"block": list(choice.block), "summary": summary})
     return choice
-
-
-def _arch(dev: Any) -> str:
-    from . import arch_for
-
-    return arch_for(dev)
 
 
 def _valid_choice(found: Any) -> bool:
