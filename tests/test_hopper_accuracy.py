@@ -13,11 +13,15 @@ import functools
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import warpspeed
 from warpspeed.calibration import stream_bandwidth
+from warpspeed.confidence import RELATIVE_ERROR, assess
 from warpspeed.measurements import read_measurements
+from warpspeed.ranking import RankedResult
+from warpspeed.space import Configuration
 from warpspeed.validation import estimate_measurements, remodel, validate
 
 DATA = Path(__file__).parent / "data" / "hopper"
@@ -27,6 +31,12 @@ DEVICES = {"H100": "H100-SXM5-80GB", "H200": "H200-SXM-141GB"}
 # GLup/s ratio as (largest |median - 1|, largest p90 of |ratio - 1|), the share within 10 % per compared
 # quantity; and the roofline's Spearman and top-1 (``--model roofline``, the same volumes)
 FLOORS = {
+    # the one sweep where the model misleads (issue: array of structures): recorded so that it cannot get worse
+    # unnoticed; its rankings are marked unvalidated (warpspeed.confidence)
+    ('aos-lbm-H100.csv', 'd3q19-srt:layout=zyxf', '256x256x256'):
+        dict(spearman=-0.06, top1=84.5, ratio=(0.85, 1.14),
+             within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.18, dram_store=0.4, l1_cycles=0.32),
+             roofline=dict(spearman=-0.22, top1=79.0)),
     ('bandwidth-copy-H100.csv', 'copy', '268435456x1x1'):
         dict(top1=91.5, ratio=(0.06, 0.1),
              within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.99),
@@ -103,7 +113,8 @@ FLOORS = {
 
 # rows per file, as the data's README lists them: the committed files are complete
 ROWS = {"star3d-r4": 168, "repeat-star3d-r4": 56, "lbm": 98, "lbm-replica": 49, "occupancy-star3d-r4": 91,
-        "occupancy-lbm": 154, "bandwidth-copy": 8}
+        "occupancy-lbm": 154, "bandwidth-copy": 8, "aos-lbm": 49}
+ONE_GPU = {"repeat-star3d-r4": "H200", "aos-lbm": "H100"}  # files measured on one of the two GPUs
 
 
 @functools.cache
@@ -120,7 +131,7 @@ def _roofline_reports(name: str) -> dict:
 def test_the_committed_measurements_are_complete():
     for stem, n in ROWS.items():
         for gpu in ("H100", "H200"):
-            if stem == "repeat-star3d-r4" and gpu == "H100":
+            if ONE_GPU.get(stem, gpu) != gpu:
                 continue
             rows = read_measurements(DATA / f"{stem}-{gpu}.csv")
             assert len(rows) == n, f"{stem}-{gpu}.csv"
@@ -220,6 +231,51 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
             assert a.volume_errors["dram_store"].median > b.volume_errors["dram_store"].median
 
 
+# ----------------------------------------------------------------------------- how sure a ranking is
+def _ranked(report) -> list[RankedResult]:
+    """A sweep's estimates as a ranking's results, best first."""
+    results = [RankedResult(Configuration(p.measured.block, p.measured.folding), p.predicted, None, p.estimate)
+               for p in report.pairs]
+    return sorted(results, key=RankedResult.sort_key)
+
+
+def _measured(report) -> dict[Configuration, float]:
+    return {Configuration(p.measured.block, p.measured.folding): p.measured.GLup_s for p in report.pairs}
+
+
+def _validated_sweeps():
+    return [key for key in FLOORS if not any(r.estimate.unvalidated for r in _ranked(_reports(key[0])[key[1:]]))]
+
+
+def test_the_models_resolution_is_the_median_spread_of_predicted_over_measured_within_a_sweep():
+    """confidence.RELATIVE_ERROR: the median |log(predicted / measured) - the sweep's median| over every
+    configuration of every validated sweep (5.2 % on the committed data)."""
+    spread = []
+    for name, kernel, domain in _validated_sweeps():
+        pairs = _reports(name)[(kernel, domain)].pairs
+        ratio = np.log([p.predicted["performance_GLup_s"] / p.measured.GLup_s for p in pairs])
+        spread += list(np.abs(ratio - np.median(ratio)))
+    assert len(_validated_sweeps()) == len(FLOORS) - 1  # all but the array-of-structures sweep
+    assert abs(float(np.median(spread)) - RELATIVE_ERROR) <= 0.005
+
+
+@pytest.mark.parametrize("name, kernel, domain", list(FLOORS))
+def test_measuring_what_the_confidence_names_reaches_the_measured_best(name, kernel, domain):
+    """Launching the configurations a ranking's confidence says to measure (its contenders; for an unvalidated
+    pattern also the best-predicted block of every x-extent) reaches >= 98 % of the measured best in every
+    committed sweep, with at most 8 launches where the pattern is validated."""
+    report = _reports(name)[(kernel, domain)]
+    conf = assess(_ranked(report))
+    measured = _measured(report)
+    reached = max(measured[c] for c in conf.measure) / max(measured.values())
+    assert reached >= 0.98, f"{100 * reached:.1f} % with {len(conf.measure)} launches"
+    if conf.level == "unvalidated":
+        assert name == "aos-lbm-H100.csv"
+    else:
+        assert 1 <= len(conf.measure) <= 8
+        assert (conf.level == "confident") == (len(conf.measure) == 1)
+
+
 # ----------------------------------------------------------------------------- the README's accuracy table
 README = Path(__file__).resolve().parent.parent / "README.md"
 _STAR, _LBM = ("star3d-r4", "640x512x512"), "256x256x256"
@@ -237,6 +293,8 @@ TABLE = (
      [("occupancy-lbm-H100.csv", "d3q19-srt", _LBM), ("occupancy-lbm-H200.csv", "d3q19-srt", _LBM)]),
     ("d3q15-allen-cahn H100 / H200, 128 and 256 threads, 77 each",
      [("occupancy-lbm-H100.csv", "d3q15-allen-cahn", _LBM), ("occupancy-lbm-H200.csv", "d3q15-allen-cahn", _LBM)]),
+    ("d3q19-srt, array of structures (`layout=zyxf`), H100, 49: unvalidated",
+     [("aos-lbm-H100.csv", "d3q19-srt:layout=zyxf", _LBM)]),
 )
 TABLE_HEAD = ("| sweep | Spearman | top-1 | predicted / measured GLup/s | L1 cycles within 10 % | within 10 %: "
               "l2_load / dram_load / dram_store |\n| --- | --- | --- | --- | --- | --- |")

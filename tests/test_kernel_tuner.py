@@ -209,10 +209,31 @@ def test_warpspeed_order_measures_in_the_rankings_order_and_stops_at_the_budget(
                       restrictions=wk.all_of(wk.cached_restriction(CACHE), not_best2))
     assert [params_key(r) for r in results] == [key(r) for r in ranking.results[2:5]]
     # the whole space when the budget allows, each configuration once
-    results, _ = tune(CACHE, doc, strategy=wk.WarpspeedOrder(ranking))
+    results, _ = tune(CACHE, doc, strategy=wk.WarpspeedOrder(ranking), strategy_options={"max_fevals": 1000})
     assert [params_key(r) for r in results] == [key(r) for r in ranking.results] and len(results) == 168
+    # without a budget: what the model cannot decide between, its contenders
+    conf = ranking.confidence
+    assert conf.level == "close" and 1 < len(conf.measure) <= 8
+    results, _ = tune(CACHE, doc, strategy=wk.WarpspeedOrder(ranking))
+    assert [params_key(r) for r in results] == [(c.block, c.folding) for c in conf.measure]
     with pytest.raises(InputError, match=r"unknown strategy option\(s\) popsize"):
         tune(CACHE, doc, strategy=wk.WarpspeedOrder(ranking), strategy_options={"max_fevals": 3, "popsize": 4})
+
+
+def test_an_unvalidated_kernel_gets_a_block_of_every_x_extent_measured_and_its_best_found(tmp_path):
+    """The array-of-structures D3Q19 sweep (measured on an H100), where the model's order is no better than
+    chance: without a budget, WarpspeedOrder measures the contenders and the best-predicted block of every
+    x-extent, and among them is the measured best."""
+    (cache,) = wk.convert_measurements(HERE / "data" / "hopper" / "aos-lbm-H100.csv", tmp_path)
+    aos = json.loads(cache.read_text())
+    ranking = wk.rank_tune_params("d3q19-srt:layout=zyxf", DEVICE, aos["tune_params"],
+                                  restrictions=wk.cached_restriction(cache), domain=aos["problem_size"], registers=92)
+    conf = ranking.confidence
+    assert conf.level == "unvalidated" and len(conf.measure) > conf.contenders_total
+    results, env = tune(cache, aos, strategy=wk.WarpspeedOrder(ranking))
+    assert [params_key(r) for r in results] == [(c.block, c.folding) for c in conf.measure]
+    fastest = min(entry["time"] for entry in aos["cache"].values())
+    assert env["best_config"]["time"] == fastest
 
 
 def test_x0_is_the_best_predicted_configuration_and_starts_greedy_ils_there(ranking, doc):

@@ -84,7 +84,7 @@ def test_the_block_is_chosen_at_the_first_launch_as_create_kernel_with_the_shape
 
 def test_each_array_shape_gets_its_own_choice_and_repeats_rank_nothing(gpu, monkeypatch):
     ranks = _Counter(monkeypatch, warpspeed, "rank")
-    run = wp.create_kernel(_seven_point()).compile()
+    run = wp.create_kernel(_seven_point(), measure=False).compile()  # no timed candidates in between
     small, large = _arrays(gpu, (34, 34, 34)), _arrays(gpu, (258, 130, 66))
     run(**small)
     run(**small)
@@ -294,3 +294,59 @@ def test_an_indexing_scheme_other_than_linear3d_is_refused_when_created(gpu):
     cfg.gpu.indexing_scheme = "Linear1D"
     with pytest.raises(warpspeed.InputError, match="Linear3D indexing scheme"):
         wp.create_kernel(_seven_point(), cfg)
+
+
+def _timed_by_block(gpu, monkeypatch, times_ms):
+    """The stand-in GPU's event timer reports, for each launch, the time ``times_ms`` gives its block."""
+    monkeypatch.setattr(gpu.cuda, "get_elapsed_time", staticmethod(lambda a, b: times_ms(gpu.launches[-1][2])))
+
+
+def test_blocks_the_model_cannot_tell_apart_are_timed_at_the_first_calls_and_the_fastest_kept(gpu, monkeypatch):
+    arrays = _arrays(gpu, (258, 130, 66))
+    run = wp.create_kernel(_seven_point()).compile()
+    predicted = run.choice_for(**arrays)
+    conf = predicted.summary["confidence"]
+    candidates = [tuple(c["block"]) for c in conf["measure"]]
+    assert conf["level"] == "close" and len(candidates) > 1 and predicted.candidates == tuple(candidates)
+    assert predicted.block == candidates[0] and predicted.summary["chosen_by"] == "model"
+    fastest = candidates[-1]  # the measurement disagrees with the model's order
+    _timed_by_block(gpu, monkeypatch, lambda block: 1.0 if block == fastest else 2.0)
+    for _ in range(len(candidates) + 3):
+        run(**arrays)
+    launched = [launch[2] for launch in gpu.launches]
+    # a warm-up with the best-predicted block, then each candidate once, then the fastest from then on
+    assert launched == [candidates[0], *candidates, fastest, fastest], (launched, candidates)
+    (choice,) = run.choices.values()
+    assert choice.block == fastest and choice.candidates == ()
+    assert choice.summary["chosen_by"] == "measurement" and choice.summary["block"] == list(fastest)
+    assert {tuple(m["block"]): m["time_ms"] for m in choice.summary["measured_ms"]} == \
+        {b: 1.0 if b == fastest else 2.0 for b in candidates}
+    # the next run of the program reads the measured block back: no ranking, no timing
+    ranks = _Counter(monkeypatch, warpspeed, "rank")
+    gpu.launches.clear()
+    again = wp.create_kernel(_seven_point()).compile()
+    again(**arrays)
+    assert ranks.calls == 0 and [launch[2] for launch in gpu.launches] == [fastest]
+
+
+def test_measure_false_launches_the_best_predicted_block_untimed(gpu, monkeypatch):
+    arrays = _arrays(gpu, (258, 130, 66))
+    _timed_by_block(gpu, monkeypatch, lambda block: pytest.fail("timed a launch with measure=False"))
+    run = wp.create_kernel(_seven_point(), measure=False).compile()
+    for _ in range(4):
+        run(**arrays)
+    (choice,) = run.choices.values()
+    assert choice.candidates == () and choice.summary["confidence"]["level"] == "close"
+    assert {launch[2] for launch in gpu.launches} == {choice.block}
+
+
+def test_an_array_of_structures_kernel_times_a_block_of_every_x_extent(gpu, monkeypatch):
+    f, g = ps.fields("f(19), g(19): double[3D]", layout="zyxf")  # the populations of a cell side by side
+    assignments = [ps.Assignment(g(q), f(q)) for q in range(19)]
+    arrays = {n: gpu.zeros((34, 34, 66, 19)).transpose(2, 1, 0, 3) for n in "fg"}  # x, y, z, f; f fastest
+    run = wp.create_kernel(assignments).compile()
+    choice = run.choice_for(**arrays)
+    conf = choice.summary["confidence"]
+    assert conf["level"] == "unvalidated" and any("152 B apart" in r for r in conf["reasons"])
+    x_extents = {b[0] for b in choice.candidates}
+    assert x_extents == {c["block"][0] for c in conf["measure"]} and len(x_extents) >= 5

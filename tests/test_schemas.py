@@ -25,7 +25,7 @@ H100, A100 = "H100-SXM5-80GB", "A100-SXM4-40GB"
 # the keys of an estimate document at schema_version 1, in their order (later keys may only be added)
 ESTIMATE_KEYS_V1 = ["kernel", "device", "block", "folding", "domain", "occupancy", "l1_cycles_per_warp_lup",
                     "volumes_B_per_lup", "limiters_GLup_s", "performance_GLup_s", "limiter", "time_s", "grid",
-                    "registers", "registers_source", "occupancy_limits", "fields", "causes", "notes",
+                    "registers", "registers_source", "occupancy_limits", "fields", "causes", "notes", "unvalidated",
                     "warpspeed_version", "model", "performance_model", "schema_version"]
 
 

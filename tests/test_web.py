@@ -211,6 +211,9 @@ def test_the_page_in_a_browser(server, capsys, tmp_path):
         again.goto(link)  # the whole state is in the link
         shown(again, edited)
         assert again.input_value("#device") == A100 and again.input_value(".override .value") == "80MiB"
+        again.click("#rank")  # the ranking says how sure it is, as the command line's headline does
+        again.wait_for_function("() => /^(confident|close|unvalidated): /.test("
+                                "document.getElementById('confidence').innerText)", timeout=60000)
         if importlib.util.find_spec("matplotlib"):
             again.click("#plot-roofline")
             again.wait_for_function("() => document.getElementById('plot').src.startsWith('data:image/png')",

@@ -20,6 +20,7 @@ import numpy as np
 
 from ._version import __version__
 from .capacity import CacheReuse
+from .confidence import strided_fields
 from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
 from .device import Device, FrozenMap
 from .device import device as get_device
@@ -106,6 +107,7 @@ class Estimate:
     model: str = "roofline"
     performance: Performance | None = None
     workload: Workload | None = field(default=None, compare=False)
+    unvalidated: tuple[str, ...] = ()  # why the access pattern lies outside the validated ones (confidence.py)
 
     @property
     def margin(self) -> tuple[str, float] | None:
@@ -136,7 +138,7 @@ class Estimate:
             "fields": {f.name: f.to_dict() for f in self.fields},
             "causes": {"l1_capacity": self.l1_capacity.to_dict(), "layer_y": self.layer_y.to_dict(),
                        "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
-            "notes": list(self.notes), "warpspeed_version": __version__,
+            "notes": list(self.notes), "unvalidated": list(self.unvalidated), "warpspeed_version": __version__,
             "model": self.model,
             "performance_model": self.performance.to_dict() if self.performance else {"name": self.model},
             "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
@@ -166,7 +168,8 @@ class Estimate:
                 fields=tuple(FieldVolumes.from_dict(n, f) for n, f in d["fields"].items()),
                 limiters_GLup_s=FrozenMap({k: inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
                 performance_GLup_s=d["performance_GLup_s"], limiter=d["limiter"], time_s=d["time_s"],
-                notes=tuple(d["notes"]), model=d.get("model", "roofline"), performance=performance, **causes)
+                notes=tuple(d["notes"]), model=d.get("model", "roofline"), performance=performance,
+                unvalidated=tuple(d.get("unvalidated", ())), **causes)
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"not an estimate document (docs/outputs.md): {type(e).__name__} {e}") from None
 
@@ -470,7 +473,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
         performance_GLup_s=perf, limiter=performance.limiter, time_s=_time_s(k.valid_lups, perf),
         notes=tuple(_notes(k, dev, launch, min(roof.values()))), model=pm.name, performance=performance,
-        workload=work)
+        workload=work, unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes))
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",

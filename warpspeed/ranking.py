@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._version import __version__
+from .confidence import RELATIVE_ERROR, Confidence, assess
 from .device import Device
 from .device import device as get_device
 from .errors import InputError, check_output_file
@@ -62,7 +63,8 @@ class RankedResult:
 @dataclass(frozen=True)
 class BoundedResult:
     """A configuration a screened ranking did not estimate in full: its performance is at most ``bound_GLup_s``
-    (:func:`warpspeed.estimate.performance_bound`), below the ``screen``-th best of the ranking."""
+    (:func:`warpspeed.estimate.performance_bound`), below the ``screen``-th best of the ranking and more than
+    ``confidence.RELATIVE_ERROR`` below its best."""
 
     configuration: Configuration
     bound_GLup_s: float
@@ -74,7 +76,8 @@ class BoundedResult:
 @dataclass(frozen=True)
 class Ranking:
     """Results sorted best first, with the inputs that produced them. A screened ranking (``screen`` = N)
-    estimates in full every configuration that can be among its N best; the others are ``bounded``."""
+    estimates in full every configuration that can be among its N best or within ``confidence.RELATIVE_ERROR``
+    of the best; the others are ``bounded``."""
 
     kernel: str
     device: str
@@ -94,6 +97,11 @@ class Ranking:
             counts[r.limiter or "error"] += 1
         return counts
 
+    @property
+    def confidence(self) -> Confidence:
+        """How far the order can be trusted: contenders, unvalidated access patterns, what to measure."""
+        return assess(self.results)
+
     def to_dicts(self) -> list[dict]:
         """One JSON object per configuration, best first, with its ``rank`` (1-based)."""
         return [{"rank": i + 1, **r.data} for i, r in enumerate(self.results)]
@@ -101,6 +109,7 @@ class Ranking:
     def to_dict(self) -> dict:
         out = {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
                "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
+               "confidence": self.confidence.to_dict(),
                "results": self.to_dicts(), "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
         if self.screen is not None:  # a screened ranking: which configurations were only bounded
             out["screen"] = self.screen
@@ -250,7 +259,9 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     ``screen`` = N ranks only the N best exactly: every configuration's performance is first bounded from its
     block stage (:func:`warpspeed.estimate.performance_bound`); they are then estimated in full, highest bound
     first, in this process, until the next bound is below the N-th best performance found; the rest are
-    ``Ranking.bounded``. The N best, and their order, are those of the full ranking.
+    ``Ranking.bounded``. The N best, and their order, are those of the full ranking, and so is its
+    ``confidence`` (the contenders of the best, and for an unvalidated access pattern the best of every
+    x-extent).
     """
     model = performance_model(model).name
     k = resolve_kernel(kernel, domain)
@@ -293,7 +304,9 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
               registers: int | None, model: str, store: ResultCache | None, progress, total: int
               ) -> dict[Configuration, float]:
     """Estimate in full, highest bound first, the configurations of ``todo`` that can be among the ``n`` best
-    (into ``done``); the bounds of the others. A configuration whose bound fails is estimated (its error row)."""
+    or the contenders of the best (into ``done``), and, where those are unvalidated, the best of every
+    x-extent (:mod:`warpspeed.confidence`); the bounds of the others. A configuration whose bound fails is
+    estimated (its error row)."""
     bounds: dict[Configuration, float] = {}
     for c in todo:
         known = store.bound(c) if store is not None else None
@@ -304,24 +317,37 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
                 known = math.inf
         bounds[c] = known
     best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
-    order = sorted(todo, key=lambda c: _by_bound(c, bounds[c]))
-    for i, c in enumerate(order):
-        # neither this one nor any after it reaches the n best (with a margin for rounding: a bound computed
-        # with no DRAM traffic may differ from the estimate in the last digits where DRAM adds nothing)
-        if len(best) == n and bounds[c] < best[-1] * (1 - BOUND_MARGIN):
-            rest = {r: bounds[r] for r in order[i:]}
-            if store is not None:
-                for r, b in rest.items():
-                    store.add_bound(r, b)
-            if progress is not None:
-                progress(total, total)
-            return rest
+
+    def estimate_one(c: Configuration) -> None:
+        nonlocal best
         _record(done, store, evaluate(k, dev, [c], registers, keep=True, model=model))
         if not done[c].error:
             best = sorted([*best, done[c].performance_GLup_s], reverse=True)[:n]
         if progress is not None:
             progress(len(done), total)
-    return {}
+
+    rest = sorted(todo, key=lambda c: _by_bound(c, bounds[c]))
+    while rest:
+        # neither this one nor any after it reaches the n best or the contenders of the best (with a margin
+        # for rounding: a bound computed with no DRAM traffic may differ from the estimate in the last digits
+        # where DRAM adds nothing)
+        if len(best) == n and bounds[rest[0]] < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN):
+            break
+        estimate_one(rest.pop(0))
+    if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
+        for c in list(rest):  # highest bound first: the best of each x-extent, as the full ranking has it
+            x = c.block[0] * c.folding[0]
+            found = [r.performance_GLup_s for r in done.values()
+                     if not r.error and r.configuration.block[0] * r.configuration.folding[0] == x]
+            if not found or bounds[c] >= max(found) * (1 - BOUND_MARGIN):
+                rest.remove(c)
+                estimate_one(c)
+    if store is not None:
+        for c in rest:
+            store.add_bound(c, bounds[c])
+    if progress is not None:
+        progress(total, total)
+    return {c: bounds[c] for c in rest}
 
 
 def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str], threads: Iterable[int] = (1024,),

@@ -46,12 +46,14 @@ def _seconds(t: float) -> str:
 
 
 def headline(e: Estimate) -> str:
-    """Performance, limiter and the margin to the next limiter in one line."""
+    """Performance, limiter and the margin to the next limiter in one line; a line more for each reason the
+    access pattern lies outside the validated ones (confidence.py)."""
     margin = e.margin
     tail = f"; next: {margin[0]} at {margin[1]:.2f}x" if margin else ""
     return (f"{e.kernel} on {e.device}, block {_triple(e.block)}, folding {_triple(e.folding)}: "
             f"{_num(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
-            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
+            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells"
+            + "".join(f"\nunvalidated: {reason}" for reason in e.unvalidated))
 
 
 def text_report(e: Estimate) -> str:
@@ -128,7 +130,9 @@ def ranking_headline(ranking, reference=None) -> str:
             parts.append(f"pystencils default {_config_label(reference)} {_num(reference.performance_GLup_s)} "
                          f"GLup/s ({where})")
     notes = [f"note: {n}" for n in best.data.get("notes", ()) if not n.startswith("registers per thread")]
-    return "\n".join(["; ".join(parts), *notes])
+    conf = ranking.confidence
+    trust = [f"confidence: {conf.level}: {conf.reasons[0]}", *(f"  {r}" for r in conf.reasons[1:])]
+    return "\n".join(["; ".join(parts), *trust, *notes])
 
 
 def ranking_table(ranking, top: int = 10) -> str:

@@ -241,16 +241,18 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     callable that, at the first call with arrays of a new shape or layout, ranks the block shapes for those
     arrays on the GPU they are on (``device="auto"``: the shipped device matching the name cupy reports; or
     a device id, path or ``Device``), remembers the choice (in memory and on disk) and leaves everything
-    else of the launch to pystencils. Options then: ``threads``, ``model``, ``registers`` (default: those of
-    the compiled kernel) and ``cache=None`` (nothing on disk).
+    else of the launch to pystencils. Where the model cannot tell the best blocks apart (the ranking's
+    ``confidence``), the next calls time them, one call each, and keep the fastest. Options then:
+    ``threads``, ``model``, ``registers`` (default: those of the compiled kernel), ``cache=None`` (nothing on
+    disk) and ``measure=False`` (launch the best-predicted block, time nothing).
 
     With ``shape`` (allocated extent, x first) the block is chosen now: the block shapes (``threads``:
     default ``CREATE_KERNEL_THREADS``) are ranked for ``device`` and arrays of ``shape`` in ``layout``, and
     the kernel is created from a copy of ``config`` with ``config.gpu.default_block_size`` = the best block.
     ``config=None`` means ``Target.CUDA`` with ``jit=ps.no_jit`` (no cupy needed); a given config keeps its
     target. The winning estimate (the JSON of ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``,
-    with a ``"ranking"`` summary (best block, folding, performance, limiter, the estimate for pystencils'
-    default block).
+    with a ``"ranking"`` summary (best block, folding, performance, limiter, the ranking's ``confidence``, the
+    estimate for pystencils' default block).
 
     The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
     estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
@@ -350,7 +352,8 @@ def launch_time_jit(device: Any = "auto", inner: Any = None, **options: Any) -> 
 def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str | None,
                     folding_ranked: bool) -> dict[str, Any]:
     """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the best block, its performance and limiter, the
-    configurations ranked, and pystencils' default block with its estimate and the speedup over it."""
+    configurations ranked, how sure the ranking is (``confidence``, as in the rank JSON), and pystencils'
+    default block with its estimate and the speedup over it."""
     from warpspeed.plugin_api import reference_estimate
 
     from ._internals import default_block_size
@@ -364,7 +367,7 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
         "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
         "configurations": len(ranking.results) + len(ranking.bounded),
         "configurations_estimated": len(ranking.results), "folding_ranked": folding_ranked,
-        "pystencils_default_block": list(default_block),
+        "pystencils_default_block": list(default_block), "confidence": ranking.confidence.to_dict(),
     }
     try:
         ref = reference_estimate(ranking, wkernel, ranking.device, block=default_block, model=model)

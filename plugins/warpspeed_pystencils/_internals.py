@@ -17,6 +17,11 @@ What remains, checked against pystencils 2.0 (Python 3.11) and 2.1 (Python 3.12)
   through ``pystencils.codegen.config``.
 - ``get_pystencils_include_path``: the headers pystencils' generated code includes, needed to compile that
   code for ``warpspeed measure`` exactly as pystencils' cupy JIT does.
+- The cupy kernel wrapper's argument cache (``_args_cache``). It keys the launch grid on the launch
+  configuration's ``jit_cache_key()`` and the arrays' ids, and the dynamic launch configuration's key is
+  ``()`` in 2.0 and 2.1: after ``trim_block_size`` the same arrays launch with the block computed before.
+  A launch-time kernel that changes the block for arrays it has launched (timing candidate blocks) clears
+  it (:func:`forget_launch_grids`).
 """
 
 from pystencils.backend.ast import expressions, structural
@@ -36,4 +41,13 @@ def default_block_size(spatial_dims: int) -> tuple[int, int, int]:
     return tuple(int(b) for b in GpuOptions.get_default_block_size(spatial_dims))  # type: ignore[return-value]
 
 
-__all__ = ["AST_NODES", "default_block_size", "expressions", "get_pystencils_include_path", "structural"]
+def forget_launch_grids(wrapper: object) -> None:
+    """Make pystencils' cupy kernel wrapper compute its launch grid afresh at the next call (the module
+    docstring says why); a wrapper without the cache is left alone."""
+    cache = getattr(wrapper, "_args_cache", None)
+    if isinstance(cache, dict):
+        cache.clear()
+
+
+__all__ = ["AST_NODES", "default_block_size", "expressions", "forget_launch_grids", "get_pystencils_include_path",
+           "structural"]

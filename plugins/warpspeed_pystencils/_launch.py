@@ -5,9 +5,13 @@ JIT compiler (``pystencils.jit.JitBase``, the public hook ``CreateKernelConfig(j
 wraps another one (cupy's by default). The kernel it compiles looks, at each call, at the shapes and
 strides of the arrays passed; the first call with a new array layout describes the kernel for those
 arrays, ranks its block shapes for the GPU and sets the best one through the launch configuration's
-``trim_block_size``; pystencils computes the grid as always. Choices are kept per array layout in memory
-and on disk (``$WARPSPEED_CACHE_DIR``), keyed by the kernel's code, the layout, the device, the registers
-of the compiled kernel and warpspeed's model, so a second run of the same program ranks nothing.
+``trim_block_size``; pystencils computes the grid as always. Where the model cannot tell the best blocks
+apart (the ranking's ``confidence`` is not ``confident``: contenders within its resolution, or an access
+pattern it was not validated on), the next calls time the blocks the confidence lists, one call each
+(CUDA events around the launch), and keep the fastest: every call still does the program's work once.
+Choices are kept per array layout in memory and on disk (``$WARPSPEED_CACHE_DIR``), keyed by the kernel's
+code, the layout, the device, the registers of the compiled kernel and warpspeed's model, so a second run
+of the same program ranks and times nothing.
 """
 
 from __future__ import annotations
@@ -24,17 +28,41 @@ from . import _cache
 from ._extract import ArrayLayout
 
 #: What a launch-time kernel takes besides the device: the thread counts ranked, the performance model,
-#: the registers per thread (default: the compiled kernel's), and ``cache=None`` to keep nothing on disk.
-LAUNCH_OPTIONS = ("threads", "model", "registers", "cache")
+#: the registers per thread (default: the compiled kernel's), ``cache=None`` to keep nothing on disk, and
+#: ``measure=False`` to launch the best-predicted block without timing the contenders.
+LAUNCH_OPTIONS = ("threads", "model", "registers", "cache", "measure")
 
 
 @dataclass(frozen=True)
 class LaunchChoice:
-    """The block chosen for one array layout, and why (the summary ``create_kernel`` puts in metadata)."""
+    """The block chosen for one array layout, and why (the summary ``create_kernel`` puts in metadata).
+
+    ``candidates``: the blocks still to time before the choice is final (the ranking's ``confidence.measure``;
+    empty when the model is confident or the choice was measured); ``cache_key``: where the disk cache keeps
+    it (None: not kept)."""
 
     block: tuple[int, int, int]
     device: str
     summary: Mapping[str, Any] = field(default_factory=dict)
+    candidates: tuple[tuple[int, int, int], ...] = ()
+    cache_key: str | None = field(default=None, compare=False)
+
+
+class _Trial:
+    """Timing the candidate blocks of one array layout over the next calls: the first call is a warm-up (it
+    may compile and load the module), then one timed call per candidate."""
+
+    def __init__(self, candidates: tuple[tuple[int, int, int], ...]) -> None:
+        self.schedule = [candidates[0], *candidates]
+        self.warm_up = True
+        self.times_ms: dict[tuple[int, int, int], float] = {}
+
+    @property
+    def done(self) -> bool:
+        return not self.schedule
+
+    def fastest(self) -> tuple[int, int, int]:
+        return min(self.times_ms, key=lambda b: (self.times_ms[b], list(self.times_ms).index(b)))
 
 
 def array_layouts(kernel: Any, arrays: Mapping[str, Any]) -> dict[str, ArrayLayout]:
@@ -92,6 +120,9 @@ class LaunchTimeJit(JitBase):
         if options.get("cache", True) not in (True, None):
             raise InputError(f"cache= of a launch-time kernel is None (nothing on disk) or left out (the cache "
                              f"folder, $WARPSPEED_CACHE_DIR), got {options['cache']!r}.")
+        if not isinstance(options.get("measure", True), bool):
+            raise InputError(f"measure= of a launch-time kernel is True (time the blocks the model cannot tell "
+                             f"apart at the first calls; the default) or False, got {options['measure']!r}.")
         if not (isinstance(device, str) and device == "auto"):
             import warpspeed
 
@@ -136,17 +167,47 @@ class LaunchTimeKernel(KernelWrapper):
         self.jit = jit
         self.choices: dict[tuple[int | None, tuple[tuple[str, ArrayLayout], ...]], LaunchChoice] = {}
         self._devices: dict[int | None, Any] = {}
+        self._trials: dict[tuple, _Trial] = {}
+        self._block: tuple[int, int, int] | None = None  # the block of the last launch
 
     @property
     def launch_config(self) -> Any:
         return self.compiled.launch_config
 
     def __call__(self, **kwargs: Any) -> None:
-        choice = self.choice_for(**kwargs)
-        self.compiled.launch_config.trim_block_size(choice.block)
-        self.compiled(**kwargs)
+        key, choice = self._choice(kwargs)
+        if not (choice.candidates and self.jit.options.get("measure", True)):
+            self._set_block(choice.block)
+            self.compiled(**kwargs)
+            return
+        trial = self._trials.setdefault(key, _Trial(choice.candidates))
+        block = trial.schedule.pop(0)
+        self._set_block(block)
+        if trial.warm_up:
+            trial.warm_up = False
+            self.compiled(**kwargs)
+        else:
+            trial.times_ms[block] = _timed_ms(lambda: self.compiled(**kwargs))
+        if trial.done:
+            self.choices[key] = _measured_choice(choice, trial)
+            del self._trials[key]
+
+    def _set_block(self, block: tuple[int, int, int]) -> None:
+        """Launch the next call with ``block``; pystencils would reuse the grid of arrays launched before with
+        another block (``_internals.forget_launch_grids``)."""
+        if block != self._block:
+            from ._internals import forget_launch_grids
+
+            forget_launch_grids(self.compiled)
+            self._block = block
+        self.compiled.launch_config.trim_block_size(block)
 
     def choice_for(self, **arrays: Any) -> LaunchChoice:
+        """The choice a call with these arrays uses (ranked at the first call per GPU and array layout); while
+        its candidates are being timed, the best-predicted block with the candidates still listed."""
+        return self._choice(arrays)[1]
+
+    def _choice(self, arrays: Mapping[str, Any]) -> tuple[tuple, LaunchChoice]:
         index = _gpu_index(arrays)
         missing = [f.name for f in self.kernel.get_fields() if arrays.get(f.name) is None]
         if missing:  # a wrong call, not a launch warpspeed cannot describe
@@ -155,7 +216,8 @@ class LaunchTimeKernel(KernelWrapper):
         try:
             layouts = array_layouts(self.kernel, arrays)
         except InputError as e:
-            return self._pystencils_default(index, ("unreadable", str(e)), e)
+            key = (index, ("unreadable", str(e)))
+            return key, self._pystencils_default(key, e)
         key = (index, tuple(sorted(layouts.items())))
         if key not in self.choices:
             from . import _check_layout_matches
@@ -168,14 +230,13 @@ class LaunchTimeKernel(KernelWrapper):
                                                  compiled_registers=_compiled_registers(self.compiled),
                                                  **self.jit.options)
             except InputError as e:  # arrays or a kernel the description does not cover
-                return self._pystencils_default(index, key[1], e)
-        return self.choices[key]
+                return key, self._pystencils_default(key, e)
+        return key, self.choices[key]
 
-    def _pystencils_default(self, index: int | None, layout: Any, why: InputError) -> LaunchChoice:
+    def _pystencils_default(self, key: tuple, why: InputError) -> LaunchChoice:
         """pystencils' own default block for a launch warpspeed cannot describe, with a warning (once)."""
         import warnings
 
-        key = (index, layout)
         if key not in self.choices:
             block = tuple(int(b) for b in self.compiled.launch_config.default_block_size)
             warnings.warn(f"warpspeed_pystencils: kernel '{self.kernel.name}' runs with pystencils' default block "
@@ -184,11 +245,41 @@ class LaunchTimeKernel(KernelWrapper):
         return self.choices[key]
 
 
+def _timed_ms(launch: Any) -> float:
+    """Milliseconds one launch takes on the GPU, between two CUDA events on the current stream."""
+    import cupy
+
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    launch()
+    end.record()
+    end.synchronize()
+    return float(cupy.cuda.get_elapsed_time(start, end))
+
+
+def _measured_choice(choice: LaunchChoice, trial: _Trial) -> LaunchChoice:
+    """The choice once its candidates are timed: the fastest, with the times in its summary (and on disk)."""
+    block = trial.fastest()
+    summary = {**choice.summary, "block": list(block), "chosen_by": "measurement",
+               "measured_ms": [{"block": list(b), "time_ms": t} for b, t in trial.times_ms.items()]}
+    measured = LaunchChoice(block, choice.device, summary, (), choice.cache_key)
+    if choice.cache_key is not None:
+        _cache.write_json("launch-choices", choice.cache_key, _record(measured))
+    return measured
+
+
+def _record(choice: LaunchChoice) -> dict:
+    return {"block": list(choice.block), "summary": dict(choice.summary),
+            "candidates": [list(b) for b in choice.candidates]}
+
+
 def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *,
                  compiled_registers: int | None = None, threads: Sequence[int] | None = None,
-                 model: str | None = None, registers: int | None = None, cache: Any = True) -> LaunchChoice:
+                 model: str | None = None, registers: int | None = None, cache: Any = True,
+                 measure: bool = True) -> LaunchChoice:
     """Rank the block shapes of a pystencils kernel for the given arrays on ``device`` (or read the choice
-    back from the disk cache) and return the best."""
+    back from the disk cache) and return the best-predicted one, with the blocks to time (``candidates``,
+    the ranking's ``confidence.measure``) where the model cannot tell them apart and ``measure`` is on."""
     import warpspeed
 
     from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, arch_for, ranking_summary
@@ -205,7 +296,8 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     if cache is not None:
         found = _cache.read_json("launch-choices", key)
         if _valid_choice(found):
-            return LaunchChoice(tuple(found["block"]), dev.id, found["summary"])
+            candidates = tuple(tuple(b) for b in found["candidates"]) if measure else ()
+            return LaunchChoice(tuple(found["block"]), dev.id, found["summary"], candidates, key)
     spec = _describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
                           arch=arch_for(dev))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
@@ -221,13 +313,21 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     spatial = max(f.spatial_dimensions for f in kernel.get_fields())
     summary = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=False)
     summary["arrays"] = {n: {"shape": list(a.shape), "strides": list(a.strides)} for n, a in sorted(layouts.items())}
-    choice = LaunchChoice(tuple(int(b) for b in best.configuration.block), dev.id, summary)
+    summary["chosen_by"] = "model"
+    conf = ranking.confidence
+    candidates = tuple(tuple(int(b) for b in c.block) for c in conf.measure) if len(conf.measure) > 1 else ()
+    choice = LaunchChoice(tuple(int(b) for b in best.configuration.block), dev.id, summary, candidates,
+                          key if cache is not None else None)
     if cache is not None:
-        _cache.write_json("launch-choices", key, {"block": list(choice.block), "summary": summary})
-    return choice
+        _cache.write_json("launch-choices", key, _record(choice))
+    return choice if measure else LaunchChoice(choice.block, choice.device, summary, (), choice.cache_key)
+
+
+def _block(b: Any) -> bool:
+    return (isinstance(b, list) and len(b) == 3
+            and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in b))
 
 
 def _valid_choice(found: Any) -> bool:
-    return (isinstance(found, dict) and isinstance(found.get("summary"), dict)
-            and isinstance(found.get("block"), list) and len(found["block"]) == 3
-            and all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in found["block"]))
+    return (isinstance(found, dict) and isinstance(found.get("summary"), dict) and _block(found.get("block"))
+            and isinstance(found.get("candidates"), list) and all(_block(b) for b in found["candidates"]))

@@ -7,9 +7,10 @@ This module lets the prediction steer the measuring:
   style restrictions) as :func:`warpspeed.rank` does;
 - :func:`restriction` is a kernel_tuner ``restrictions=`` function that keeps only the model's top N, or the
   configurations predicted within a share of the best;
-- :class:`WarpspeedOrder` is a kernel_tuner strategy that measures the best-predicted configurations first and
-  stops at the budget (``max_fevals``, ``time_limit``); :func:`x0` is the best-predicted starting point for
-  kernel_tuner's local strategies (``strategy_options={"x0": ...}``);
+- :class:`WarpspeedOrder` is a kernel_tuner strategy that measures first the configurations the model cannot
+  decide between (the ranking's ``confidence``), then the best-predicted ones, and stops at the budget
+  (``max_fevals``, ``time_limit``; without one, after the confidence's configurations); :func:`x0` is the
+  best-predicted starting point for kernel_tuner's local strategies (``strategy_options={"x0": ...}``);
 - :func:`write_t4_results` / :func:`write_cache` export a ranking as kernel_tuner's T4 results JSON or as a
   cache file (predicted kernel time in ms as ``time``; replayable with ``simulation_mode=True``);
   :func:`read_kernel_tuner` reads a cache or T4 file as measurements for :mod:`warpspeed.validation`
@@ -328,23 +329,33 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
 
 
 class WarpspeedOrder:
-    """A kernel_tuner strategy: measure the configurations best-predicted first, until the budget is spent.
+    """A kernel_tuner strategy: measure what the model cannot decide, then the best-predicted first.
 
     ``tune_kernel(..., strategy=WarpspeedOrder(ranking), strategy_options={"max_fevals": 20})``. It walks
-    kernel_tuner's search space (after its restrictions) in :func:`ordered_params` order and stops at
-    ``max_fevals`` or ``time_limit``; a ranked configuration outside the space is skipped."""
+    kernel_tuner's search space (after its restrictions): first the configurations the ranking's
+    ``confidence`` says to measure (its contenders; for an access pattern the model was not validated on also
+    the best-predicted block of every x-extent), then the others in :func:`ordered_params` order, and stops at
+    ``max_fevals`` or ``time_limit``. Without either it measures the confidence's configurations only. A
+    ranked configuration outside the space is skipped."""
 
     def __init__(self, ranking: Ranking, names: ParameterNames | None = None):
         _positions(ranking)
         self.ranking = ranking
         self.names = _names(names)
+        self.first = tuple(_key(c) for c in ranking.confidence.measure)
+
+    def _position(self, key: tuple, ranked: dict[tuple, int]) -> int:
+        if key in self.first:
+            return self.first.index(key)
+        return len(self.first) + ranked.get(key, len(ranked))
 
     def order(self, searchspace) -> list[tuple]:
-        """The configurations of a kernel_tuner ``Searchspace`` as value tuples, best-predicted first."""
+        """The configurations of a kernel_tuner ``Searchspace`` as value tuples: the confidence's first, then
+        best-predicted first."""
         keys = list(searchspace.tune_params)
         configs = searchspace.sorted_list()
-        pos = _positions(self.ranking)
-        rank_of = [pos.get(_key(self.names.configuration(dict(zip(keys, c, strict=True)))), len(pos))
+        ranked = _positions(self.ranking)
+        rank_of = [self._position(_key(self.names.configuration(dict(zip(keys, c, strict=True)))), ranked)
                    for c in configs]
         return [configs[i] for i in sorted(range(len(configs)), key=lambda i: (rank_of[i], i))]
 
@@ -353,12 +364,18 @@ class WarpspeedOrder:
         from kernel_tuner.strategies.common import CostFunc
         from kernel_tuner.util import StopCriterionReached
 
-        if unknown := sorted(set(tuning_options.strategy_options or {}) - set(STRATEGY_OPTIONS)):
+        options = tuning_options.strategy_options or {}
+        if unknown := sorted(set(options) - set(STRATEGY_OPTIONS)):
             raise InputError(f"WarpspeedOrder: unknown strategy option(s) {', '.join(unknown)}; it takes "
                              f"{', '.join(STRATEGY_OPTIONS)}.")
+        order = self.order(searchspace)
+        if "max_fevals" not in options and "time_limit" not in options:  # the confidence's configurations only
+            keys = list(searchspace.tune_params)
+            order = [c for c in order
+                     if _key(self.names.configuration(dict(zip(keys, c, strict=True)))) in self.first] or order[:1]
         cost = CostFunc(searchspace, tuning_options, runner, snap=False)
         try:
-            for c in self.order(searchspace):
+            for c in order:
                 cost(list(c))
         except StopCriterionReached:
             pass

@@ -90,7 +90,8 @@ function showEstimate(doc) {
   table($("causes"), ["reuse", "reusable B/lup", "oversubscription", "hit rate", "misses B/lup"],
         Object.entries(e.causes || {}).map(([name, c]) => [name, c.potential_B_per_lup, c.oversubscription,
                                                           c.hit_rate, c.miss_B_per_lup]));
-  const reasons = [...((e.performance_model && e.performance_model.reasons) || []), ...e.notes];
+  const reasons = [...(e.unvalidated || []).map((r) => "unvalidated: " + r),
+                   ...((e.performance_model && e.performance_model.reasons) || []), ...e.notes];
   $("reasons").innerHTML = reasons.map((r) => `<li>${esc(r)}</li>`).join("");
   $("command").textContent = doc.command;
   $("json").textContent = JSON.stringify(e, null, 2);
@@ -129,8 +130,10 @@ async function rankNow() {
     const rows = doc.ranking.results.map((r, i) => [i + 1, r.block.join("x"), r.folding.join("x"),
                                                      r.performance_GLup_s, r.limiter]);
     table($("ranking"), ["#", "block", "folding", "GLup/s", "limiter"], rows);
+    const conf = doc.ranking.confidence;
+    $("confidence").innerHTML = conf.reasons.map((r, i) => `<li>${i ? "" : esc(conf.level) + ": "}${esc(r)}</li>`).join("");
     $("command").textContent = doc.command;
-  } catch (err) { $("ranking").innerHTML = ""; showError(err); }
+  } catch (err) { $("ranking").innerHTML = ""; $("confidence").innerHTML = ""; showError(err); }
 }
 
 function showPlot(doc) { $("plot").src = "data:image/png;base64," + doc.png; $("command").textContent = doc.command; }
