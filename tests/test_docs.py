@@ -20,6 +20,7 @@ from warpspeed.device.base import IDENTITY_KEYS
 from warpspeed.device.keys import KEYS
 from warpspeed.expressions import parse
 from warpspeed.kernel import _FIELD_KEYS, _FLOP_KEYS, _KERNEL_KEYS
+from warpspeed.units import REAL_KINDS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 EXAMPLES = DOCS / "examples"
@@ -196,7 +197,7 @@ def test_device_key_table_matches_the_code():
         assert attr.strip("`") == spec.attr, key
         assert kind == spec.kind, key
         assert required == ("yes" if spec.required else "no"), key
-        expected = "> 0" if spec.kind in ("frequency", "bandwidth", "time", "number") else f"{spec.minimum:g}"
+        expected = "> 0" if spec.kind in REAL_KINDS else f"{spec.minimum:g}"
         assert minimum.split()[0] == expected.split()[0], key
 
 

@@ -279,7 +279,7 @@ def test_l2_requests_carry_one_sector_for_one_cell_wide_blocks_and_four_for_coal
 def test_the_l2_request_limit_is_the_rate_over_the_requests_and_only_where_the_device_has_a_rate():
     e = estimate("star3d-r1", H100, (1, 16, 16), domain=(256, 256, 64))
     requests = e.performance.detail["l2_requests_per_lup"]
-    assert H100.l2_request_rate_GHz == 142
+    assert H100.l2_requests_per_ns == 142
     assert e.performance.limits_GLup_s["L2req"] == pytest.approx(142 / requests)
     faster = estimate("star3d-r1", H100.with_overrides(l2_request_rate="284GHz"), (1, 16, 16), domain=(256, 256, 64))
     assert faster.performance.limits_GLup_s["L2req"] == pytest.approx(2 * 142 / requests)

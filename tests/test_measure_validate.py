@@ -469,7 +469,7 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     assert pf.sectors_in_flight_per_warp == 6
     assert pf.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
     assert pf.dram_run_exponent == pytest.approx(0.5, abs=0.01)
-    assert pf.l2_request_rate_GHz == pytest.approx(40, rel=0.02)
+    assert pf.l2_requests_per_ns == pytest.approx(40, rel=0.02)
     # the rows one cell wide are bound by their L2 requests: that is what pins the rate down
     narrow = warpspeed.estimate("star3d-r1", truth, (1, 16, 16), domain=(512, 256, 128), registers=32)
     assert narrow.limiter == "L2req" and narrow.performance.detail["l2_requests_per_lup"] > 0
@@ -489,7 +489,7 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     assert dev.sectors_in_flight_per_warp == 6 and dev.dram_run_overhead_bytes is None
     assert dev.dram_run_time_s == pytest.approx(0.04e-9, rel=0.02)
     assert dev.dram_run_exponent == pytest.approx(0.5, abs=0.01)
-    assert dev.l2_request_rate_GHz == pytest.approx(40, rel=0.02)
+    assert dev.l2_requests_per_ns == pytest.approx(40, rel=0.02)
     assert dev.sources["sectors_in_flight_per_warp"].startswith("measured: fitted with the latency model to 30")
 
 

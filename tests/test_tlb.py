@@ -72,6 +72,6 @@ def test_a_device_with_some_of_the_keys_is_refused_by_name():
     with pytest.raises(InputError, match="needs all of tlb_page, tlb_reach, tlb_walk_rate"):
         H100.with_overrides(tlb_page="2MiB")
     on = H100.with_overrides(**TLB).to_dict()
-    assert (on["tlb_page_bytes"], on["tlb_reach_bytes"], on["tlb_walk_rate_GHz"]) == (4096, 1 << 20, 1.0)
+    assert (on["tlb_page_bytes"], on["tlb_reach_bytes"], on["tlb_walks_per_ns"]) == (4096, 1 << 20, 1.0)
     assert all(on["sources"][k].startswith("override") for k in TLB_KEYS)
     assert H100.to_dict()["tlb_page_bytes"] is None

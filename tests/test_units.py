@@ -58,6 +58,16 @@ def test_frequency(text, expected):
     assert parse_quantity(text, "frequency", key="clock_GHz") == pytest.approx(expected, rel=1e-15)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("142G/s", 142.0), ("142 G/s", 142.0), ("142/ns", 142.0), ("1.42e11/s", 142.0), ("142000M/s", 142.0),
+    ("0.142T/s", 142.0), ("142000/us", 142.0), ("142GHz", 142.0), (142, 142.0),
+])
+def test_rate_in_events_per_second_and_in_hertz_alike(text, expected):
+    """A request rate: 142 G/s is 142 per ns; device files written before the rate kind say 142GHz."""
+    assert parse_quantity(text, "rate", key="l2_request_rate") == pytest.approx(expected, rel=1e-15)
+    assert format_quantity(expected, "rate") == "142 G/s"
+
+
 @pytest.mark.parametrize(("text", "expected"), [(108, 108), ("108", 108), (" 108 ", 108), (2.0, 2)])
 def test_count(text, expected):
     value = parse_quantity(text, "count", key="sm_count")
@@ -142,7 +152,7 @@ def test_bytes_round_trip_exact_for_whole_units(n, unit):
 
 
 @given(st.floats(min_value=1e-6, max_value=1e9, allow_nan=False, allow_infinity=False),
-       st.sampled_from(["bandwidth", "frequency"]))
+       st.sampled_from(["bandwidth", "frequency", "rate"]))
 def test_float_round_trip(x, kind):
     back = parse_quantity(format_quantity(x, kind), kind, key="k")
     assert math.isclose(back, x, rel_tol=1e-5)

@@ -199,14 +199,14 @@ class ParallelismFit:
     rms_log_ratio: float  # sqrt of the per-sweep mean squared log(predicted / measured), averaged
     source: str
     dram_run_overhead_bytes: float = 0.0  # the run time as bytes of streaming at the first row's device
-    l2_request_rate_GHz: float | None = None  # L1 -> L2 requests per ns (None: no row makes requests)
+    l2_requests_per_ns: float | None = None  # L1 -> L2 requests per ns (None: no row makes requests)
 
     def to_dict(self) -> dict:
         return {"sectors_in_flight_per_warp": self.sectors_in_flight_per_warp,
                 "dram_run_time_ns": float(f"{self.dram_run_time_s * 1e9:.6g}"),
                 "dram_run_exponent": self.dram_run_exponent,
                 "dram_run_overhead_bytes": self.dram_run_overhead_bytes,
-                "l2_request_rate_GHz": self.l2_request_rate_GHz,
+                "l2_requests_per_ns": self.l2_requests_per_ns,
                 "rows": self.rows, "sweeps": self.sweeps,
                 "rms_log_ratio": self.rms_log_ratio, "source": self.source}
 
@@ -264,7 +264,7 @@ def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | 
     overhead0 = run_overhead_bytes(start)
     x0 = [float(start.sectors_in_flight_per_warp or 12),
           (overhead0 / start.dram_bw_GB_s) if overhead0 else 15.0, float(start.dram_run_exponent or 1.0),
-          float(start.l2_request_rate_GHz or 150.0)]
+          float(start.l2_requests_per_ns or 150.0)]
     coarse = minimize(lambda x: loss(*clipped(x)), x0, method="Nelder-Mead",
                       options={"xatol": 0.01, "fatol": 1e-7, "maxiter": 800})
     in_flight = max(1, round(float(coarse.x[0])))
@@ -325,8 +325,8 @@ class Calibration:
                       f'dram_run_time.source = "{_toml_text(pf.source)}"',
                       f"dram_run_exponent.value = {pf.dram_run_exponent!r}",
                       f'dram_run_exponent.source = "{_toml_text(pf.source)}"']
-            if pf.l2_request_rate_GHz is not None:
-                lines += [f'l2_request_rate.value = "{pf.l2_request_rate_GHz:g}GHz"',
+            if pf.l2_requests_per_ns is not None:
+                lines += [f'l2_request_rate.value = "{pf.l2_requests_per_ns:g}G/s"',
                           f'l2_request_rate.source = "{_toml_text(pf.source)}"']
             lines.append("")
         for fit in self.fits:
@@ -488,8 +488,8 @@ def calibration_text(cal: Calibration) -> str:
         d = cal.device
         was = run_overhead_bytes(d)
         was_time = f"{was / d.dram_bw_GB_s:.3g} ns" if was is not None else "none"
-        rate = "none" if pf.l2_request_rate_GHz is None else f"{pf.l2_request_rate_GHz:g} per ns"
-        was_rate = "none" if d.l2_request_rate_GHz is None else f"{d.l2_request_rate_GHz:g} per ns"
+        rate = "none" if pf.l2_requests_per_ns is None else f"{pf.l2_requests_per_ns:g} per ns"
+        was_rate = "none" if d.l2_requests_per_ns is None else f"{d.l2_requests_per_ns:g} per ns"
         lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_time "
                      f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g}, L2 requests "
                      f"{rate} from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; "

@@ -89,13 +89,13 @@ class LatencyModel:
             raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
                              f"to its file (docs/device-format.md) or use --model roofline.")
         return self.predict_with(workload, d, d.sectors_in_flight_per_warp, run_overhead_bytes(d),
-                                 d.dram_run_exponent, d.l2_request_rate_GHz)
+                                 d.dram_run_exponent, d.l2_requests_per_ns)
 
     def predict_with(self, workload: Workload, device: Device, sectors_in_flight_per_warp: float,
                      dram_run_overhead_bytes: float, dram_run_exponent: float = 1.0,
-                     l2_request_rate_GHz: float | None = None) -> Performance:
+                     l2_requests_per_ns: float | None = None) -> Performance:
         """:meth:`predict` with the parallelism values given (``warpspeed calibrate`` fits them; no request
-        limit without ``l2_request_rate_GHz``)."""
+        limit without ``l2_requests_per_ns``)."""
         d = device
         v = workload.volumes_B_per_lup
         roof = workload.roofline_GLup_s(d)
@@ -116,8 +116,8 @@ class LatencyModel:
         warps = workload.active_warps_per_sm  # warps without a cell exit at once: nothing in flight
         t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
         requests = workload.l2_requests_per_lup
-        if l2_request_rate_GHz:  # requests per ns
-            t["L2req"] = requests / l2_request_rate_GHz
+        if l2_requests_per_ns:  # requests per ns
+            t["L2req"] = requests / l2_requests_per_ns
 
         total = sum(x ** OVERLAP_EXPONENT for x in t.values()) ** (1 / OVERLAP_EXPONENT)
         limits = {k: (1.0 / x if x > 0 else math.inf) for k, x in t.items()}
@@ -135,7 +135,7 @@ class LatencyModel:
             per_request = l2_bytes / requests
             reasons += (f"L2 requests: the L1 sends {requests:.3g} requests per lup to the L2 ({per_request:.0f} B "
                         f"each: one per warp instruction and 128 B line) and the GPU serves "
-                        f"{l2_request_rate_GHz:.3g} per ns; wider blocks in x carry more sectors per request",)
+                        f"{l2_requests_per_ns:.3g} per ns; wider blocks in x carry more sectors per request",)
         return Performance(self.name, perf, limiter, limits, detail, reasons)
 
 

@@ -31,7 +31,7 @@ LIMITS: tuple[Limit, ...] = (
     Limit("FP", lambda d, precision: d.lanes_per_sm(precision) * d.sm_count * d.clock_GHz,
           "FMA lanes x SMs x clock / FP instructions per lup (an FMA is one instruction for two flops)"),
     *(Limit(lv.name, lv.rate, lv.meaning) for lv in LEVELS),  # one per memory level (warpspeed.levels)
-    Limit("TLB", lambda d, precision: d.tlb_walk_rate_GHz if d.tlb_page_bytes is not None else None,
+    Limit("TLB", lambda d, precision: d.tlb_walks_per_ns if d.tlb_page_bytes is not None else None,
           "page walks per ns / pages walked per lup (off unless the device gives tlb_page, tlb_reach, "
           "tlb_walk_rate)"),
 )

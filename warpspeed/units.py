@@ -9,6 +9,7 @@ kind           returned as         accepted units (a bare number means the canon
 ``bytes``      ``int`` bytes       B; kB/KB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB (1024)
 ``bandwidth``  ``float`` GB/s      B/s, kB/s, MB/s, GB/s, TB/s (powers of 1000); KiB/s ... TiB/s
 ``frequency``  ``float`` GHz       Hz, kHz, MHz, GHz, THz
+``rate``       ``float`` G/s       events per time: /s, k/s, M/s, G/s, T/s; /ms, /us, /ns; and the Hz family
 ``time``       ``float`` seconds   s, ms, us, ns
 ``count``      ``int``             none: an integer
 ``number``     ``float``           none: a plain real number (an exponent, a ratio)
@@ -32,7 +33,7 @@ from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["KINDS", "parse_quantity", "format_quantity", "units_for", "require_unit"]
+__all__ = ["KINDS", "REAL_KINDS", "parse_quantity", "format_quantity", "units_for", "require_unit"]
 
 _BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -51,13 +52,20 @@ _FREQUENCY_UNITS: dict[str, Fraction] = {
     "Hz": Fraction(1, 10**9), "kHz": Fraction(1, 10**6), "MHz": Fraction(1, 10**3),
     "GHz": Fraction(1), "THz": Fraction(10**3),
 }
+# factors to G/s (events per ns); a rate written in Hz (a device file's "142GHz") means the same
+_RATE_UNITS: dict[str, Fraction] = {
+    "/s": Fraction(1, 10**9), "k/s": Fraction(1, 10**6), "M/s": Fraction(1, 10**3), "G/s": Fraction(1),
+    "T/s": Fraction(10**3), "/ms": Fraction(1, 10**6), "/us": Fraction(1, 10**3), "/ns": Fraction(1),
+    **_FREQUENCY_UNITS,
+}
 # factors to seconds
 _TIME_UNITS: dict[str, Fraction] = {"s": Fraction(1), "ms": Fraction(1, 10**3), "us": Fraction(1, 10**6),
                                     "ns": Fraction(1, 10**9)}
 _UNITS: dict[str, dict] = {"bytes": _BYTE_UNITS, "bandwidth": _BANDWIDTH_UNITS,
-                           "frequency": _FREQUENCY_UNITS, "time": _TIME_UNITS, "count": {}, "number": {}}
+                           "frequency": _FREQUENCY_UNITS, "rate": _RATE_UNITS, "time": _TIME_UNITS, "count": {},
+                           "number": {}}
 _NOUN = {"bytes": "a size in bytes", "bandwidth": "a bandwidth", "frequency": "a clock frequency",
-         "time": "a duration", "count": "a whole number",
+         "rate": "a rate (events per second)", "time": "a duration", "count": "a whole number",
          "number": "a plain number"}
 _VALID = {
     "bytes": "write a whole number of bytes, optionally followed by one of the units B, kB (or KB), MB, GB, "
@@ -67,12 +75,16 @@ _VALID = {
                  "e.g. '1555GB/s' or '3.35 TB/s'",
     "frequency": "write a number of GHz, optionally followed by one of the units Hz, kHz, MHz, GHz, THz, "
                  "e.g. '1.41GHz' or '1410 MHz'",
+    "rate": "write a number of G/s (events per ns), optionally followed by one of the units /s, k/s, M/s, G/s, "
+            "T/s, /ms, /us, /ns (or Hz, kHz, MHz, GHz, THz), e.g. '142G/s' or '0.5/ns'",
     "time": "write a number of seconds, optionally followed by one of the units s, ms, us, ns, e.g. '1.2ms'",
     "count": "write a whole number without a unit, e.g. '108'",
     "number": "write a number without a unit, e.g. '0.66'",
 }
 KINDS = tuple(_UNITS)
 """The quantity kinds this module knows."""
+REAL_KINDS = ("bandwidth", "frequency", "rate", "time", "number")
+"""The kinds read as real numbers (the others are whole numbers)."""
 
 _QUANTITY = re.compile(
     r"^\s*(?P<num>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/]*)\s*$")
@@ -84,11 +96,11 @@ def units_for(kind: str) -> tuple[str, ...]:
     return tuple(_UNITS[kind])
 
 
-_EXAMPLE_UNIT = {"bytes": "MiB", "bandwidth": "GB/s", "frequency": "GHz", "time": "ns"}
+_EXAMPLE_UNIT = {"bytes": "MiB", "bandwidth": "GB/s", "frequency": "GHz", "rate": "G/s", "time": "ns"}
 
 
 def units_of(kind: str) -> dict[str, float]:
-    """The units of a kind and their factors to its canonical unit (GB/s, GHz, bytes, seconds)."""
+    """The units of a kind and their factors to its canonical unit (GB/s, GHz, G/s, bytes, seconds)."""
     _check_kind(kind)
     return {u: float(f) for u, f in _UNITS[kind].items()}
 
@@ -190,8 +202,8 @@ def format_quantity(value: int | float, kind: str) -> str:
 
     Sizes use the unit, binary or decimal, that divides them exactly into the smallest number ("40 MiB",
     "6 MB", "80 GB"), else the largest binary unit not above them with 6 significant digits.
-    Bandwidths are shown in GB/s, frequencies in GHz and durations in ns, us, ms or s (the largest unit
-    below 1000 of it) with up to 6 significant digits.
+    Bandwidths are shown in GB/s, frequencies in GHz, rates in G/s and durations in ns, us, ms or s (the
+    largest unit below 1000 of it) with up to 6 significant digits.
     """
     _check_kind(kind)
     if kind == "count":
@@ -202,6 +214,8 @@ def format_quantity(value: int | float, kind: str) -> str:
         return f"{_number(float(value))} GB/s"
     if kind == "frequency":
         return f"{_number(float(value))} GHz"
+    if kind == "rate":
+        return f"{_number(float(value))} G/s"
     if kind == "time":
         v = float(value)
         for unit, factor in (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3)):

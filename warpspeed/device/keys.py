@@ -8,7 +8,7 @@ from typing import Any
 
 from ..capacity import HIT_RATE_CURVES
 from ..errors import InputError
-from ..units import format_quantity, parse_quantity, require_unit
+from ..units import REAL_KINDS, format_quantity, parse_quantity, require_unit
 from .base import FrozenMap
 
 
@@ -68,11 +68,11 @@ KEYS: tuple[_Key, ...] = (
     _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
     _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
     _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
-    _Key("l2_request_rate", "l2_request_rate_GHz", "frequency", 0, required=False, plausible=(1, 100000.0)),
+    _Key("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0)),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
     _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
     _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
-    _Key("tlb_walk_rate", "tlb_walk_rate_GHz", "frequency", 0, required=False),
+    _Key("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False),
 )
 
 LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
@@ -147,7 +147,7 @@ def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -
     if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
         require_typed_unit(spec, raw, label)
     value = parse_quantity(raw, spec.kind, key=label)
-    if spec.minimum == 0 and spec.kind in ("frequency", "bandwidth", "time", "number") and value <= 0:
+    if spec.minimum == 0 and spec.kind in REAL_KINDS and value <= 0:
         raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
     if value < spec.minimum:
         raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
@@ -175,7 +175,7 @@ def _meant(spec: _Key, raw: object) -> str:
 
 
 _SUGGESTED_UNITS = {"bytes": ("MiB", "KiB", "GiB", "TiB"), "bandwidth": ("GB/s", "TB/s", "MB/s"),
-                    "frequency": ("GHz", "MHz", "THz"), "time": ("ns", "us", "ms", "s")}
+                    "frequency": ("GHz", "MHz", "THz"), "rate": ("G/s", "M/s", "T/s"), "time": ("ns", "us", "ms", "s")}
 
 
 NOT_GIVEN = {
@@ -197,7 +197,7 @@ def value_text(spec: _Key, value: Any) -> str:
     if parse_value(spec, text, "") == value:
         return text
     full = {"bandwidth": f"{float(value)!r} GB/s", "frequency": f"{float(value)!r} GHz",
-            "time": f"{float(value)!r} s", "bytes": f"{int(value)} B"}
+            "rate": f"{float(value)!r} G/s", "time": f"{float(value)!r} s", "bytes": f"{int(value)} B"}
     return full.get(spec.kind, str(value))
 
 

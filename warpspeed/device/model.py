@@ -9,7 +9,7 @@ from typing import Any
 
 from ..capacity import HIT_RATE_CURVES, HitRates
 from ..errors import InputError
-from ..units import format_quantity
+from ..units import REAL_KINDS, format_quantity
 from .base import IDENTITY_KEYS, SCHEMA_VERSION, FrozenMap
 from .keys import KEY_GROUPS, KEYS, KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, NOT_GIVEN, PEAK_OF, TLB_KEYS, value_text
 
@@ -73,10 +73,10 @@ class Device:
     dram_size_bytes: int | None = None
     dram_run_time_s: float | None = None
     dram_run_exponent: float | None = None
-    l2_request_rate_GHz: float | None = None  # L1 -> L2 requests per ns (latency model; None: no request limit)
+    l2_requests_per_ns: float | None = None  # L1 -> L2 requests per ns (latency model; None: no request limit)
     tlb_page_bytes: int | None = None
     tlb_reach_bytes: int | None = None
-    tlb_walk_rate_GHz: float | None = None
+    tlb_walks_per_ns: float | None = None
     file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -206,14 +206,14 @@ class Device:
                 continue
             if spec.kind == "dims":
                 ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
-            elif spec.kind in ("frequency", "bandwidth", "time", "number"):
+            elif spec.kind in REAL_KINDS:
                 ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
             else:
                 ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
             if not ok:
                 problems.append(f"{spec.key} = {v!r} is not valid (must be "
                                 + ("three whole numbers >= 1" if spec.kind == "dims" else
-                                   "a number > 0" if spec.kind in ("frequency", "bandwidth", "time", "number") else
+                                   "a number > 0" if spec.kind in REAL_KINDS else
                                    f"a whole number >= {spec.minimum:g}") + ")")
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
