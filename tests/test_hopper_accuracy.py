@@ -220,6 +220,7 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
     DRAM store curve makes the LBM DRAM volumes worse; the shipped curves are fitted to both kinds of rows."""
     before, after = _star3d_only_calibration()
     rows = read_measurements(DATA / name)
+    shown = {}
     for b, a in zip(validate(rows, device=before), validate(rows, device=after), strict=True):
         assert a.volume_errors["l2_load"].median <= b.volume_errors["l2_load"].median + 1e-3, b.kernel
         assert a.volume_errors["l2_load"].within >= b.volume_errors["l2_load"].within, b.kernel
@@ -229,6 +230,17 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
                 assert a.volume_errors[key].within >= b.volume_errors[key].within, key
         else:  # the partial stores do not carry over (the docstring): what this test records
             assert a.volume_errors["dram_store"].median > b.volume_errors["dram_store"].median
+        shown[b.kernel] = (b, a)
+    if name == "lbm-H100.csv":  # the README quotes two of the changes
+        text = " ".join(README.read_text().split())
+
+        def change(kernel: str, key: str, digits: int) -> str:
+            b, a = shown[kernel]
+            return (f"{100 * b.volume_errors[key].median:.{digits}f} % -> "
+                    f"{100 * a.volume_errors[key].median:.{digits}f} %")
+
+        assert f"(median error {change('d3q15-allen-cahn', 'l2_load', 0)} for d3q15-allen-cahn)" in text
+        assert f"(d3q19-srt DRAM load median error {change('d3q19-srt', 'dram_load', 1)})" in text
 
 
 # ----------------------------------------------------------------------------- how sure a ranking is
@@ -373,9 +385,40 @@ def aos_phrases() -> list[str]:
             f"every block ran at {span} while the model spread them over {spread} and ranked the measured best last"]
 
 
-@pytest.mark.parametrize("doc, phrases", [("model.md", model_doc_phrases), ("outputs.md", lambda: aos_phrases()[1:])])
+def device_doc_phrases() -> list[str]:
+    """The latency model's fitted Hopper values as docs/device-format.md quotes them."""
+    h100 = warpspeed.device(DEVICES["H100"])
+    return [f"`sectors_in_flight_per_warp` ({h100.sectors_in_flight_per_warp:g}), `dram_run_time` "
+            f"({h100.dram_run_time_s * 1e9:g} ns: {h100.dram_run_time_s * h100.dram_bw_GB_s * 1e9:.0f} B per run at "
+            f"the H100's {h100.dram_bw_GB_s:.0f} GB/s), `dram_run_exponent` ({h100.dram_run_exponent:g}) and "
+            f"`l2_request_rate` ({h100.l2_requests_per_ns:g} per ns)"]
+
+
+def readme_phrases() -> list[str]:
+    """The README's figures beside its accuracy table (the table itself: accuracy_table)."""
+    h100, h200 = (warpspeed.device(DEVICES[g]) for g in ("H100", "H200"))
+    lbm = {(f, g, k): _reports(f"{f}-{g}.csv")[(k, _LBM)] for f in ("lbm", "occupancy-lbm") for g in DEVICES
+           for k in ("d3q19-srt", "d3q15-allen-cahn")}
+    off = {key: abs(r.ratio.median - 1) for key, r in lbm.items()}
+    worst = max(off, key=off.get)
+    assert worst[:2] == ("occupancy-lbm", "H200") and all(v <= 0.1 for k, v in off.items() if k[:2] != worst[:2])
+    shared = model_doc_phrases()
+    return [f"brings them within 10 % at the median ({100 * off[worst]:.0f} % on the H200 with 128 and 256 threads",
+            *(p for p in shared if p.startswith(("run as fast as", "star3d-r4 blocks 1-4", "LBM blocks 4 cells"))),
+            f"the DRAM bandwidth of the H100 and H200 ({h100.dram_bw_GB_s:.0f} and {h200.dram_bw_GB_s:.0f} GB/s",
+            f"{h100.sectors_in_flight_per_warp:g} sectors in flight per warp that has cells, "
+            f"{h100.dram_run_time_s * 1e9:g} ns of DRAM time per contiguous run, i.e. "
+            f"{h100.dram_run_time_s * h100.dram_bw_GB_s * 1e9:.0f} B of streaming on the H100 and "
+            f"{h200.dram_run_time_s * h200.dram_bw_GB_s * 1e9:.0f} B on the H200, the efficiency exponent "
+            f"{h100.dram_run_exponent:g}, and {h100.l2_requests_per_ns:g} L2 requests per ns",
+            f"The latencies ({h100.l2_latency_s * 1e9:.0f} ns L2, {h100.dram_latency_s * 1e9:.0f} ns DRAM)"]
+
+
+@pytest.mark.parametrize("doc, phrases", [("model.md", model_doc_phrases), ("outputs.md", lambda: aos_phrases()[1:]),
+                                          ("device-format.md", device_doc_phrases), ("README.md", readme_phrases)])
 def test_the_numbers_the_docs_give_are_what_the_data_give(doc, phrases):
-    text = " ".join((Path(__file__).resolve().parent.parent / "docs" / doc).read_text().split())
+    root = Path(__file__).resolve().parent.parent
+    text = " ".join((root / doc if doc == "README.md" else root / "docs" / doc).read_text().split())
     missing = [phrase for phrase in phrases() if phrase not in text]
     assert not missing, f"docs/{doc} does not say (print them: python tests/test_hopper_accuracy.py): {missing}"
 
@@ -441,4 +484,6 @@ def test_the_readme_accuracy_table_is_what_the_data_give():
 
 if __name__ == "__main__":
     print(accuracy_table())
-    print("\ndocs/model.md:", *model_doc_phrases(), "\ndocs/outputs.md:", *aos_phrases()[1:], sep="\n")
+    for doc, phrases in (("docs/model.md", model_doc_phrases), ("docs/outputs.md", lambda: aos_phrases()[1:]),
+                         ("docs/device-format.md", device_doc_phrases), ("README.md", readme_phrases)):
+        print("", f"{doc}:", *phrases(), sep="\n")
