@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+import warpspeed
 from warpspeed.device import device
 from warpspeed.errors import InputError
 from warpspeed.estimate import VOLUME_KEYS as ESTIMATE_VOLUME_KEYS
@@ -77,7 +78,7 @@ def test_measured_traffic_by_level_name():
     assert t == Traffic(l1_bytes=300.0, l2_bytes=200.0, dram_bytes=50.0)
     assert [t.level(n) for n in LEVEL_NAMES] == [300.0, 200.0, 50.0]
     assert t.hits() == {"L1": 100.0, "L2": 150.0, "DRAM": 50.0}
-    assert estimated_traffic({"volumes_B_per_lup": VOLUMES}, 10) == Traffic(480.0, 320.0, 200.0)
+    assert estimated_traffic(VOLUMES, 10) == Traffic(480.0, 320.0, 200.0)
 
 
 def test_measurement_columns_come_from_each_levels_ncu_metrics():
@@ -91,10 +92,12 @@ def test_measurement_columns_come_from_each_levels_ncu_metrics():
 
 
 def _result(block, perf, volumes, cycles):
-    data = {"performance_GLup_s": perf, "limiter": "DRAM", "volumes_B_per_lup": volumes,
-            "l1_cycles_per_warp_lup": cycles, "block": list(block), "folding": [1, 1, 1],
-            "limiters_GLup_s": {"FP": None, "L1": 90.0, "L2": 80.0, "DRAM": perf}}
-    return RankedResult(Configuration(block, (1, 1, 1)), data, None)
+    """A ranked result with these numbers (the others those of a real estimate; no model detail)."""
+    base = warpspeed.estimate("star3d-r1", "A100-SXM4-40GB", (32, 4, 2), domain=(64, 64, 64))
+    e = dataclasses.replace(base, block=block, performance_GLup_s=perf, limiter="DRAM", volumes_B_per_lup=volumes,
+                            l1_cycles_per_warp_lup=cycles, performance=None, model="roofline",
+                            limiters_GLup_s={"FP": math.inf, "L1": 90.0, "L2": 80.0, "DRAM": perf})
+    return RankedResult(Configuration(block, (1, 1, 1)), e.to_dict(), None, e)
 
 
 def test_ties_break_on_the_outermost_levels_traffic_first():

@@ -62,8 +62,8 @@ def test_compute_bound_kernel_projects_by_the_fp_ceiling():
 
 def test_hybrid_uses_target_volumes():
     k = warpspeed.find_kernel("star3d-r4")
-    src = warpspeed.estimate(k, A100, (32, 4, 8)).to_dict()
-    tgt = warpspeed.estimate(k, H100, (32, 4, 8)).to_dict()
+    src = warpspeed.estimate(k, A100, (32, 4, 8)).volumes_B_per_lup
+    tgt = warpspeed.estimate(k, H100, (32, 4, 8)).volumes_B_per_lup
     lups = math.prod(k.domain)
     run = MeasuredRun(lups / 45e9, estimated_traffic(src, lups), work=lups, work_is_flops=False)
     measured = project_measured(run, A100, H100)
@@ -72,7 +72,7 @@ def test_hybrid_uses_target_volumes():
     for m, h in zip(measured.levels, hybrid.levels, strict=True):
         assert m.oi_source == h.oi_source
     dram = {lp.level: lp for lp in hybrid.levels}["DRAM"]
-    v = tgt["volumes_B_per_lup"]
+    v = tgt
     assert dram.oi_target == pytest.approx(1 / (v["dram_load"] + v["dram_store"]))
 
 

@@ -95,7 +95,8 @@ def test_projection_bars_and_measured_interval():
     lups = k.valid_lups
     m = project_measured(measured_run(lups, time_s=lups / 70e9, traffic=Traffic(16.0 * lups, 16.0 * lups,
                                                                                  16.0 * lups)),
-                         p.source, p.target, target_traffic=estimated_traffic(p.target_best.data, lups))
+                         p.source, p.target,
+                         target_traffic=estimated_traffic(p.target_best.estimate.volumes_B_per_lup, lups))
     ax = plots.projection_plot(p, m).axes[0]
     heights = [b.get_height() for b in ax.patches]
     assert len(heights) == 8  # (3 finite limiters + predicted) x 2 devices: copy's FP limit is infinite
@@ -226,13 +227,11 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
     results = []
     for i, res in enumerate(r.results[:4]):
-        d = dict(res.data)
-        pm = dict(d["performance_model"])
-        pm["limits_GLup_s"] = {**pm["limits_GLup_s"], "TLB": 1.5}
-        d["performance_model"] = pm
-        if i % 2:
-            d["limiter"] = "TLB"
-        results.append(replace(res, data=d))
+        e = res.estimate
+        perf = replace(e.performance, limits_GLup_s={**e.performance.limits_GLup_s, "TLB": 1.5},
+                       limiter="TLB" if i % 2 else e.performance.limiter)
+        e = replace(e, performance=perf, limiter=perf.limiter)
+        results.append(replace(res, data=e.to_dict(), estimate=e))
     ranking = Ranking(r.kernel, r.device, tuple(results))
     assert list(ranking.limiter_counts)[-2:] == ["TLB", "error"] and ranking.limiter_counts["TLB"] == 2
     table = ranking_table(ranking)

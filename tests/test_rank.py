@@ -1,6 +1,7 @@
 """Ranking: configuration spaces, order and tie-break, parallel determinism, resumable cache, outputs."""
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -43,9 +44,13 @@ def test_configurations_deduplicate_and_validate():
 
 
 def result(block, perf, dram, l2=10.0, l1=4.0, error=None):
-    data = {"performance_GLup_s": perf, "limiter": "DRAM", "l1_cycles_per_warp_lup": l1,
-            "volumes_B_per_lup": {"dram_load": dram, "dram_store": 0.0, "l2_load": l2, "l2_store": 0.0}}
-    return RankedResult(Configuration(block), data, error)
+    """A ranked result with these numbers (the others those of a real estimate)."""
+    if error:
+        return RankedResult(Configuration(block), {"error": error}, error)
+    base = warpspeed.estimate("star3d-r1", "A100-SXM4-40GB", (32, 4, 2), domain=(64, 64, 64))
+    e = dataclasses.replace(base, block=block, performance_GLup_s=perf, limiter="DRAM", l1_cycles_per_warp_lup=l1,
+                            volumes_B_per_lup={"dram_load": dram, "dram_store": 0.0, "l2_load": l2, "l2_store": 0.0})
+    return RankedResult(Configuration(block), e.to_dict(), None, e)
 
 
 def test_order_and_tie_break():
@@ -211,9 +216,13 @@ def test_parallel_workers_send_typed_estimates_back():
     assert [r.estimate.to_dict() for r in par.results] == [r.data for r in par.results]
 
 
-def test_an_old_cache_record_keeps_its_json_without_an_estimate():
-    assert rank_module._cached_estimate({"error": None, "data": {"kernel": "k", "performance_GLup_s": 1.0}}) is None
-    assert rank_module._cached_estimate({"error": "cannot launch", "data": {}}) is None
+def test_an_old_cache_record_is_estimated_afresh_and_an_error_record_is_kept():
+    c = Configuration((32, 4, 1))
+    assert rank_module._cached_result(c, {"error": None, "data": {"kernel": "k", "performance_GLup_s": 1.0}}) is None
+    kept = rank_module._cached_result(c, {"error": "cannot launch", "data": {"error": "cannot launch"}})
+    assert kept == RankedResult(c, {"error": "cannot launch"}, "cannot launch") and kept.estimate is None
+    with pytest.raises(ValueError, match="an estimate, or an error"):
+        RankedResult(c, {}, None, None)
 
 
 @pytest.mark.parametrize("kernel, device, domain, n", [

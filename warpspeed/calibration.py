@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .capacity import CacheReuse
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError, install_hint
 from .estimate import SHORT_KERNEL_S
@@ -76,18 +77,12 @@ def _hit(measured_excess: float, potential: float) -> float:
     return min(1.0, max(0.0, 1.0 - measured_excess / potential))
 
 
-def _oversubscription(cause: dict) -> float:
-    """A cause's O from the estimate's JSON, where an empty cache (capacity 0) is null: infinite."""
-    o = cause["oversubscription"]
-    return math.inf if o is None else o
-
-
-def _miss(cause: dict, curve: HitRateCurve | None) -> float:
+def _miss(cause: CacheReuse, curve: HitRateCurve | None) -> float:
     """The cause's misses in B/lup under ``curve`` (None: as estimated)."""
     if curve is None:
-        return cause["miss_B_per_lup"]
-    pot = cause["potential_B_per_lup"]
-    return pot * (1.0 - curve(_oversubscription(cause))) if pot > 0 else 0.0
+        return cause.miss_B_per_lup
+    pot = cause.potential_B_per_lup
+    return pot * (1.0 - curve(cause.oversubscription)) if pot > 0 else 0.0
 
 
 def observed_points(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
@@ -103,36 +98,34 @@ def observed_points(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | Non
     curves = curves or {}
     out: dict[str, list[tuple[float, float, float]]] = {c: [] for c in HIT_RATE_CURVES}
     for p in pairs:
-        v, c, m = p.predicted["volumes_B_per_lup"], p.predicted["causes"], p.measured
-        l1 = c["l1_capacity"]
+        e, m = p.estimate, p.measured
+        v, l1 = e.volumes_B_per_lup, e.l1_capacity
         l2_load = m.volume("l2_load")
-        # an L1 that shared memory fills completely (O null) keeps nothing: no point on its curve
-        if (l2_load is not None and l1["oversubscription"] is not None
-                and l1["potential_B_per_lup"] > MIN_SHARE * v["l2_load_compulsory"]):
-            out["l1"].append((l1["oversubscription"],
-                              _hit(l2_load - v["l2_load_compulsory"], l1["potential_B_per_lup"]),
-                              _weight(l1["potential_B_per_lup"], l2_load)))
-        ps = c["partial_stores"]
-        unique_stores = v["dram_store"] - ps["miss_B_per_lup"]
+        # an L1 that shared memory fills completely (O infinite) keeps nothing: no point on its curve
+        if (l2_load is not None and math.isfinite(l1.oversubscription)
+                and l1.potential_B_per_lup > MIN_SHARE * v["l2_load_compulsory"]):
+            out["l1"].append((l1.oversubscription, _hit(l2_load - v["l2_load_compulsory"], l1.potential_B_per_lup),
+                              _weight(l1.potential_B_per_lup, l2_load)))
+        ps = e.partial_stores
+        unique_stores = v["dram_store"] - ps.miss_B_per_lup
         dram_store = m.volume("dram_store")
-        if dram_store is not None and ps["potential_B_per_lup"] > MIN_SHARE * unique_stores:
-            out["l2_store"].append((_oversubscription(ps),
-                                    _hit(dram_store - unique_stores, ps["potential_B_per_lup"]),
-                                    _weight(ps["potential_B_per_lup"], dram_store)))
+        if dram_store is not None and ps.potential_B_per_lup > MIN_SHARE * unique_stores:
+            out["l2_store"].append((ps.oversubscription, _hit(dram_store - unique_stores, ps.potential_B_per_lup),
+                                    _weight(ps.potential_B_per_lup, dram_store)))
         dram = m.volume("dram_load")
         if dram is None:
             continue
         base = v["dram_load_compulsory"]
-        y, z = c["layer_y"], c["layer_z"]
-        certain = base - y["potential_B_per_lup"] - z["potential_B_per_lup"]  # every overlap hits, no misses
+        y, z = e.layer_y, e.layer_z
+        certain = base - y.potential_B_per_lup - z.potential_B_per_lup  # every overlap hits, no misses
         miss = {k: _miss(cause, curves.get(k)) for k, cause in (("l2_y", y), ("l2_z", z), ("l2_store", ps))}
         for curve, cause in (("l2_y", y), ("l2_z", z)):
-            if cause["potential_B_per_lup"] <= MIN_SHARE * base:
+            if cause.potential_B_per_lup <= MIN_SHARE * base:
                 continue
             others = sum(x for k, x in miss.items() if k != curve)
             excess = dram - certain - others
-            out[curve].append((_oversubscription(cause), _hit(excess, cause["potential_B_per_lup"]),
-                               _weight(cause["potential_B_per_lup"], dram)))
+            out[curve].append((cause.oversubscription, _hit(excess, cause.potential_B_per_lup),
+                               _weight(cause.potential_B_per_lup, dram)))
     return out
 
 
@@ -364,7 +357,7 @@ def stream_bandwidth(pairs: Sequence[Pair], device: Device, provenance: str) -> 
         m = p.measured
         if m.kernel not in STREAM_KERNELS:
             continue
-        v = p.predicted["volumes_B_per_lup"]
+        v = p.estimate.volumes_B_per_lup
         per_lup = sum(m.volume(k) if m.volume(k) is not None else v[k] for k in ("dram_load", "dram_store"))
         lups = math.prod(m.domain)
         if per_lup * lups < MIN_STREAM_L2 * device.l2_size_bytes:

@@ -282,14 +282,13 @@ def _whatif(a) -> str:
     rows = [f"{key:>14}  {'best block':<12}{'fold':<7}{'GLup/s':>8}  {'limiter':<8}{'DRAM B/lup':>11}"
             f"{'z-layer hit':>12}"]
     for p in points:
-        d = p.best.data
-        if p.best.error:
+        e = p.best.estimate
+        if e is None:
             rows.append(f"{format_quantity(p.value, kind):>14}  cannot launch: {p.best.error}")
             continue
-        v = d["volumes_B_per_lup"]
-        rows.append(f"{format_quantity(p.value, kind):>14}  {'x'.join(map(str, d['block'])):<12}"
-                    f"{'x'.join(map(str, d['folding'])):<7}{d['performance_GLup_s']:>8.3g}  {d['limiter']:<8}"
-                    f"{level('DRAM').traffic_B_per_lup(v):>11.3g}{d['causes']['layer_z']['hit_rate']:>12.2f}")
+        rows.append(f"{format_quantity(p.value, kind):>14}  {'x'.join(map(str, e.block)):<12}"
+                    f"{'x'.join(map(str, e.folding)):<7}{e.performance_GLup_s:>8.3g}  {e.limiter:<8}"
+                    f"{level('DRAM').traffic_B_per_lup(e.volumes_B_per_lup):>11.3g}{e.layer_z.hit_rate:>12.2f}")
     return "\n".join(rows)
 
 
@@ -316,7 +315,7 @@ def _project(a) -> str:
         lines += _measured_text(m)
     views = {}
     for key, r in (("from", p.source_best), ("to", p.target_best)):
-        v = _time_view(a, kernel, r.data["time_s"])
+        v = _time_view(a, kernel, r.estimate.time_s)
         if v is not None:
             views[key] = v
     if views:
@@ -335,7 +334,7 @@ def _projection_text(p) -> list[str]:
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
              f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
     for r, dev in ((s, p.source), (t, p.target)):
-        v = r.data["volumes_B_per_lup"]
+        v = r.estimate.volumes_B_per_lup
         lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
                      f"{r.limiter}-bound; "
                      + ", ".join(f"{lv.name} {lv.traffic_B_per_lup(v):.3g} B/lup" for lv in reversed(LEVELS)
@@ -386,7 +385,7 @@ def _measured_projection(a, kernel, p):
     warning = implausible_run(lups / run.time_s / 1e9, p.source_best.performance_GLup_s, p.source.id)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
-    target_traffic = estimated_traffic(p.target_best.data, lups) if a.mode == "hybrid" else None
+    target_traffic = estimated_traffic(p.target_best.estimate.volumes_B_per_lup, lups) if a.mode == "hybrid" else None
     return project_measured(run, p.source, p.target, kernel.precision, target_traffic)
 
 

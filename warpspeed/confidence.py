@@ -83,12 +83,6 @@ class Confidence:
                 "measure": [c.to_dict() for c in self.measure], "reasons": list(self.reasons)}
 
 
-def _unvalidated(r: RankedResult) -> tuple[str, ...]:
-    if r.estimate is not None:
-        return r.estimate.unvalidated
-    return tuple(r.data.get("unvalidated", ()))
-
-
 def _label(c: Configuration) -> str:
     fold = "" if c.folding == (1, 1, 1) else " f" + "x".join(map(str, c.folding))
     return "x".join(map(str, c.block)) + fold
@@ -104,7 +98,7 @@ def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERR
     floor = (1 - relative_error) * best
     within = [r for r in ok if r.performance_GLup_s >= floor]
     shown = tuple(r.configuration for r in within[:MEASURE_AT_MOST])
-    unvalidated = list(dict.fromkeys(reason for r in within for reason in _unvalidated(r)))
+    unvalidated = list(dict.fromkeys(reason for r in within for reason in r.estimate.unvalidated))
     reasons = []
     if len(within) > 1:
         more = f" (the {MEASURE_AT_MOST} best listed)" if len(within) > MEASURE_AT_MOST else ""

@@ -110,9 +110,15 @@ class Estimate:
     unvalidated: tuple[str, ...] = ()  # why the access pattern lies outside the validated ones (confidence.py)
 
     @property
+    def limits_GLup_s(self) -> Mapping[str, float]:
+        """The performance model's limits in GLup/s (inf: no load); the roofline's four where the estimate
+        keeps no model detail."""
+        return self.performance.limits_GLup_s if self.performance is not None else self.limiters_GLup_s
+
+    @property
     def margin(self) -> tuple[str, float] | None:
         """The next limiter and how much faster it would allow (ratio >= 1), None if all others are inf."""
-        limits = self.performance.limits_GLup_s if self.performance else self.limiters_GLup_s
+        limits = self.limits_GLup_s
         others = [(k, v) for k, v in limits.items() if k != self.limiter and math.isfinite(v)]
         if not others or self.performance_GLup_s <= 0:
             return None

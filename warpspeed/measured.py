@@ -16,6 +16,7 @@ sizes change the volumes, which the measured-only projection cannot see).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .device import Device
@@ -250,7 +251,7 @@ def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic |
     return MeasuredRun(time_s, traffic, work, fma, add, mul, warp_usage, is_flops, float(lups))
 
 
-def estimated_traffic(estimate_dict: dict, lups: float) -> Traffic:
+def estimated_traffic(volumes_B_per_lup: Mapping[str, float], lups: float) -> Traffic:
     """Bytes per level of ``lups`` updates from an estimate's volumes (L1: requests incl. write-through stores)."""
-    per_lup = traffic_B_per_lup(estimate_dict["volumes_B_per_lup"])
+    per_lup = traffic_B_per_lup(volumes_B_per_lup)
     return Traffic.of_levels({name: b * lups for name, b in per_lup.items()})

@@ -298,7 +298,7 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
                    "time": (1e-9, "ns")}.get(kind, (1.0, ""))
     xs = [p.value / scale for p in points]
     perf = [p.best.performance_GLup_s for p in points]
-    dram = [None if p.best.error else level("DRAM").traffic_B_per_lup(p.best.data["volumes_B_per_lup"])
+    dram = [None if p.best.error else level("DRAM").traffic_B_per_lup(p.best.estimate.volumes_B_per_lup)
             for p in points]
     fig = new_figure()
     ax = fig.add_subplot()
@@ -434,10 +434,8 @@ def projection_plot(projection, measured=None):
     :data:`LOG_RATIO` are drawn on a log axis."""
     import numpy as np
 
-    s, t = projection.source_best.data, projection.target_best.data
-    limits = {key: {k: _limit(v) for k, v in (d.get("performance_model", {}).get("limits_GLup_s")
-                                              or d["limiters_GLup_s"]).items()}
-              for key, d in (("s", s), ("t", t))}
+    s, t = projection.source_best.estimate, projection.target_best.estimate
+    limits = {key: {k: _limit(v) for k, v in e.limits_GLup_s.items()} for key, e in (("s", s), ("t", t))}
     keys = limiter_names(k for lim in limits.values() for k in lim)
     fig = new_figure(8.5, 4.8)
     ax = fig.add_subplot()
@@ -445,19 +443,19 @@ def projection_plot(projection, measured=None):
     x = np.arange(len(labels))
     width = 0.38
     finite = [v for lim in limits.values() for v in lim.values() if v is not None]
-    shown = [v for v in finite + [s["performance_GLup_s"], t["performance_GLup_s"]] if v > 0]
+    shown = [v for v in finite + [s.performance_GLup_s, t.performance_GLup_s] if v > 0]
     top = 1.25 * max(shown)
     log = max(shown) / min(shown) > LOG_RATIO  # tall L1 bars must not flatten the DRAM bars that decide
     bottom = min(shown) / 2 if log else 0.0
     fmt = value_format(shown)
     for off, d, lim, dev, color in ((-width / 2, s, limits["s"], projection.source.id, "tab:gray"),
                                     (width / 2, t, limits["t"], projection.target.id, "tab:cyan")):
-        vals = [lim.get(k) for k in keys] + [d["performance_GLup_s"]]
+        vals = [lim.get(k) for k in keys] + [d.performance_GLup_s]
         drawn = [i for i, v in enumerate(vals) if v is not None]
         bars = ax.bar(x[drawn] + off, [vals[i] for i in drawn], width, color=color, edgecolor="black",
-                      label=f"{dev} (block {_label(d['block'], d['folding'])})")
+                      label=f"{dev} (block {_label(d.block, d.folding)})")
         for i, b in zip(drawn, bars, strict=True):
-            if i < len(keys) and keys[i] == d["limiter"]:
+            if i < len(keys) and keys[i] == d.limiter:
                 b.set_hatch("//")
             ax.annotate(fmt(vals[i]), (b.get_x() + b.get_width() / 2, vals[i]), textcoords="offset points",
                         xytext=(0, 2), ha="center", fontsize=7)

@@ -41,30 +41,31 @@ class Projection:
 
     def reasons(self) -> list[str]:
         """Plain-language reasons: limiter shift, bandwidth ratios, volume changes."""
-        s, t = self.source_best.data, self.target_best.data
+        s, t = self.source_best.estimate, self.target_best.estimate
+        assert s is not None and t is not None  # project() refuses a device where nothing launches
         out = []
-        if s["limiter"] == t["limiter"]:
-            out.append(f"both are {s['limiter']}-bound")
+        if s.limiter == t.limiter:
+            out.append(f"both are {s.limiter}-bound")
         else:
-            out.append(f"the limiter shifts from {s['limiter']} on {self.source.id} to {t['limiter']} "
+            out.append(f"the limiter shifts from {s.limiter} on {self.source.id} to {t.limiter} "
                        f"on {self.target.id}")
         ratios = {lv.name: lv.rate(self.target, "fp64") / lv.rate(self.source, "fp64") for lv in LEVELS}
         ratios["FP"] = self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")
-        lim = t["limiter"]
+        lim = t.limiter
         if lim in ratios:
             out.append(f"{lim} throughput of the target is {ratios[lim]:.2f}x the source's")
         else:  # a limit of the performance model (latency: memory parallelism), not of one device number
-            vs, vt = _model_limit(s, lim), _model_limit(t, lim)
+            vs, vt = s.limits_GLup_s.get(lim, math.inf), t.limits_GLup_s.get(lim, math.inf)
             if 0 < vs < math.inf and 0 < vt < math.inf:
                 out.append(f"the {lim} limit of the target is {vt / vs:.2f}x the source's ({vt:.3g} vs "
                            f"{vs:.3g} GLup/s at their best configurations)")
         for lv in LEVELS:
             if lv.cycles_bound:
                 continue
-            vs, vt = lv.traffic_B_per_lup(s["volumes_B_per_lup"]), lv.traffic_B_per_lup(t["volumes_B_per_lup"])
+            vs, vt = lv.traffic_B_per_lup(s.volumes_B_per_lup), lv.traffic_B_per_lup(t.volumes_B_per_lup)
             if vs > 0 and abs(vt / vs - 1) > 0.02:
-                out.append(f"{lv.name} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {tuple(s['block'])} -> "
-                           f"{tuple(t['block'])}, L2 {self.source.l2_effective_size_bytes / 2**20:.0f} -> "
+                out.append(f"{lv.name} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {s.block} -> "
+                           f"{t.block}, L2 {self.source.l2_effective_size_bytes / 2**20:.0f} -> "
                            f"{self.target.l2_effective_size_bytes / 2**20:.0f} MiB effective)")
         if self.carried_over.configuration != self.target_best.configuration and not self.carried_over.error:
             gain = self.target_best.performance_GLup_s / self.carried_over.performance_GLup_s
@@ -75,16 +76,15 @@ class Projection:
         return {"kernel": self.kernel, "from": self.source.id, "to": self.target.id, "speedup": self.speedup,
                 "from_best": self.source_best.data, "to_best": self.target_best.data,
                 "from_best_on_target": self.carried_over.data,
-                "levels": {lvl: {"from_GLup_s": self.source_best.data["limiters_GLup_s"][lvl],
-                                 "to_GLup_s": self.target_best.data["limiters_GLup_s"][lvl]} for lvl in LIMITERS},
+                "levels": {lvl: {"from_GLup_s": _finite(self.source_best.estimate.limiters_GLup_s[lvl]),
+                                 "to_GLup_s": _finite(self.target_best.estimate.limiters_GLup_s[lvl])}
+                           for lvl in LIMITERS},
                 "reasons": self.reasons(), "schema_version": SCHEMA_VERSION}
 
 
-def _model_limit(data: dict, name: str) -> float:
-    """The performance model's limit ``name`` in GLup/s of an estimate's JSON (inf: none or no load)."""
-    limits = data.get("performance_model", {}).get("limits_GLup_s") or data["limiters_GLup_s"]
-    v = limits.get(name)
-    return math.inf if v is None else float(v)
+def _finite(v: float) -> float | None:
+    """JSON has no infinity: an unloaded limit is null."""
+    return v if math.isfinite(v) else None
 
 
 def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
@@ -107,5 +107,5 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
     if rs.best.error or rt.best.error:
         bad = src.id if rs.best.error else tgt.id
         raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")
-    (c, data, err, _), = ranking.evaluate(k, tgt, [rs.best.configuration], registers, model=model)
-    return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err))
+    (c, data, err, est), = ranking.evaluate(k, tgt, [rs.best.configuration], registers, keep=True, model=model)
+    return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err, est))

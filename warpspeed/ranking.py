@@ -34,27 +34,32 @@ from .space import Configuration, block_shapes, configurations, pystencils_defau
 
 @dataclass(frozen=True)
 class RankedResult:
-    """One configuration's outcome: the estimate's JSON (docs/outputs.md) and the typed estimate (rebuilt
-    from the JSON where it came from a cache written by this layout), or an error."""
+    """One configuration's outcome: the typed estimate, or an error; ``data`` is its JSON (docs/outputs.md),
+    what the edges write (the CLI, the rank cache, the plugin's metadata). Code below them reads the
+    estimate."""
 
     configuration: Configuration
     data: dict
     error: str | None = None
-    estimate: Estimate | None = None  # None for an error (or a cache record of an older layout)
+    estimate: Estimate | None = None  # None exactly for an error
+
+    def __post_init__(self) -> None:
+        if (self.estimate is None) != bool(self.error):
+            raise ValueError("a ranked result holds an estimate, or an error")
 
     @property
     def performance_GLup_s(self) -> float:
-        return 0.0 if self.error else float(self.data["performance_GLup_s"])
+        return 0.0 if self.estimate is None else self.estimate.performance_GLup_s
 
     @property
     def limiter(self) -> str | None:
-        return None if self.error else self.data["limiter"]
+        return None if self.estimate is None else self.estimate.limiter
 
     def sort_key(self) -> tuple:
         c = self.configuration
-        if self.error:
+        if self.estimate is None:
             return (1, 0.0, *(0.0 for _ in LEVELS), c.block, c.folding, c.domain or ())
-        v, cycles = self.data["volumes_B_per_lup"], self.data["l1_cycles_per_warp_lup"]
+        v, cycles = self.estimate.volumes_B_per_lup, self.estimate.l1_cycles_per_warp_lup
         # ties: less traffic at the outermost level first (DRAM, then L2), then fewer L1 cycles
         return (0, -self.performance_GLup_s, *(lv.cost(v, cycles) for lv in reversed(LEVELS)), -c.block[0],
                 c.block, c.folding, c.domain or ())
@@ -230,12 +235,12 @@ def _check_is_rank_cache(path: Path, lines: list[str]) -> None:
                          "file name, or one an earlier --cache run wrote.") from None
 
 
-def _cached_estimate(rec: dict) -> Estimate | None:
-    """The typed estimate of a cache record; None for an error row or a record of an older layout."""
+def _cached_result(c: Configuration, rec: dict) -> RankedResult | None:
+    """The ranked result of a cache record; None for a record of an older layout (estimated afresh)."""
     if rec["error"]:
-        return None
+        return RankedResult(c, rec["data"], rec["error"])
     try:
-        return Estimate.from_dict(rec["data"])
+        return RankedResult(c, rec["data"], None, Estimate.from_dict(rec["data"]))
     except InputError:
         return None
 
@@ -275,8 +280,9 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     if store is not None:
         for c in space:
             rec = store.get(c)
-            if rec is not None:
-                done[c] = RankedResult(c, rec["data"], rec["error"], _cached_estimate(rec))
+            cached = None if rec is None else _cached_result(c, rec)
+            if cached is not None:
+                done[c] = cached
     if progress is not None and done:
         progress(len(done), len(space))
     todo = [c for c in space if c not in done]

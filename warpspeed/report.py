@@ -129,7 +129,7 @@ def ranking_headline(ranking, reference=None) -> str:
                      f"{-behind:.1f} % ahead of the ranked blocks: rank its thread count too, --threads")
             parts.append(f"pystencils default {_config_label(reference)} {_num(reference.performance_GLup_s)} "
                          f"GLup/s ({where})")
-    notes = [f"note: {n}" for n in best.data.get("notes", ()) if not n.startswith("registers per thread")]
+    notes = [f"note: {n}" for n in best.estimate.notes if not n.startswith("registers per thread")]
     conf = ranking.confidence
     trust = [f"confidence: {conf.level}: {conf.reasons[0]}", *(f"  {r}" for r in conf.reasons[1:])]
     return "\n".join(["; ".join(parts), *trust, *notes])
@@ -139,7 +139,7 @@ def ranking_table(ranking, top: int = 10) -> str:
     """The best ``top`` rows: performance, limiter, the model's limits (latency model: DRAM with its run cost,
     and the latency limit), volumes and L1 cycles; the last line counts the limiters."""
     shown = [r for r in ranking.results[:top] if not r.error]
-    keys = limiter_names(k for r in shown for k in r.data.get("performance_model", {}).get("limits_GLup_s", ()))
+    keys = limiter_names(k for r in shown for k in r.estimate.limits_GLup_s)
     head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}" + "".join(f"{k:>8}" for k in keys)
             + "".join(f"{title:>{width}}" for title, width in _LEVEL_COLUMNS))
     rows = [head]
@@ -149,12 +149,12 @@ def ranking_table(ranking, top: int = 10) -> str:
             rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
                         f"{0:>8} {'-':<8}{r.error}")
             continue
-        d, v = r.data, r.data["volumes_B_per_lup"]
-        lim = d.get("performance_model", {}).get("limits_GLup_s") or d["limiters_GLup_s"]
+        e = r.estimate
+        lim = e.limits_GLup_s
         rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
-                    f"{_num(d['performance_GLup_s']):>8} {d['limiter']:<8}"
+                    f"{_num(e.performance_GLup_s):>8} {e.limiter:<8}"
                     + "".join(f"{_num(lim.get(k)):>8}" for k in keys)
-                    + "".join(f"{_num(lv.cost(v, d['l1_cycles_per_warp_lup'])):>{width}}"
+                    + "".join(f"{_num(lv.cost(e.volumes_B_per_lup, e.l1_cycles_per_warp_lup)):>{width}}"
                               for lv, (_, width) in zip(_OUTWARD, _LEVEL_COLUMNS, strict=True)))
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
     rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")

@@ -37,12 +37,16 @@ from .progress import Progress
 
 @dataclass(frozen=True)
 class Pair:
-    """One measured configuration and its estimate (the estimate's JSON dict)."""
+    """One measured configuration and its estimate."""
 
     measured: Measurement
-    predicted: dict
-    estimate: Estimate | None = field(default=None, compare=False, repr=False)  # to re-predict (remodel)
+    estimate: Estimate
     device: Device | None = field(default=None, compare=False, repr=False)  # the device it was estimated on
+
+    @property
+    def predicted(self) -> dict:
+        """The estimate's JSON (docs/outputs.md), for the edges that write it."""
+        return self.estimate.to_dict()
 
     @property
     def label(self) -> str:
@@ -103,11 +107,11 @@ class GroupReport:
     @property
     def model(self) -> str:
         """The performance model of the predictions (documents before the models: roofline)."""
-        return self.pairs[0].predicted.get("model", "roofline") if self.pairs else "roofline"
+        return self.pairs[0].estimate.model if self.pairs else "roofline"
 
     @property
     def predicted_best(self) -> Pair:
-        return max(self.pairs, key=lambda p: p.predicted["performance_GLup_s"])
+        return max(self.pairs, key=lambda p: p.estimate.performance_GLup_s)
 
     @property
     def measured_best(self) -> Pair:
@@ -155,8 +159,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
 def predicted_value(p: Pair, key: str) -> float:
     """The estimate's value of a compared quantity: a volume key or :data:`L1_CYCLES`."""
     if key == L1_CYCLES:
-        return p.predicted["l1_cycles_per_warp_lup"]
-    return p.predicted["volumes_B_per_lup"][key]
+        return p.estimate.l1_cycles_per_warp_lup
+    return p.estimate.volumes_B_per_lup[key]
 
 
 def measured_value(p: Pair, key: str) -> float | None:
@@ -176,8 +180,8 @@ def _volume_errors(pairs: Sequence[Pair]) -> dict[str, VolumeError]:
 
 def performance_ratio(pairs: Sequence[Pair]) -> Ratio | None:
     """Predicted / measured GLup/s of the configurations that the model can run (None if none)."""
-    r = np.array([p.predicted["performance_GLup_s"] / p.measured.GLup_s for p in pairs
-                  if p.predicted["performance_GLup_s"] > 0 and math.isfinite(p.predicted["performance_GLup_s"])])
+    r = np.array([p.estimate.performance_GLup_s / p.measured.GLup_s for p in pairs
+                  if 0 < p.estimate.performance_GLup_s < math.inf])
     if not len(r):
         return None
     return Ratio(float(np.median(r)), float(np.percentile(np.abs(r - 1), 90)))
@@ -202,7 +206,7 @@ def estimate_measurements(measurements: Sequence[Measurement],
         except LaunchError as err:
             raise InputError(f"measured configuration {triple_text(m.block)} of {m.kernel} cannot launch on "
                              f"{m.device} in the model: {err}") from None
-        pairs.append(Pair(m, e.to_dict(), e, devs[m.device]))
+        pairs.append(Pair(m, e, devs[m.device]))
         if progress is not None:
             progress(len(pairs), len(measurements))
     return pairs
@@ -262,7 +266,7 @@ def validate(measurements: Sequence[Measurement], devices: dict[str, Device] | N
 
 
 def _report(kernel: str, dev: str, domain, code: str, pairs: list[Pair], on: str) -> GroupReport:
-    pred = [p.predicted["performance_GLup_s"] for p in pairs]
+    pred = [p.estimate.performance_GLup_s for p in pairs]
     meas = [p.measured.GLup_s for p in pairs]
     best_pred = pairs[int(np.argmax(pred))]
     top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
@@ -276,10 +280,10 @@ def remodel(reports: Sequence[GroupReport], model: str | None) -> list[GroupRepo
     for r in reports:
         pairs = []
         for p in r.pairs:
-            if p.estimate is None or p.device is None:
+            if p.estimate.workload is None or p.device is None:
                 raise InputError("these reports carry no estimates to re-predict; validate again with the model.")
             e = with_model(p.estimate, p.device, model)
-            pairs.append(replace(p, predicted=e.to_dict(), estimate=e))
+            pairs.append(replace(p, estimate=e))
         out.append(_report(r.kernel, r.device, r.domain, r.code, pairs, r.estimated_on))
     return out
 
@@ -347,7 +351,7 @@ def validation_plot(reports: Sequence[GroupReport]):
         lo, hi = math.inf, 0.0
         errors: list[float] = []
         for r in reports:
-            pts = [(p.measured.GLup_s, p.predicted["performance_GLup_s"]) if key == "GLup_s" else
+            pts = [(p.measured.GLup_s, p.estimate.performance_GLup_s) if key == "GLup_s" else
                    (measured_value(p, key), predicted_value(p, key)) for p in r.pairs]
             pts = [(m, e) for m, e in pts if m is not None and m > 0 and e > 0]
             if not pts:

@@ -402,7 +402,11 @@ def tune_params_of(configs: Iterable[Configuration], names: ParameterNames | Non
 
 
 def _domain(ranking: Ranking) -> list[int]:
-    domains = {tuple(r.data["domain"]) for r in ranking.results}
+    domains = {tuple(r.estimate.domain) if r.estimate is not None else r.configuration.domain
+               for r in ranking.results} - {None}
+    if not domains:
+        raise InputError(f"no configuration of the ranking of {ranking.kernel} on {ranking.device} can launch: "
+                         "nothing to export.")
     if len(domains) != 1:
         raise InputError(f"the ranking spans {len(domains)} domains; a kernel_tuner file has one problem size: "
                          "export one ranking per domain.")
@@ -427,7 +431,7 @@ def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> li
 
 def _metadata(ranking: Ranking, names: ParameterNames, domain: list[int]) -> dict:
     return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain,
-            "model": ranking.best.data.get("model"), "block_names": list(names.block),
+            "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
             "folding_names": list(names.folding), "warpspeed_version": __version__}
 
 
@@ -447,11 +451,10 @@ def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None
     for params, r in _predicted_entries(ranking, tune_params, names, restrictions):
         item: dict = {"configuration": params, "objectives": [OBJECTIVE], "times": {},
                       "invalidity": "runtime" if r.error else "correct", "correctness": 1, "measurements": []}
-        if not r.error:
-            item["measurements"] = [{"name": OBJECTIVE, "value": r.data["time_s"] * 1e3, "unit": "ms"},
+        if r.estimate is not None:
+            item["measurements"] = [{"name": OBJECTIVE, "value": r.estimate.time_s * 1e3, "unit": "ms"},
                                     {"name": "GLup_s", "value": r.performance_GLup_s, "unit": "GLup/s"},
-                                    *([{"name": "num_regs", "value": r.data["registers"], "unit": ""}]
-                                      if r.data.get("registers") else [])]
+                                    {"name": "num_regs", "value": r.estimate.occupancy.registers, "unit": ""}]
         results.append(item)
     return {"schema_version": T4_SCHEMA_VERSION, "results": results,
             "metadata": {"timeunit": "milliseconds", "warpspeed": _metadata(ranking, names, domain)}}
@@ -516,12 +519,11 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
     entries = []
     for params, r in items:
         entry = dict(params)
-        if r.error:
+        if r.estimate is None:
             entry["__error__"] = "RuntimeFailedConfig"
         else:
-            entry.update({OBJECTIVE: r.data["time_s"] * 1e3, "GLup_s": r.performance_GLup_s})
-            if r.data.get("registers"):
-                entry["num_regs"] = r.data["registers"]
+            entry.update({OBJECTIVE: r.estimate.time_s * 1e3, "GLup_s": r.performance_GLup_s,
+                          "num_regs": r.estimate.occupancy.registers})
         entries.append(entry)
     header = {"device_name": ranking.device, "kernel_name": kernel_name or kernel_name_of(ranking.kernel),
               "problem_size": domain, "tune_params_keys": list(tp), "tune_params": tp, "objective": OBJECTIVE,
