@@ -14,7 +14,7 @@ import sys
 import time
 
 import warpspeed
-from warpspeed.estimate import KernelAnalysis
+from warpspeed.model.estimate import KernelAnalysis
 
 DEVICE = "A100-SXM4-40GB"
 BLOCK = (32, 4, 8)

@@ -18,7 +18,7 @@ import sys
 import time
 
 import warpspeed
-from warpspeed.estimate import _cached_analysis
+from warpspeed.model.estimate import _cached_analysis
 from warpspeed.whatif import whatif
 
 

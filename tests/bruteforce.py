@@ -24,7 +24,7 @@ from collections import Counter
 import numpy as np
 
 from warpspeed.expressions import Add, Const, Mul, Var, evaluate, substitute
-from warpspeed.launch import make_launch
+from warpspeed.model.launch import make_launch
 
 
 def _triple(v, default=(1, 1, 1)):

@@ -7,8 +7,8 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.cells import cell_set
-from warpspeed.launch import LaunchError, make_launch
+from warpspeed.model.cells import cell_set
+from warpspeed.model.launch import LaunchError, make_launch
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 # block-id ranges as thousandths of the grid: integers, since a library loaded by an earlier test may switch

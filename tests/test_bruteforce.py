@@ -1,4 +1,4 @@
-"""warpspeed.estimate against the brute-force twin (tests/bruteforce.py) on a table of small cases,
+"""warpspeed.model.estimate against the brute-force twin (tests/bruteforce.py) on a table of small cases,
 plus analytic cases whose numbers follow from the semantics by hand.
 
 The twin enumerates every thread of the representative wave (and every valid cell of the blocks it
@@ -227,7 +227,7 @@ def test_table_covers_layers_and_edges(results):
 def test_access_groups_split_only_provably_disjoint_accesses():
     """Footprints count per access group; a group is a set of accesses whose addresses may meet. Every
     population is its own group, unless the q-planes share a granule that two populations touch."""
-    from warpspeed.isl_volumes import Footprints, connected_groups
+    from warpspeed.model.isl_volumes import Footprints, connected_groups
 
     assert connected_groups([0, 1, 3, 4, 6, 2], lambda a, b: abs(a - b) == 1) == [[0, 1, 2, 3, 5], [4]]
     q = len(VELOCITIES)

@@ -120,7 +120,7 @@ def no_estimates(monkeypatch):
     def reached(*args, **kwargs):
         raise AssertionError("the configuration reached the estimator")
 
-    monkeypatch.setattr(importlib.import_module("warpspeed.estimate"), "_estimate", reached)
+    monkeypatch.setattr(importlib.import_module("warpspeed.model.estimate"), "_estimate", reached)
     ranking = importlib.import_module("warpspeed.ranking")
     monkeypatch.setattr(ranking, "evaluate", reached)
     monkeypatch.setattr(ranking, "_evaluate_space", reached)

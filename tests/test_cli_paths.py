@@ -18,7 +18,7 @@ def no_work(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("work started before the paths were checked")
 
-    for module, name in (("warpspeed.estimate", "estimate"), ("warpspeed.ranking", "evaluate"),
+    for module, name in (("warpspeed.model.estimate", "estimate"), ("warpspeed.ranking", "evaluate"),
                          ("warpspeed.validation", "validate")):
         monkeypatch.setattr(importlib.import_module(module), name, refuse)
 

@@ -12,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.confidence import MEASURE_AT_MOST, RELATIVE_ERROR, assess, strided_fields
+from warpspeed.confidence import MEASURE_AT_MOST, RELATIVE_ERROR, assess
 from warpspeed.expressions import THREAD_VARS
 from warpspeed.expressions.operations import evaluate
-from warpspeed.footprint import folded_instructions
+from warpspeed.model.footprint import folded_instructions
+from warpspeed.model.patterns import strided_fields
 from warpspeed.ranking import RankedResult
 from warpspeed.report import headline, ranking_headline
 from warpspeed.space import Configuration

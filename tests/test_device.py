@@ -94,7 +94,7 @@ def test_amd_devices(dev_id, cus, l1_line, l2_sector, l2_eff_MiB, bpc, bpc8, fp6
 
 def test_amd_occupancy_follows_the_vgpr_rule():
     """Waves per SIMD = min(8, 512 // ceil8(VGPRs)); 4 SIMDs per CU (LLVM's AMDGPU occupancy rule)."""
-    from warpspeed.launch import occupancy
+    from warpspeed.model.launch import occupancy
     mi210 = device("MI210")
     for vgprs, waves_per_simd in ((32, 8), (64, 8), (90, 5), (128, 4), (200, 2), (512, 1)):
         occ = occupancy(mi210, 256, vgprs)  # 4 waves per block

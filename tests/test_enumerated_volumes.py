@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from test_properties import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
-from warpspeed.cells import cell_set
-from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
-from warpspeed.isl_volumes import Footprints, counts_are_dear
-from warpspeed.launch import make_launch
+from warpspeed.model.cells import cell_set
+from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
+from warpspeed.model.isl_volumes import Footprints, counts_are_dear
+from warpspeed.model.launch import make_launch
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 
@@ -130,7 +130,7 @@ def test_slice_bitmaps_list_the_same_granules_as_points(spec, block, ranges, gra
     """Every granule by marking slices (in chunks of ``chunk`` elements along the slowest moving dimension,
     at least one index of it per chunk) equals every granule of every cell's address; the granules two
     rows share are found the same way with all boundaries at once (``small_rows`` large) or class by class."""
-    import warpspeed.enumerated_volumes as ev
+    import warpspeed.model.enumerated_volumes as ev
 
     old = ev.CHUNK_ELEMENTS, ev.SMALL_CHUNK_ROWS
     ev.CHUNK_ELEMENTS, ev.SMALL_CHUNK_ROWS = chunk, small_rows

@@ -116,7 +116,7 @@ def test_every_sweep_result_pickles():
 def test_every_golden_document_comes_back_from_json_unchanged():
     """Estimate.from_dict (the rank cache's way back to typed results) loses nothing the JSON holds."""
     from warpspeed.errors import InputError
-    from warpspeed.estimate import Estimate
+    from warpspeed.model.estimate import Estimate
 
     golden = json.loads(make_golden.GOLDEN.read_text())
     docs = [d for d in golden.values() if "error" not in d]

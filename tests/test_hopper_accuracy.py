@@ -307,7 +307,7 @@ def model_doc_phrases() -> list[str]:
     the data give them now."""
     import dataclasses
 
-    from warpspeed.latency import OVERLAP_EXPONENT
+    from warpspeed.model.latency import OVERLAP_EXPONENT
 
     h100, h200 = (warpspeed.device(DEVICES[g]) for g in ("H100", "H200"))
     out = []

@@ -1,4 +1,4 @@
-"""The latency model (warpspeed.latency) on analytic cases, and the model seam around it."""
+"""The latency model (warpspeed.model.latency) on analytic cases, and the model seam around it."""
 
 import math
 from dataclasses import replace
@@ -11,11 +11,11 @@ from hypothesis import strategies as st
 import warpspeed
 from warpspeed.device import device
 from warpspeed.errors import InputError
-from warpspeed.estimate import estimate, with_model
-from warpspeed.footprint import count_runs
 from warpspeed.kernel import Flops
-from warpspeed.latency import OVERLAP_EXPONENT, LatencyModel
-from warpspeed.performance import MODELS, RooflineModel, Workload, models, performance_model
+from warpspeed.model.estimate import estimate, with_model
+from warpspeed.model.footprint import count_runs
+from warpspeed.model.latency import OVERLAP_EXPONENT, LatencyModel
+from warpspeed.model.performance import MODELS, RooflineModel, Workload, models, performance_model
 from warpspeed.projection import project
 
 H100 = device("H100-SXM5-80GB")
@@ -136,7 +136,7 @@ def test_the_run_overhead_is_a_time_so_a_faster_dram_loses_more_bytes_per_run():
 def test_the_shipped_hopper_efficiency_follows_the_measured_lbm_runs():
     """The fitted run cost on the H100: 8 B runs stream at about a quarter of the copy rate, 2 KiB runs above
     90 % (measured d3q19-srt, 16 warps/SM: 25 % and 86 %, where latency costs the rest)."""
-    from warpspeed.latency import dram_efficiency, run_overhead_bytes
+    from warpspeed.model.latency import dram_efficiency, run_overhead_bytes
     o = run_overhead_bytes(H100)
     assert 35 < o < 50
     assert 0.2 < dram_efficiency(8, o, H100.dram_run_exponent) < 0.3
@@ -301,7 +301,7 @@ def test_request_bound_blocks_say_so():
 @pytest.mark.parametrize("device", ["MI210", "H100-SXM5-80GB"])
 def test_a_warp_moves_its_own_lanes_worth_of_sectors(device):
     """The sectors a warp can have in flight per iteration count its lanes: 64 on CDNA (wave64), 32 on NVIDIA."""
-    from warpspeed.levels import level
+    from warpspeed.model.levels import level
 
     dev = warpspeed.device(device)
     e = warpspeed.estimate("copy", dev, (256, 1, 1), domain=(1 << 20, 1, 1))

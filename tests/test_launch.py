@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import warpspeed
 from warpspeed import measurements
-from warpspeed.launch import (
+from warpspeed.model.launch import (
     MAX_CELLS,
     MAX_EXTENT,
     MAX_FOLDING,

@@ -8,7 +8,7 @@ enough for the z-layer set) the 2r planes shared with the previous wave hit and 
 import pytest
 
 import warpspeed
-from warpspeed.launch import make_launch
+from warpspeed.model.launch import make_launch
 
 R = 4
 NX = NY = 256

@@ -1,4 +1,4 @@
-"""The memory hierarchy as data (warpspeed.levels): the table is consistent, and every consumer reads it."""
+"""The memory hierarchy as data (warpspeed.model.levels): the table is consistent, and every consumer reads it."""
 
 import dataclasses
 import math
@@ -8,9 +8,12 @@ import pytest
 import warpspeed
 from warpspeed.device import device
 from warpspeed.errors import InputError
-from warpspeed.estimate import VOLUME_KEYS as ESTIMATE_VOLUME_KEYS
 from warpspeed.kernel import Flops
-from warpspeed.levels import (
+from warpspeed.measure import counters_per_lup
+from warpspeed.measured import Traffic, estimated_traffic
+from warpspeed.measurements import VOLUME_COLUMNS
+from warpspeed.model.estimate import VOLUME_KEYS as ESTIMATE_VOLUME_KEYS
+from warpspeed.model.levels import (
     LEVEL_NAMES,
     LEVELS,
     MEASURED_VOLUMES,
@@ -19,14 +22,11 @@ from warpspeed.levels import (
     level,
     traffic_B_per_lup,
 )
-from warpspeed.measure import counters_per_lup
-from warpspeed.measured import Traffic, estimated_traffic
-from warpspeed.measurements import VOLUME_COLUMNS
+from warpspeed.model.performance import Workload
+from warpspeed.model.roofline import LIMITERS, LIMITS, roofline_limits
 from warpspeed.ncu import METRICS
-from warpspeed.performance import Workload
 from warpspeed.ranking import RankedResult
 from warpspeed.report import ranking_table
-from warpspeed.roofline import LIMITERS, LIMITS, roofline_limits
 from warpspeed.space import Configuration
 
 H100 = device("H100-SXM5-80GB")

@@ -19,9 +19,9 @@ import warpspeed
 from warpspeed.cli import main
 from warpspeed.errors import InputError
 from warpspeed.expressions import evaluate
-from warpspeed.footprint import folded_instructions
 from warpspeed.measure import cuda_source, generated_program, grid_of, measurement_rows
 from warpspeed.measurements import COLUMNS, read_measurements, triple_text, write_measurements
+from warpspeed.model.footprint import folded_instructions
 from warpspeed.ncu import METRICS
 from warpspeed.space import Configuration
 from warpspeed.validation import ranks, spearman, validate
@@ -272,7 +272,7 @@ def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
     is a sliver of their traffic): the weighted fit keeps the curve, the unweighted one is pulled off it."""
     pytest.importorskip("scipy")
     from warpspeed.calibration import fit_curve, level_curve
-    from warpspeed.capacity import HitRateCurve
+    from warpspeed.model.capacity import HitRateCurve
     truth = HitRateCurve(1.0, 0.01, 3.0, "truth")
     o = [0.2 * i for i in range(1, 13)]
     pts = [(x, truth(x)) for x in o] + [(x, 0.0) for x in (0.3, 0.5, 0.7)]

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import warpspeed
 import warpspeed.plugin_api as api
-from warpspeed import kernels, launch, measure, progress, ranking
+from warpspeed import kernels, measure, progress, ranking
+from warpspeed.model import launch
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.launch import LaunchError, make_launch
+from warpspeed.model.launch import LaunchError, make_launch
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 H100 = warpspeed.device("H100-SXM5-80GB")  # the L1 line rule (A100: the pairing rule)

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from test_properties import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
-from warpspeed.cells import CellSet, as_cell_set
-from warpspeed.counters import footprint_counter
-from warpspeed.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
 from warpspeed.errors import InputError
-from warpspeed.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
+from warpspeed.model.cells import CellSet, as_cell_set
+from warpspeed.model.counters import footprint_counter
+from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
+from warpspeed.model.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
 
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (2, 1, 16)])
 
@@ -145,7 +145,7 @@ def test_box_counts_are_each_boxs_own_footprint(spec, block, fractions):
     the lines (from the merged element ranges) and the completely written sectors of its own footprint."""
     kernel, launch, ((a, b), _) = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, ELEMENTS) and b > a)
-    from warpspeed.footprint import block_boxes
+    from warpspeed.model.footprint import block_boxes
 
     coords = launch.wave_block_coords(a, min(b, a + 40))
     boxes = block_boxes(launch, coords)

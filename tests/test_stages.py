@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 from test_properties import PROFILE, stencil_kernels
 
 import warpspeed
-from warpspeed.counters import COUNTERS, choose_counter, counter_names, footprint_counter
-from warpspeed.dram import layer_ranges, wave_traffic
 from warpspeed.errors import InputError
-from warpspeed.footprint import BlockCounts
-from warpspeed.isl_volumes import Footprints
-from warpspeed.l2 import block_traffic
-from warpspeed.launch import LaunchError, make_launch
-from warpspeed.range_volumes import applies
+from warpspeed.model.counters import COUNTERS, choose_counter, counter_names, footprint_counter
+from warpspeed.model.dram import layer_ranges, wave_traffic
+from warpspeed.model.footprint import BlockCounts
+from warpspeed.model.isl_volumes import Footprints
+from warpspeed.model.l2 import block_traffic
+from warpspeed.model.launch import LaunchError, make_launch
+from warpspeed.model.range_volumes import applies
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 

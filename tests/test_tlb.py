@@ -1,4 +1,4 @@
-"""The TLB-page limiter (warpspeed.tlb): off by default, on as data for a device that gives its keys."""
+"""The TLB-page limiter (warpspeed.model.tlb): off by default, on as data for a device that gives its keys."""
 
 import math
 
@@ -6,8 +6,8 @@ import pytest
 
 from warpspeed.device import TLB_KEYS, device, device_ids
 from warpspeed.errors import InputError
-from warpspeed.estimate import estimate
-from warpspeed.roofline import LIMITERS, LIMITS
+from warpspeed.model.estimate import estimate
+from warpspeed.model.roofline import LIMITERS, LIMITS
 
 H100 = device("H100-SXM5-80GB")
 TLB = dict(tlb_page="4KiB", tlb_reach="1MiB", tlb_walk_rate="1GHz")
@@ -55,9 +55,9 @@ def test_pages_are_counted_over_every_field_like_a_brute_force_count():
     by one (tests/bruteforce.py), are what the limiter counts."""
     from bruteforce import block_cells, cell_keys
 
-    from warpspeed.estimate import DEFAULT_COUNTER, _cached_analysis, resolve_kernel
-    from warpspeed.launch import make_launch
-    from warpspeed.tlb import wave_pages
+    from warpspeed.model.estimate import DEFAULT_COUNTER, _cached_analysis, resolve_kernel
+    from warpspeed.model.launch import make_launch
+    from warpspeed.model.tlb import wave_pages
     k = resolve_kernel("star3d-r1", (64, 32, 16))
     dev = H100.with_overrides(tlb_page="64KiB", tlb_reach="64KiB", tlb_walk_rate="1GHz")
     launch = make_launch(k, dev, (16, 4, 2), None, None)

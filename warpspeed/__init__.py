@@ -4,10 +4,10 @@ from . import kernels
 from ._version import __version__
 from .device import Device, detected_device, device, device_for_gpu_name, device_ids
 from .errors import InputError
-from .estimate import Estimate, KernelAnalysis, estimate, with_model
 from .kernel import Field, Kernel, kernel_from_dict, load_kernel
 from .kernels import catalog, find_kernel
-from .performance import DEFAULT_MODEL, MODELS, Performance, Workload
+from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
+from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
 from .ranking import Ranking, rank
 from .space import Configuration, block_shapes, paper_space
 

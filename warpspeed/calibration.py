@@ -44,13 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .capacity import CacheReuse
 from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
 from .errors import InputError, install_hint
-from .estimate import SHORT_KERNEL_S
-from .latency import LatencyModel, run_overhead_bytes
 from .measurements import VOLUME_COLUMNS, Measurement
-from .performance import Workload
+from .model.capacity import CacheReuse
+from .model.estimate import SHORT_KERNEL_S
+from .model.latency import LatencyModel, run_overhead_bytes
+from .model.performance import Workload
 from .progress import Progress
 from .validation import Pair, estimate_measurements
 

@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _model_option(p) -> None:
-    from .performance import DEFAULT_MODEL, MODELS
+    from .model.performance import DEFAULT_MODEL, MODELS
 
     p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL,
                    help=f"performance model: latency (roofline limits + memory parallelism + DRAM runs; the "
@@ -271,7 +271,7 @@ def _whatif_points(a):
 
 def _whatif(a) -> str:
     from .device import override_kind
-    from .levels import level
+    from .model.levels import level
     from .units import format_quantity
 
     key, points = _whatif_points(a)
@@ -295,7 +295,7 @@ def _whatif(a) -> str:
 def _projection(a):
     """The kernel, the analytic Projection and the measured one (or None) the options ask for."""
     from .device import device, parse_set_options
-    from .estimate import resolve_kernel
+    from .model.estimate import resolve_kernel
     from .projection import project
 
     space = _space_args(a)
@@ -328,7 +328,7 @@ def _project(a) -> str:
 
 
 def _projection_text(p) -> list[str]:
-    from .levels import LEVELS
+    from .model.levels import LEVELS
 
     s, t = p.source_best, p.target_best
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
@@ -412,7 +412,7 @@ def _measured_text(m) -> list[str]:
 
 def _one_estimate(a):
     from .device import device, parse_set_options
-    from .estimate import estimate, resolve_kernel
+    from .model.estimate import estimate, resolve_kernel
 
     dev = device(a.device, **parse_set_options(a.set))
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
@@ -540,9 +540,9 @@ def _plot(a) -> str:
 
 def _measure(a) -> str:
     from .device import device
-    from .estimate import resolve_kernel
     from .measure import gpu_info, measurement_rows, profile_configurations, programs_for, time_configurations
     from .measurements import triple_text, write_measurements
+    from .model.estimate import resolve_kernel
     from .space import block_shapes, configurations
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:

@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .footprint import Instruction
-from .kernel import Kernel
 from .space import Configuration
 
 if TYPE_CHECKING:
@@ -40,27 +38,6 @@ RELATIVE_ERROR = 0.05
 MEASURE_AT_MOST = 8
 """Contenders worth measuring, at most (the best-predicted ones); more are counted, not listed."""
 LEVELS = ("confident", "close", "unvalidated")
-
-
-def strided_fields(kernel: Kernel, instructions: Sequence[Instruction], sector_bytes: int) -> tuple[str, ...]:
-    """Why an estimate lies outside the validated access patterns (empty: it does not): the fields whose loads
-    or stores put threads adjacent in x a sector or more apart, one reason per distinct stride
-    (``instructions``: the folded memory instructions of one configuration, affine over the thread
-    coordinates)."""
-    widest: dict[int, int] = {}
-    for ins in instructions:
-        if ins.affine is None:  # quasi-affine (modulo, division): no single stride to judge
-            continue
-        stride = abs(ins.affine[0][0]) * ins.element_bytes
-        if stride >= sector_bytes:
-            widest[ins.field] = max(widest.get(ins.field, 0), stride)
-    by_stride: dict[int, list[str]] = {}
-    for fi, stride in sorted(widest.items()):
-        by_stride.setdefault(stride, []).append(f"'{kernel.fields[fi].name}'")
-    return tuple(f"{'field' if len(names) == 1 else 'fields'} {', '.join(names)}: threads adjacent in x are "
-                 f"{stride} B apart, each on its own {sector_bytes} B sector (array of structures, x in a slower "
-                 f"dimension, or folding in x): an access pattern the model was not validated on"
-                 for stride, names in sorted(by_stride.items()))
 
 
 @dataclass(frozen=True)
@@ -125,4 +102,4 @@ def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERR
     return Confidence(level, relative_error, shown, len(within), tuple(measure), tuple(reasons))
 
 
-__all__ = ["Confidence", "LEVELS", "MEASURE_AT_MOST", "RELATIVE_ERROR", "assess", "strided_fields"]
+__all__ = ["Confidence", "LEVELS", "MEASURE_AT_MOST", "RELATIVE_ERROR", "assess"]

@@ -39,11 +39,11 @@ from ._version import __version__
 from .device import Device
 from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
-from .footprint import folded_instructions
 from .kernel import Kernel
-from .launch import grid_of as launch_grid
-from .levels import LEVELS
 from .measurements import triple_text
+from .model.footprint import folded_instructions
+from .model.launch import grid_of as launch_grid
+from .model.levels import LEVELS
 from .ncu import METRICS, metric
 from .space import Configuration
 
@@ -406,7 +406,7 @@ def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, conf
 
 def _worker(job_file: str) -> None:
     """Child process under ncu: launch every configuration once (no warm-up: ncu flushes caches anyway)."""
-    from .estimate import resolve_kernel
+    from .model.estimate import resolve_kernel
 
     job = json.loads(Path(job_file).read_text())
     kernel = resolve_kernel(job["kernel"], job["domain"])

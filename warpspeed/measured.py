@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .device import Device
 from .errors import InputError
-from .levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
+from .model.levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
 
 
 def _field(level_name: str) -> str:
@@ -44,7 +44,7 @@ class Traffic:
 
     @classmethod
     def of_levels(cls, by_level: dict[str, float]) -> Traffic:
-        """From bytes keyed by level name (warpspeed.levels)."""
+        """From bytes keyed by level name (warpspeed.model.levels)."""
         return cls(**{_field(name): by_level[name] for name in LEVEL_NAMES})
 
     def level(self, name: str) -> float:

@@ -48,13 +48,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import InputError, read_text
-from .launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
-from .levels import MEASURED_VOLUMES
+from .model.launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
+from .model.levels import MEASURED_VOLUMES
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
            "code", "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load",
            "l2_load", "l2_store", "dram_load", "dram_store", "cycles", "date", "warpspeed_version")
-VOLUME_COLUMNS = MEASURED_VOLUMES  # B/lup, level by level (warpspeed.levels)
+VOLUME_COLUMNS = MEASURED_VOLUMES  # B/lup, level by level (warpspeed.model.levels)
 _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
 NUMBER_RANGE = (1e-15, 1e15)  # numbers are 0 or in this range: beyond, no measurement, and ratios overflow
 MAX_REGISTERS = 255  # per thread, the CUDA maximum

@@ -20,8 +20,8 @@ from pathlib import Path
 from .device import Device
 from .device import device as get_device
 from .errors import InputError, install_hint
-from .levels import LEVELS, bandwidths_GB_s, level
-from .roofline import limiter_names
+from .model.levels import LEVELS, bandwidths_GB_s, level
+from .model.roofline import limiter_names
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",

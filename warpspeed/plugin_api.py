@@ -15,8 +15,8 @@ modules without breaking plugins:
 """
 
 from .kernels import CatalogEntry
-from .launch import DEFAULT_REGISTERS
 from .measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+from .model.launch import DEFAULT_REGISTERS
 from .progress import progress_bar
 from .ranking import kernel_content, reference_estimate
 

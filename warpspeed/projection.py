@@ -16,12 +16,12 @@ from . import ranking
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
-from .estimate import resolve_kernel
 from .kernel import Kernel
-from .levels import LEVELS
+from .model.estimate import resolve_kernel
+from .model.levels import LEVELS
+from .model.roofline import LIMITERS
 from .progress import Progress, scaled
 from .ranking import RankedResult, rank
-from .roofline import LIMITERS
 from .schemas import SCHEMA_VERSION
 
 

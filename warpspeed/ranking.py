@@ -22,12 +22,12 @@ from .confidence import RELATIVE_ERROR, Confidence, assess
 from .device import Device
 from .device import device as get_device
 from .errors import InputError, check_output_file
-from .estimate import Estimate, estimate, performance_bound, resolve_kernel
 from .kernel import Kernel
-from .launch import triple
-from .levels import LEVELS
-from .performance import performance_model
-from .roofline import limiter_names
+from .model.estimate import Estimate, estimate, performance_bound, resolve_kernel
+from .model.launch import triple
+from .model.levels import LEVELS
+from .model.performance import performance_model
+from .model.roofline import limiter_names
 from .schemas import SCHEMA_VERSION
 from .space import Configuration, block_shapes, configurations, pystencils_default_block, without_idle_axes
 
@@ -68,7 +68,7 @@ class RankedResult:
 @dataclass(frozen=True)
 class BoundedResult:
     """A configuration a screened ranking did not estimate in full: its performance is at most ``bound_GLup_s``
-    (:func:`warpspeed.estimate.performance_bound`), below the ``screen``-th best of the ranking and more than
+    (:func:`warpspeed.model.estimate.performance_bound`), below the ``screen``-th best of the ranking and more than
     ``confidence.RELATIVE_ERROR`` below its best."""
 
     configuration: Configuration
@@ -260,9 +260,9 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     (a Dask ``Client.get_executor()`` runs the sweep on a cluster); by default a local process pool of
     ``jobs`` workers (all cores), or this process for ``jobs=1``. ``cache``: a JSON-lines file that
     makes an interrupted sweep resumable. ``progress(done, total)`` is called as results arrive.
-    ``model`` names the performance model (default: :data:`warpspeed.performance.DEFAULT_MODEL`).
+    ``model`` names the performance model (default: :data:`warpspeed.model.performance.DEFAULT_MODEL`).
     ``screen`` = N ranks only the N best exactly: every configuration's performance is first bounded from its
-    block stage (:func:`warpspeed.estimate.performance_bound`); they are then estimated in full, highest bound
+    block stage (:func:`warpspeed.model.estimate.performance_bound`); they are then estimated in full, highest bound
     first, in this process, until the next bound is below the N-th best performance found; the rest are
     ``Ranking.bounded``. The N best, and their order, are those of the full ranking, and so is its
     ``confidence`` (the contenders of the best, and for an unvalidated access pattern the best of every

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .errors import InputError
-from .launch import triple
+from .model.launch import triple
 
 Triple = tuple[int, int, int]
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))

@@ -29,9 +29,9 @@ import numpy as np
 from .device import Device
 from .device import device as get_device
 from .errors import InputError
-from .estimate import Estimate, estimate, resolve_kernel, with_model
-from .launch import LaunchError
 from .measurements import VOLUME_COLUMNS, Measurement, triple_text
+from .model.estimate import Estimate, estimate, resolve_kernel, with_model
+from .model.launch import LaunchError
 from .progress import Progress
 
 

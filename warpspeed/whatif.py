@@ -14,8 +14,8 @@ from pathlib import Path
 from .device import Device, override_kind
 from .device import device as get_device
 from .errors import InputError
-from .estimate import resolve_kernel
 from .kernel import Kernel
+from .model.estimate import resolve_kernel
 from .progress import Progress
 from .ranking import RankedResult, rank_on_devices
 from .units import format_quantity, parse_quantity, require_unit

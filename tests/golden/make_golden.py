@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from warpspeed.device import device, device_ids
-from warpspeed.estimate import estimate, resolve_kernel, with_model
-from warpspeed.launch import LaunchError
-from warpspeed.range_volumes import applies
+from warpspeed.model.estimate import estimate, resolve_kernel, with_model
+from warpspeed.model.launch import LaunchError
+from warpspeed.model.range_volumes import applies
 
 GOLDEN = Path(__file__).with_name("estimates.json")
 KERNELS = {"copy": (1048576, 1, 1), "star2d-r1": (1024, 1024, 1), "star3d-r1": (256, 128, 128),
@@ -30,7 +30,7 @@ def ranges_kernels() -> list[str]:
 def documents(counter: str | None = None, devices: list[str] | None = None,
               kernels: list[str] | None = None) -> dict[str, dict]:
     """'kernel|device|block|folding|model' -> the estimate's JSON (or the launch error's text); ``counter``
-    forces a footprint counter (``warpspeed.counters``), ``devices`` a subset of the shipped devices,
+    forces a footprint counter (``warpspeed.model.counters``), ``devices`` a subset of the shipped devices,
     ``kernels`` a subset of the golden kernels."""
     out: dict[str, dict] = {}
 

@@ -10,7 +10,7 @@ devices and :func:`device`), ``reported`` (the device of a GPU's reported name).
 
 from __future__ import annotations
 
-from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
+from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
 from .base import PROVENANCE, SCHEMA_VERSION, DeviceFileError, FrozenMap
 from .builtin import device, device_ids
 from .families import hit_rate_families

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from ..errors import InputError
+from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from ..units import format_quantity
 from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
 from .families import family_hit_rates, family_latency, hit_rate_families

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..capacity import HIT_RATE_CURVES
 from ..errors import InputError
+from ..model.capacity import HIT_RATE_CURVES
 from ..units import REAL_KINDS, format_quantity, parse_quantity, require_unit
 from .base import FrozenMap
 
@@ -69,7 +69,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
     _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
     _Key("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0)),
-    # the TLB-page limiter (off unless a device gives all three; warpspeed/tlb.py)
+    # the TLB-page limiter (off unless a device gives all three; warpspeed/model/tlb.py)
     _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
     _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
     _Key("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False),
@@ -79,9 +79,9 @@ LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dra
                 "dram_run_exponent", "l2_request_rate")
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
-"""Keys of the L1 line rule (warpspeed.l1); a device that gives the first follows it, else the pairing rule."""
+"""Keys of the L1 line rule (warpspeed.model.l1); a device that gives the first follows it, else the pairing rule."""
 TLB_KEYS = ("tlb_page", "tlb_reach", "tlb_walk_rate")
-"""Keys of the TLB-page limiter (warpspeed.tlb): a device that gives all three has the limiter, none: off."""
+"""Keys of the TLB-page limiter (warpspeed.model.tlb): a device that gives all three has the limiter, none: off."""
 
 KEYS_BY_NAME = {k.key: k for k in KEYS}
 KEYS_BY_ATTR = {k.attr: k for k in KEYS}

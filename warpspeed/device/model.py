@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..capacity import HIT_RATE_CURVES, HitRates
 from ..errors import InputError
+from ..model.capacity import HIT_RATE_CURVES, HitRates
 from ..units import REAL_KINDS, format_quantity
 from .base import IDENTITY_KEYS, SCHEMA_VERSION, FrozenMap
 from .keys import KEY_GROUPS, KEYS, KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, NOT_GIVEN, PEAK_OF, TLB_KEYS, value_text

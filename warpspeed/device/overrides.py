@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
 from ..errors import InputError
+from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
 from ..units import format_quantity
 from .base import DeviceFileError, FrozenMap, suggest
 from .keys import HIT_RATE_KEYS, KEYS_BY_NAME, OVERRIDE_KEYS, PEAK_OF, display_value, parse_value, valid_override_keys

@@ -39,8 +39,8 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, install_hint, read_text
-from ..launch import triple
 from ..measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
+from ..model.launch import triple
 from ..ranking import RankedResult, Ranking, rank
 from ..space import Configuration
 

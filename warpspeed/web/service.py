@@ -114,8 +114,8 @@ def query_from_json(doc: object) -> Query:
 
 def kernel_of(q: Query):
     """The query's kernel: a catalog entry, or its TOML text read as a kernel file."""
-    from ..estimate import resolve_kernel
     from ..kernel import kernel_from_dict
+    from ..model.estimate import resolve_kernel
 
     try:
         if q.toml is None:
@@ -172,7 +172,7 @@ def command(q: Query, verb: str, sweep: str | None = None) -> str:
 def estimate_doc(q: Query) -> dict:
     """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
     the command line."""
-    from ..estimate import estimate
+    from ..model.estimate import estimate
     from ..report import text_report
 
     kernel, dev = kernel_of(q), device_of(q)
@@ -247,7 +247,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
     if kind not in PLOTS:
         raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {kind!r}.")
     if kind == "roofline":
-        from ..estimate import estimate
+        from ..model.estimate import estimate
 
         kernel, dev = kernel_of(q), device_of(q)
         try:

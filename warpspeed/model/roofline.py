@@ -1,8 +1,8 @@
 """The roofline's limiters as data: each is a device rate over the workload's use of it per lup, in GLup/s.
 
 The four of the paper (FP, L1, L2, DRAM) are always on; the memory levels' limits come from
-:data:`warpspeed.levels.LEVELS`. A further limiter is one more :class:`Limit` in
-:data:`LIMITS` plus the stage that counts its cost: the TLB-page limiter (``warpspeed.tlb``) is the example,
+:data:`warpspeed.model.levels.LEVELS`. A further limiter is one more :class:`Limit` in
+:data:`LIMITS` plus the stage that counts its cost: the TLB-page limiter (``warpspeed.model.tlb``) is the example,
 on only for a device that gives its rate (``tlb_*`` keys); every consumer (performance models, reports,
 rankings, plots) takes the names from the results.
 """
@@ -13,7 +13,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from .device import Device
+from ..device import Device
 from .levels import LEVELS
 
 
@@ -30,7 +30,7 @@ class Limit:
 LIMITS: tuple[Limit, ...] = (
     Limit("FP", lambda d, precision: d.lanes_per_sm(precision) * d.sm_count * d.clock_GHz,
           "FMA lanes x SMs x clock / FP instructions per lup (an FMA is one instruction for two flops)"),
-    *(Limit(lv.name, lv.rate, lv.meaning) for lv in LEVELS),  # one per memory level (warpspeed.levels)
+    *(Limit(lv.name, lv.rate, lv.meaning) for lv in LEVELS),  # one per memory level (warpspeed.model.levels)
     Limit("TLB", lambda d, precision: d.tlb_walks_per_ns if d.tlb_page_bytes is not None else None,
           "page walks per ns / pages walked per lup (off unless the device gives tlb_page, tlb_reach, "
           "tlb_walk_rate)"),

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..device import Device
+from ..kernel import Kernel
 from .capacity import CacheReuse, reuse
-from .device import Device
 from .footprint import BlockCounts
-from .kernel import Kernel
 from .launch import Launch
 
 

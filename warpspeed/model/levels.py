@@ -8,7 +8,7 @@ naming L1, L2 and DRAM themselves. A further level (a memory-side cache, say) is
 device keys its rates read, and the stage that computes its volumes.
 
 L1 is the one level whose roofline cost is not bytes: its limit divides L1 cycles (wavefronts) per
-warp-lup, which already hold the bank and line conflicts of the accesses (:mod:`warpspeed.l1`).
+warp-lup, which already hold the bank and line conflicts of the accesses (:mod:`warpspeed.model.l1`).
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .device import Device
-from .errors import InputError
+from ..device import Device
+from ..errors import InputError
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import Device
+from ..device import Device
 from .footprint import SENTINEL, Instruction, WarpPatterns, count_distinct, warp_view
 
 

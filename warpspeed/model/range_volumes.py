@@ -26,11 +26,11 @@ from functools import lru_cache
 import islpy as isl
 import numpy as np
 
+from ..expressions import affine_form
+from ..kernel import Field, Kernel
 from .cells import CellSet, as_cell_set
 from .enumerated_volumes import FIELD_SHIFT
-from .expressions import affine_form
 from .isl_volumes import FieldEncoding, field_encodings
-from .kernel import Field, Kernel
 
 _COVER_A, _COVER_B = 1, 2  # coverage weights of the two operands of a set operation
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import Device
-from .errors import InputError
-from .kernel import Kernel
+from ..device import Device
+from ..errors import InputError
+from ..kernel import Kernel
 
 DEFAULT_REGISTERS = 32
 """Registers per thread assumed when neither the kernel nor the caller gives a count (a lean stencil)."""

@@ -10,9 +10,9 @@ again (cost = its distinct pages / its valid lups). The limit is ``tlb_walk_rate
 
 from __future__ import annotations
 
+from ..device import Device
 from .cells import cell_set
 from .counters import FootprintCounter
-from .device import Device
 from .launch import Launch
 
 

@@ -1,25 +1,25 @@
 """Footprint counters: the interface behind the wave's sector counts, and the choice between its three kinds.
 
-The DRAM stage (:mod:`warpspeed.dram`) needs four operations on the sectors (or lines) a set of cells
-(a :class:`~warpspeed.cells.CellSet`) touches: the footprint of a cell set, the empty footprint,
+The DRAM stage (:mod:`warpspeed.model.dram`) needs four operations on the sectors (or lines) a set of cells
+(a :class:`~warpspeed.model.cells.CellSet`) touches: the footprint of a cell set, the empty footprint,
 intersection and difference of footprints, and their sizes per field. Three counters provide them, with
 the same numbers (``exact=False`` included; the golden test checks it byte for byte):
 
-- ``ranges`` (:class:`~warpspeed.range_volumes.RangeFootprints`): one range of granules per row of cells
+- ``ranges`` (:class:`~warpspeed.model.range_volumes.RangeFootprints`): one range of granules per row of cells
   and access; the cost grows with the rows of the cell set, not its cells, but it applies only where
   every access moves by at most a granule per x step (structure-of-arrays layouts: stencils, LBM
-  populations in ``fzyx``; :func:`~warpspeed.range_volumes.applies`);
-- ``isl`` (:class:`~warpspeed.isl_volumes.Footprints`): integer sets; the cost grows with the number of
+  populations in ``fzyx``; :func:`~warpspeed.model.range_volumes.applies`);
+- ``isl`` (:class:`~warpspeed.model.isl_volumes.Footprints`): integer sets; the cost grows with the number of
   access groups (one per population of an LBM field), not with the domain, but it is high where a field's
   rows are single cells whose offset inside a sector cycles with x and another index (array-of-structures
   layouts);
-- ``enumerated`` (:class:`~warpspeed.enumerated_volumes.EnumeratedFootprints`): lists the granules of the
+- ``enumerated`` (:class:`~warpspeed.model.enumerated_volumes.EnumeratedFootprints`): lists the granules of the
   cells (bitmap slices where every index is a cell coordinate plus a constant); the cost grows with the
   cells of the largest set counted (a wave and a block plane) times the accesses.
 
 ``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
 catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
-count), else the enumeration where ISL counts are dear (:func:`~warpspeed.isl_volumes.counts_are_dear`),
+count), else the enumeration where ISL counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`),
 else whichever of ISL and the enumeration costs less for the launch by :func:`choose_counter`'s estimate.
 The brute-force twin in the tests is an independent reference.
 """
@@ -32,11 +32,11 @@ from typing import Protocol
 
 import islpy as isl
 
+from ..errors import InputError
+from ..kernel import Kernel
 from .cells import CellSet
 from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
-from .errors import InputError
 from .isl_volumes import Footprints, counts_are_dear
-from .kernel import Kernel
 from .launch import Launch
 from .range_volumes import RangeFootprints, applies
 

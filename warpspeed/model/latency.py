@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import math
 
-from .device import Device
-from .errors import InputError
+from ..device import Device
+from ..errors import InputError
 from .levels import level
 from .performance import Performance, Workload
 

@@ -18,14 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ._version import __version__
+from .._version import __version__
+from ..device import Device, FrozenMap
+from ..device import device as get_device
+from ..errors import InputError
+from ..kernel import Kernel, load_kernel
+from ..schemas import SCHEMA_VERSION
 from .capacity import CacheReuse
-from .confidence import strided_fields
 from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
-from .device import Device, FrozenMap
-from .device import device as get_device
 from .dram import WaveCounts, traffic_of_counts, wave_counts
-from .errors import InputError
 from .footprint import (
     BlockCounts,
     Instruction,
@@ -39,15 +40,14 @@ from .footprint import (
     folded_instructions,
     warp_patterns,
 )
-from .kernel import Kernel, load_kernel
 from .l1 import busy_warps, cycles_per_warp_lup
 from .l2 import BlockTraffic, block_traffic
 from .launch import Launch, Occupancy, make_launch, triple
 from .levels import VOLUME_KEYS
+from .patterns import strided_fields
 from .performance import Performance, PerformanceModel, Workload, models, performance_model
 from .range_volumes import ELEMENTS, RangeFootprints, applies
 from .roofline import LIMITERS
-from .schemas import SCHEMA_VERSION
 from .tlb import pages_per_lup
 
 
@@ -188,7 +188,7 @@ class KernelAnalysis:
     """What repeats across configurations of one (domain-resolved) kernel: folded instructions, footprint
     counters, and the counts of each configuration that do not depend on the device's cache sizes or
     bandwidths (its block stage and wave counts, kept for the next configuration or device that shares them,
-    at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.counters`;
+    at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.model.counters`;
     ``auto`` by default)."""
 
     def __init__(self, kernel: Kernel, *, counter: str = DEFAULT_COUNTER):
@@ -321,7 +321,7 @@ def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = N
     """A Kernel, a kernel TOML path or a catalog name, resolved for ``domain``."""
     if isinstance(kernel, Kernel):
         return kernel.with_domain(None if domain is None else triple(domain, "domain"))
-    from .kernels import find_kernel  # plugins behind the catalog may import estimate: import lazily
+    from ..kernels import find_kernel  # plugins behind the catalog may import estimate: import lazily
 
     return find_kernel(str(kernel), domain=None if domain is None else triple(domain, "domain"))
 
@@ -334,8 +334,8 @@ def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[
     """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md).
 
     ``model`` names the performance model (``"latency"``, the default, or ``"roofline"``; see
-    :mod:`warpspeed.performance`). ``counter`` names the footprint counter of the DRAM volumes
-    (``"auto"``, the default, ``"isl"`` or ``"enumerated"``; see :mod:`warpspeed.counters`): all give
+    :mod:`warpspeed.model.performance`). ``counter`` names the footprint counter of the DRAM volumes
+    (``"auto"``, the default, ``"isl"`` or ``"enumerated"``; see :mod:`warpspeed.model.counters`): all give
     the same numbers, at different costs."""
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
@@ -437,7 +437,7 @@ def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> t
 
 
 def _l1_parameters(dev: Device, instrs: tuple[Instruction, ...]) -> tuple:
-    """Every device number the L1 cycles depend on (warpspeed.l1)."""
+    """Every device number the L1 cycles depend on (warpspeed.model.l1)."""
     sizes = sorted({ins.element_bytes for ins in instrs})
     return (dev.l1_bank_bytes, dev.l1_banks, dev.l1_pairing_distance_bytes, dev.l1_load_lines_per_wavefront,
             dev.l1_store_lines_per_wavefront, dev.l1_line_bytes, dev.l1_wavefronts_per_warp, dev.warp_size,
@@ -460,7 +460,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     stages = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
               "l2_store": bt.l2_store, "dram_load_compulsory": wt.dram_load_compulsory, "dram_load": wt.dram_load,
               "dram_store": wt.dram_store}
-    volumes = {k: stages[k] for k in VOLUME_KEYS}  # every level's volumes (warpspeed.levels), in its order
+    volumes = {k: stages[k] for k in VOLUME_KEYS}  # every level's volumes (warpspeed.model.levels), in its order
     fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
                                 fw.dram_store)
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
-from .kernel import Kernel
+from ..expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
+from ..kernel import Kernel
 from .launch import Launch
 from .range_volumes import RangeFootprints
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 HIT_RATE_CURVES = ("l1", "l2_y", "l2_z", "l2_store")
 

@@ -28,10 +28,10 @@ from functools import lru_cache
 import islpy as isl
 import numpy as np
 
+from ..expressions import affine_form, evaluate
+from ..kernel import Access, Field, Kernel
 from .cells import Box, CellSet, as_cell_set
-from .expressions import affine_form, evaluate
 from .isl_volumes import field_encodings, per_dimension_index
-from .kernel import Access, Field, Kernel
 
 FIELD_SHIFT = 40  # granule indices below 2**40: arrays up to 32 TiB at 32 B granules
 SMALL_CHUNK_ROWS = 64  # chunks of at most this many rows read their row boundaries in one pass (profiled)

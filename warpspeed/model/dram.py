@@ -7,18 +7,18 @@ the y-layer already gives). Each overlap hits in the L2 at a fitted rate of the 
 by the lines allocated since the layer ran. Stores reach DRAM once per distinct stored sector; a sector
 that no single block writes completely may leave the L2 before its neighbours complete it, and each
 such miss costs one read (to merge) and one extra write. Volumes are in B/lup of the wave's valid cells.
-Counting the sectors is the job of a :class:`~warpspeed.counters.FootprintCounter`.
+Counting the sectors is the job of a :class:`~warpspeed.model.counters.FootprintCounter`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..device import Device, HitRateCurve
+from ..kernel import Kernel
 from .capacity import CacheReuse, reuse
 from .cells import CellSet, cell_set
 from .counters import FootprintCounter
-from .device import Device, HitRateCurve
-from .kernel import Kernel
 from .launch import Launch
 
 

@@ -5,9 +5,9 @@ device, and returns a :class:`Performance`: the predicted GLup/s, the binding li
 and the reasons in the user's terms. Models are chosen by name (:data:`MODELS`, ``--model``):
 
 - ``roofline``: Ernst et al.'s four-limiter roofline, the smallest of the FP, L1, L2 and DRAM limits
-  (:mod:`warpspeed.roofline`). It assumes every level runs at its bandwidth.
+  (:mod:`warpspeed.model.roofline`). It assumes every level runs at its bandwidth.
 - ``latency``: the same FP, L1 and L2 limits; a DRAM limit that also pays for short contiguous runs; and a
-  memory-parallelism limit from Little's law (:mod:`warpspeed.latency`). The times per lup of these five
+  memory-parallelism limit from Little's law (:mod:`warpspeed.model.latency`). The times per lup of these five
   combine as a 4-norm rather than a maximum, because neighbouring limits do not overlap perfectly.
 """
 
@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .device import Device, FrozenMap
-from .errors import InputError
-from .kernel import Flops
+from ..device import Device, FrozenMap
+from ..errors import InputError
+from ..kernel import Flops
 from .levels import LEVELS
 from .roofline import bottleneck, roofline_limits
 
@@ -38,8 +38,8 @@ class Workload:
     warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
     lups_per_thread: int  # cells one thread updates (the folding product)
     load_run_bytes: float  # mean run of bytes one thread block loads (footprint.count_runs; 0: no loads)
-    tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.tlb; 0 without the TLB-page limiter)
-    l2_load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (warpspeed.l2)
+    tlb_pages_per_lup: float = 0.0  # pages walked per lup (warpspeed.model.tlb; 0 without the TLB-page limiter)
+    l2_load_requests_per_byte: float = 0.0  # L1 -> L2 requests per byte of L2 load (warpspeed.model.l2)
     l2_store_requests_per_byte: float = 0.0  # the same per byte of L2 store
     # resident warps per SM with a cell to update (Launch.active_warps_per_block; None: all of them): a warp
     # without one exits at once
@@ -57,13 +57,13 @@ class Workload:
             object.__setattr__(self, "active_warps_per_sm", self.warps_per_sm)
 
     def costs(self) -> dict[str, float]:
-        """The workload's use of each limiter's resource per lup (warpspeed.roofline.LIMITS)."""
+        """The workload's use of each limiter's resource per lup (warpspeed.model.roofline.LIMITS)."""
         levels = {lv.name: lv.cost(self.volumes_B_per_lup, self.l1_cycles_per_warp_lup) for lv in LEVELS}
         return {"FP": self.flops.instructions, **levels, "TLB": self.tlb_pages_per_lup}
 
     def roofline_GLup_s(self, device: Device) -> dict[str, float]:
         """The roofline limits of this workload on ``device``: FP, L1, L2, DRAM, and any further limiter the
-        device has (warpspeed.roofline.LIMITS)."""
+        device has (warpspeed.model.roofline.LIMITS)."""
         return roofline_limits(device, self.precision, self.costs())
 
 

@@ -1,0 +1,64 @@
+"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it.
+
+The model's stages may use the kernel descriptions, the devices, the expressions, units, errors, schemas and
+the version; the studies built on estimates (ranking, what-if, projection, time view, confidence), the
+measurement side (measure, measured runs, measurement files, ncu, validation, calibration) and the interface
+(cli, report, plots, progress, the web page, integrations, the plugin API) import the model, never the other
+way round. Every import is checked, also those inside functions.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "warpspeed"
+MODEL = PACKAGE / "model"
+ALLOWED = {"model", "kernel", "kernels", "device", "devices", "expressions", "units", "errors", "schemas",
+           "_version", "_catalog"}
+"""What warpspeed/model/ may import from the package (its first name below ``warpspeed``)."""
+
+
+def package_imports(path: Path, package: list[str]) -> list[tuple[int, str]]:
+    """(line, the first name below ``warpspeed``) of every import of a package module in ``path``, a module of
+    the package ``package`` (its dotted name as a list)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)]
+                target = base + (node.module.split(".") if node.module else [])
+                names = [target + [a.name] for a in node.names] if not node.module else [target]
+            else:
+                names = [(node.module or "").split(".")]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".") for a in node.names]
+        else:
+            continue
+        for parts in names:
+            if parts[0] == "warpspeed" and len(parts) > 1:
+                out.append((node.lineno, parts[1]))
+    return out
+
+
+MODULES = sorted(MODEL.rglob("*.py"))
+
+
+def test_the_model_folder_holds_the_stages():
+    assert {p.stem for p in MODULES} >= {"launch", "footprint", "l1", "l2", "dram", "capacity", "levels", "roofline",
+                                         "performance", "latency", "counters", "estimate"}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_the_model_imports_nothing_built_around_it(path):
+    package = ["warpspeed", *path.relative_to(PACKAGE).parent.parts]
+    wrong = [f"line {line}: warpspeed.{name}" for line, name in package_imports(path, package) if name not in ALLOWED]
+    assert not wrong, f"{path.name} imports {wrong}; the model may import only {sorted(ALLOWED)}"
+
+
+def test_the_contract_check_sees_relative_absolute_and_function_level_imports(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("from ..ranking import rank\nimport warpspeed.plots\nfrom .dram import x\n\n"
+                     "def f():\n    from .. import cli\n")
+    assert [name for _, name in package_imports(probe, ["warpspeed", "model"])] == ["ranking", "plots", "model",
+                                                                                     "cli"]

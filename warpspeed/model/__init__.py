@@ -1,0 +1,18 @@
+"""The estimator: from a kernel's address expressions and a device to volumes, limits and GLup/s.
+
+The stages in the order one estimate runs them (docs/model.md describes each):
+
+- ``launch``: grid, blocks per SM, the wave of blocks that runs at once; ``cells``: the cells of blocks;
+- ``footprint``: each thread's memory instructions, the warps' address patterns, the blocks' sector counts;
+- ``l1``: L1 wavefronts (cycles per warp-lup); ``l2``: the L2 -> L1 loads and L1 -> L2 stores of a block;
+- ``capacity``: hit-rate curves of an oversubscribed cache (the reuse each cache keeps);
+- ``dram``: the wave's DRAM volumes with the L2 layer conditions and partial stores; ``tlb``: pages per lup;
+- ``counters`` with ``range_volumes``, ``isl_volumes`` and ``enumerated_volumes``: the footprint counters
+  behind the block and wave counts (one interface, exact twins of each other);
+- ``levels``: the memory hierarchy as data; ``roofline``: the limits; ``performance``: the model seam, with
+  ``latency`` (the default model); ``patterns``: access patterns outside the validated ones;
+- ``estimate``: runs the stages for one configuration.
+
+Nothing here imports the studies built on estimates (ranking, what-if, projection), the measurement side or
+the interface (tests/test_architecture.py keeps it so).
+"""
