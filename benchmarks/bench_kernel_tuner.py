@@ -38,8 +38,8 @@ import numpy as np
 
 from warpspeed import InputError
 from warpspeed.integrations import kernel_tuner as wk
-from warpspeed.measurements import read_measurements
-from warpspeed.validation import sweeps
+from warpspeed.measurement.measurements import read_measurements
+from warpspeed.measurement.validation import sweeps
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "hopper"
 SKIPPED = ("bandwidth-", "repeat-")  # not block-size sweeps: copy streaming rates, and star3d-r4 measured twice

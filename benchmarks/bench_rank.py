@@ -19,7 +19,7 @@ import time
 
 import warpspeed
 from warpspeed.model.estimate import _cached_analysis
-from warpspeed.whatif import whatif
+from warpspeed.studies.whatif import whatif
 
 
 def cpu_s() -> float:

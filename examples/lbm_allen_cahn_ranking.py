@@ -8,7 +8,7 @@ Run: python examples/lbm_allen_cahn_ranking.py [--fast]
 import sys
 
 import warpspeed
-from warpspeed.report import ranking_headline, ranking_table
+from warpspeed.interface.report import ranking_headline, ranking_table
 
 
 def main(fast: bool = False) -> None:

@@ -10,7 +10,7 @@ import sys
 import pystencils as ps
 import warpspeed_pystencils as wp
 
-from warpspeed.report import ranking_headline, ranking_table
+from warpspeed.interface.report import ranking_headline, ranking_table
 
 
 def main(fast: bool = False) -> None:

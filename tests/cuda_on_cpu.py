@@ -1,11 +1,11 @@
-"""Run a ``warpspeed.measure.CudaProgram`` on the CPU: its source compiled as C++ with g++, the grid looped
+"""Run a ``warpspeed.measurement.measure.CudaProgram`` on the CPU: its source compiled as C++ with g++, the grid looped
 over sequentially (one thread at a time). Test helper: the kernels measured on GPUs are checked here."""
 
 import subprocess
 
 import numpy as np
 
-from warpspeed.measure import CudaProgram
+from warpspeed.measurement.measure import CudaProgram
 
 HARNESS = r"""
 #include <cstdint>

@@ -1,4 +1,5 @@
-"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it.
+"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it, and the
+studies built on it (warpspeed/studies/) nothing of the measurement side or the interface.
 
 The model's stages may use the kernel descriptions, the devices, the expressions, units, errors, schemas and
 the version; the studies built on estimates (ranking, what-if, projection, time view, confidence), the
@@ -56,9 +57,20 @@ def test_the_model_imports_nothing_built_around_it(path):
     assert not wrong, f"{path.name} imports {wrong}; the model may import only {sorted(ALLOWED)}"
 
 
+STUDIES = sorted((PACKAGE / "studies").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", STUDIES, ids=lambda p: p.name)
+def test_the_studies_import_neither_the_measurement_side_nor_the_interface(path):
+    """Rankings, what-ifs and projections are built on the model alone (measuring and showing come after)."""
+    wrong = [f"line {line}: warpspeed.{name}" for line, name in package_imports(path, ["warpspeed", "studies"])
+             if name in ("measurement", "interface", "web", "integrations")]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
 def test_the_contract_check_sees_relative_absolute_and_function_level_imports(tmp_path):
     probe = tmp_path / "probe.py"
-    probe.write_text("from ..ranking import rank\nimport warpspeed.plots\nfrom .dram import x\n\n"
-                     "def f():\n    from .. import cli\n")
-    assert [name for _, name in package_imports(probe, ["warpspeed", "model"])] == ["ranking", "plots", "model",
-                                                                                     "cli"]
+    probe.write_text("from ..studies.ranking import rank\nimport warpspeed.interface.plots\nfrom .dram import x\n\n"
+                     "def f():\n    from ..interface import cli\n")
+    assert [name for _, name in package_imports(probe, ["warpspeed", "model"])] == ["studies", "interface", "model",
+                                                                                     "interface"]

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import warpspeed
-from warpspeed.cli import main
+from warpspeed.interface.cli import main
 
 INTERFACE_KEYS = ["kernel", "device", "block", "folding", "domain", "occupancy", "l1_cycles_per_warp_lup",
                   "volumes_B_per_lup", "limiters_GLup_s", "performance_GLup_s", "limiter", "time_s"]
@@ -121,7 +121,7 @@ def no_estimates(monkeypatch):
         raise AssertionError("the configuration reached the estimator")
 
     monkeypatch.setattr(importlib.import_module("warpspeed.model.estimate"), "_estimate", reached)
-    ranking = importlib.import_module("warpspeed.ranking")
+    ranking = importlib.import_module("warpspeed.studies.ranking")
     monkeypatch.setattr(ranking, "evaluate", reached)
     monkeypatch.setattr(ranking, "_evaluate_space", reached)
 

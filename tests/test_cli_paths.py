@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from warpspeed.cli import main
+from warpspeed.interface.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SWEEP = "tests/data/hopper/star3d-r4-H200.csv"
@@ -18,8 +18,8 @@ def no_work(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("work started before the paths were checked")
 
-    for module, name in (("warpspeed.model.estimate", "estimate"), ("warpspeed.ranking", "evaluate"),
-                         ("warpspeed.validation", "validate")):
+    for module, name in (("warpspeed.model.estimate", "estimate"), ("warpspeed.studies.ranking", "evaluate"),
+                         ("warpspeed.measurement.validation", "validate")):
         monkeypatch.setattr(importlib.import_module(module), name, refuse)
 
 

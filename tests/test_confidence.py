@@ -1,4 +1,4 @@
-"""warpspeed.confidence: contenders of a ranking, access patterns outside the validated ones, what to measure.
+"""warpspeed.studies.confidence: contenders of a ranking, access patterns outside the validated ones, what to measure.
 
 The figures on real data (the 5 % resolution, contenders reaching the measured best) are checked in
 tests/test_hopper_accuracy.py, which already estimates every committed sweep."""
@@ -12,14 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed.confidence import MEASURE_AT_MOST, RELATIVE_ERROR, assess
 from warpspeed.expressions import THREAD_VARS
 from warpspeed.expressions.operations import evaluate
+from warpspeed.interface.report import headline, ranking_headline
 from warpspeed.model.footprint import folded_instructions
 from warpspeed.model.patterns import strided_fields
-from warpspeed.ranking import RankedResult
-from warpspeed.report import headline, ranking_headline
-from warpspeed.space import Configuration
+from warpspeed.studies.confidence import MEASURE_AT_MOST, RELATIVE_ERROR, assess
+from warpspeed.studies.ranking import RankedResult
+from warpspeed.studies.space import Configuration
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 SECTOR = H100.l1_sector_bytes

@@ -7,7 +7,7 @@ digits, control characters, invalid UTF-8, empty units). Every mutant must end i
 InputError (the CLI's ``error:`` paragraph, exit 2) that names the file: never an internal error.
 
 Speed: the readers are fuzzed directly with thousands of cases; the CLI with fewer. The CLI runs in this
-process (``warpspeed.cli.main``); the analytic parts that do not depend on the mutated file are cached (the
+process (``warpspeed.interface.cli.main``); the analytic parts that do not depend on the mutated file are cached (the
 projection of ``project``, estimates of configurations already estimated), the rest runs as in use.
 """
 
@@ -24,13 +24,13 @@ import pytest
 from test_ncu_reader import ncu_export
 
 import warpspeed
-import warpspeed.projection
-import warpspeed.validation
-from warpspeed.cli import main
+import warpspeed.measurement.validation
+import warpspeed.studies.projection
 from warpspeed.errors import InputError
-from warpspeed.measured import measured_run, project_measured
-from warpspeed.measurements import _NUMERIC, read_measurements
-from warpspeed.ncu import USED_METRICS, read_ncu_csv, select_launches
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measured import measured_run, project_measured
+from warpspeed.measurement.measurements import _NUMERIC, read_measurements
+from warpspeed.measurement.ncu import USED_METRICS, read_ncu_csv, select_launches
 
 DATA = Path(__file__).parent / "data" / "hopper"
 H100, A100 = warpspeed.device("H100-SXM5-80GB"), warpspeed.device("A100-SXM4-40GB")
@@ -230,7 +230,7 @@ LUPS = 2048 * 1024 * 4
 @pytest.fixture
 def cached_projection(monkeypatch):
     """`project` with a cached analytic projection (it depends on the command line, not on the --ncu file)."""
-    real, cache = warpspeed.projection.project, {}
+    real, cache = warpspeed.studies.projection.project, {}
 
     def project(*args, **kwargs):
         key = repr((args, sorted(kwargs.items())))
@@ -238,7 +238,7 @@ def cached_projection(monkeypatch):
             cache[key] = real(*args, **kwargs)
         return cache[key]
 
-    monkeypatch.setattr(warpspeed.projection, "project", project)
+    monkeypatch.setattr(warpspeed.studies.projection, "project", project)
 
 
 def test_ncu_seed_file_projects(tmp_path, cached_projection):
@@ -330,7 +330,7 @@ def test_fuzz_measurement_reader(tmp_path):
 @pytest.fixture
 def cached_estimates(monkeypatch):
     """validate with estimates cached by kernel, device and configuration (mutants mostly repeat them)."""
-    real, cache = warpspeed.validation.estimate, {}
+    real, cache = warpspeed.measurement.validation.estimate, {}
 
     def estimate(kernel, device, block, folding=None, *, registers=None, model=None):
         key = (kernel.name, kernel.source, kernel.domain, device.id, tuple(block), tuple(folding or ()), registers,
@@ -339,7 +339,7 @@ def cached_estimates(monkeypatch):
             cache[key] = real(kernel, device, block, folding, registers=registers, model=model)
         return cache[key]
 
-    monkeypatch.setattr(warpspeed.validation, "estimate", estimate)
+    monkeypatch.setattr(warpspeed.measurement.validation, "estimate", estimate)
 
 
 @pytest.mark.slow

@@ -477,8 +477,8 @@ def test_hit_rate_curve_validation(kwargs):
 
 
 def test_validate_reports_every_problem_of_a_file_in_one_run(tmp_path, capsys):
-    from warpspeed.cli import main
     from warpspeed.device import DeviceFileError
+    from warpspeed.interface.cli import main
 
     f = tmp_path / "bad.toml"
     f.write_text('base = "H100-SXM5-80GB"\nl2_siz = "40MiB"\nl1_line = "100B"\ndram_bw = 3000\n'
@@ -535,7 +535,7 @@ def test_typed_numbers_without_unit_are_refused(tmp_path, key, value):
 def test_show_text_lists_every_key_in_the_device_file_vocabulary_and_reads_back(capsys):
     """`devices show --format text`: one `key = value  # source` line per set key, in the keys of files and
     --set; each value, given back as an override, yields the same device value."""
-    from warpspeed.cli import main
+    from warpspeed.interface.cli import main
 
     h100 = device("H100-SXM5-80GB")
     assert main(["devices", "show", "H100-SXM5-80GB", "--format", "text"]) == 0

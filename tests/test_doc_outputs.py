@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from warpspeed.cli import main
+from warpspeed.interface.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -59,7 +59,7 @@ def test_session_check_stage_runs_end_to_end_with_stand_in_gpu_tools(tmp_path):
     log = (out / "check.log").read_text()
     assert r.returncode == 0, log
     assert "GPU: Fake GPU -> device H100-SXM5-80GB" in log and "cupy 0+fake" in log
-    from warpspeed.measurements import read_measurements
+    from warpspeed.measurement.measurements import read_measurements
 
     rows = read_measurements(out / "check-H100.csv")
     assert [(m.kernel, m.values["code"]) for m in rows] == [("star3d-r4", "warpspeed")] * 4 + [
@@ -135,8 +135,8 @@ def test_measure_records_the_sm_clock_sampled_after_each_configurations_timed_la
                                                                                          fake_gpu, monkeypatch):
     """sm_clock_MHz of a row is nvidia-smi's clocks.sm asked right after that configuration's timed launches
     (the fake answers 1000 + the launches so far), not the idle clock before the sweep (the fake's 345)."""
-    from warpspeed.cli import main
-    from warpspeed.measurements import read_measurements
+    from warpspeed.interface.cli import main
+    from warpspeed.measurement.measurements import read_measurements
 
     log = tmp_path / "launches.log"
     log.touch()
@@ -155,8 +155,8 @@ def test_measure_records_the_sm_clock_sampled_after_each_configurations_timed_la
 @pytest.mark.parametrize("smi", ["missing", "no number"])
 def test_measure_leaves_the_sm_clock_empty_without_an_answer_from_nvidia_smi(tmp_path, capsys, fake_gpu,
                                                                             monkeypatch, smi):
-    from warpspeed.cli import main
-    from warpspeed.measurements import read_measurements
+    from warpspeed.interface.cli import main
+    from warpspeed.measurement.measurements import read_measurements
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

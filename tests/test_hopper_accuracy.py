@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 
 import warpspeed
-from warpspeed.calibration import stream_bandwidth
-from warpspeed.confidence import RELATIVE_ERROR, assess
-from warpspeed.measurements import read_measurements
-from warpspeed.ranking import RankedResult
-from warpspeed.space import Configuration
-from warpspeed.validation import estimate_measurements, remodel, validate
+from warpspeed.measurement.calibration import stream_bandwidth
+from warpspeed.measurement.measurements import read_measurements
+from warpspeed.measurement.validation import estimate_measurements, remodel, validate
+from warpspeed.studies.confidence import RELATIVE_ERROR, assess
+from warpspeed.studies.ranking import RankedResult
+from warpspeed.studies.space import Configuration
 
 DATA = Path(__file__).parent / "data" / "hopper"
 DEVICES = {"H100": "H100-SXM5-80GB", "H200": "H200-SXM-141GB"}
@@ -32,7 +32,7 @@ DEVICES = {"H100": "H100-SXM5-80GB", "H200": "H200-SXM-141GB"}
 # quantity; and the roofline's Spearman and top-1 (``--model roofline``, the same volumes)
 FLOORS = {
     # the one sweep where the model misleads (issue: array of structures): recorded so that it cannot get worse
-    # unnoticed; its rankings are marked unvalidated (warpspeed.confidence)
+    # unnoticed; its rankings are marked unvalidated (warpspeed.studies.confidence)
     ('aos-lbm-H100.csv', 'd3q19-srt:layout=zyxf', '256x256x256'):
         dict(spearman=-0.06, top1=84.5, ratio=(0.85, 1.14),
              within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.18, dram_store=0.4, l1_cycles=0.32),
@@ -200,7 +200,7 @@ def _star3d_only_calibration():
     import dataclasses
 
     pytest.importorskip("scipy")
-    from warpspeed.calibration import calibrate
+    from warpspeed.measurement.calibration import calibrate
     h100 = warpspeed.device(DEVICES["H100"])
     ampere = warpspeed.device("A100-SXM4-40GB").hit_rates
     before = h100.with_overrides(**{f"hit_rates.{c}.{p}": getattr(getattr(ampere, c), p)

@@ -4,8 +4,8 @@ import pytest
 
 import warpspeed
 from warpspeed import kernels
-from warpspeed.cli import main
 from warpspeed.errors import InputError, install_hint
+from warpspeed.interface.cli import main
 
 
 def _broken_entry(module: str):

@@ -14,10 +14,10 @@ import pytest
 
 import warpspeed
 from warpspeed import InputError
-from warpspeed.cli import main
 from warpspeed.integrations import kernel_tuner as wk
-from warpspeed.measurements import read_measurements, write_measurements
-from warpspeed.validation import validate
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measurements import read_measurements, write_measurements
+from warpspeed.measurement.validation import validate
 
 kernel_tuner = pytest.importorskip("kernel_tuner")
 

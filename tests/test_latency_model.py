@@ -16,7 +16,7 @@ from warpspeed.model.estimate import estimate, with_model
 from warpspeed.model.footprint import count_runs
 from warpspeed.model.latency import OVERLAP_EXPONENT, LatencyModel
 from warpspeed.model.performance import MODELS, RooflineModel, Workload, models, performance_model
-from warpspeed.projection import project
+from warpspeed.studies.projection import project
 
 H100 = device("H100-SXM5-80GB")
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warpspeed
-from warpspeed import measurements
+from warpspeed.measurement import measurements
 from warpspeed.model.launch import (
     MAX_CELLS,
     MAX_EXTENT,

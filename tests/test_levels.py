@@ -8,10 +8,12 @@ import pytest
 import warpspeed
 from warpspeed.device import device
 from warpspeed.errors import InputError
+from warpspeed.interface.report import ranking_table
 from warpspeed.kernel import Flops
-from warpspeed.measure import counters_per_lup
-from warpspeed.measured import Traffic, estimated_traffic
-from warpspeed.measurements import VOLUME_COLUMNS
+from warpspeed.measurement.measure import counters_per_lup
+from warpspeed.measurement.measured import Traffic, estimated_traffic
+from warpspeed.measurement.measurements import VOLUME_COLUMNS
+from warpspeed.measurement.ncu import METRICS
 from warpspeed.model.estimate import VOLUME_KEYS as ESTIMATE_VOLUME_KEYS
 from warpspeed.model.levels import (
     LEVEL_NAMES,
@@ -24,10 +26,8 @@ from warpspeed.model.levels import (
 )
 from warpspeed.model.performance import Workload
 from warpspeed.model.roofline import LIMITERS, LIMITS, roofline_limits
-from warpspeed.ncu import METRICS
-from warpspeed.ranking import RankedResult
-from warpspeed.report import ranking_table
-from warpspeed.space import Configuration
+from warpspeed.studies.ranking import RankedResult
+from warpspeed.studies.space import Configuration
 
 H100 = device("H100-SXM5-80GB")
 

@@ -22,10 +22,10 @@ pytest.importorskip("lbmpy")
 from cuda_on_cpu import run_on_cpu  # noqa: E402
 
 import warpspeed  # noqa: E402
-from warpspeed.cli import main  # noqa: E402
 from warpspeed.errors import InputError  # noqa: E402
-from warpspeed.measure import NAME_TOKEN, ArraySpec, CudaProgram, check_program, grid_of, programs_for  # noqa: E402
-from warpspeed.space import Configuration  # noqa: E402
+from warpspeed.interface.cli import main  # noqa: E402
+from warpspeed.measurement.measure import NAME_TOKEN, ArraySpec, CudaProgram, check_program, grid_of, programs_for  # noqa: E402
+from warpspeed.studies.space import Configuration  # noqa: E402
 
 
 def cpu_reference(rule, gpu_program, shape, inputs, scalars):
@@ -153,7 +153,7 @@ def test_pystencils_program_compiles_with_nvcc(tmp_path):
 
 
 def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(tmp_path, capsys, fake_gpu):
-    from warpspeed.measurements import read_measurements
+    from warpspeed.measurement.measurements import read_measurements
 
     fake = fake_gpu
     out = tmp_path / "m.csv"
@@ -179,10 +179,10 @@ def test_measure_cli_runs_programs_and_skips_configurations_that_do_not_launch(t
 
 
 def test_measure_with_ncu_profiles_each_configuration_in_a_child_process(tmp_path, capsys, fake_gpu, monkeypatch):
-    """The fake ncu runs the child (python -m warpspeed.measure job.json) with the fake cupy and reports one row
-    per launch; every configuration must get the counters of its own launch, also when one kernel name is a
-    prefix of another (folding 1x1x1 and 1x1x16)."""
-    from warpspeed.measurements import read_measurements
+    """The fake ncu runs the child (python -m warpspeed.measurement.measure job.json) with the fake cupy and
+    reports one row per launch; every configuration must get the counters of its own launch, also when one
+    kernel name is a prefix of another (folding 1x1x1 and 1x1x16)."""
+    from warpspeed.measurement.measurements import read_measurements
 
     domain = (64, 32, 32)
     lups = warpspeed.find_kernel("star3d-r4", domain=domain).valid_lups

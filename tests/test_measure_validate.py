@@ -16,15 +16,15 @@ import pytest
 from cuda_on_cpu import run_on_cpu
 
 import warpspeed
-from warpspeed.cli import main
 from warpspeed.errors import InputError
 from warpspeed.expressions import evaluate
-from warpspeed.measure import cuda_source, generated_program, grid_of, measurement_rows
-from warpspeed.measurements import COLUMNS, read_measurements, triple_text, write_measurements
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measure import cuda_source, generated_program, grid_of, measurement_rows
+from warpspeed.measurement.measurements import COLUMNS, read_measurements, triple_text, write_measurements
+from warpspeed.measurement.ncu import METRICS
+from warpspeed.measurement.validation import ranks, spearman, validate
 from warpspeed.model.footprint import folded_instructions
-from warpspeed.ncu import METRICS
-from warpspeed.space import Configuration
-from warpspeed.validation import ranks, spearman, validate
+from warpspeed.studies.space import Configuration
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 BLOCKS = [(32, 4, 8), (64, 4, 4), (128, 2, 4), (256, 2, 2), (32, 8, 4), (16, 4, 16)]
@@ -90,7 +90,7 @@ def test_spearman_matches_the_textbook_formula_and_ties():
 
 
 def test_validate_figures_on_known_deviations():
-    from warpspeed.measurements import Measurement
+    from warpspeed.measurement.measurements import Measurement
     rows = synthetic_rows(A100, volume=lambda k, v: v / 1.25 if k == "dram_load" else v)
     ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
                       tuple(map(int, r["domain"].split("x"))), r["GLup_s"], r["registers"],
@@ -117,7 +117,7 @@ def test_validate_figures_on_known_deviations():
 
 
 def test_volume_error_within_counts_the_share_inside_ten_percent():
-    from warpspeed.validation import VolumeError
+    from warpspeed.measurement.validation import VolumeError
     e = VolumeError.of([0.0, -0.05, 0.1, 0.1000001, -0.3])
     assert e.n == 5 and e.within == pytest.approx(3 / 5) and e.median == pytest.approx(0.1)
 
@@ -196,7 +196,7 @@ def _z_rows():
 
 def test_calibrate_recovers_a_known_z_layer_curve(tmp_path, capsys):
     pytest.importorskip("scipy")
-    from warpspeed.calibration import calibrate
+    from warpspeed.measurement.calibration import calibrate
     f = write_measurements(tmp_path / "z.csv", _z_rows())
     cal = calibrate(read_measurements(f), A100, f, date="2026-11-21")
     fits = {fit.curve: fit for fit in cal.fits}
@@ -222,7 +222,7 @@ def test_calibrate_recovers_a_known_z_layer_curve(tmp_path, capsys):
 def test_calibrate_errors(tmp_path):
     f = write_measurements(tmp_path / "m.csv", synthetic_rows(A100, blocks=BLOCKS[:2]))
     assert main(["calibrate", str(f), "--device", "H100-SXM5-80GB", "-o", str(tmp_path / "x.toml")]) == 2
-    from warpspeed.calibration import calibrate
+    from warpspeed.measurement.calibration import calibrate
     cal = calibrate(read_measurements(f), A100, f)
     assert all(fit.fitted is None for fit in cal.fits)  # two rows determine nothing: curves kept
 
@@ -231,8 +231,8 @@ def test_calibrate_errors(tmp_path):
 def test_calibrated_file_names_a_shipped_base_by_id_and_carries_the_streaming_bandwidth(tmp_path):
     """The file works on every machine (base = the device id); copy rows over a domain far larger than the
     L2 give dram_bw, the best row's measured (read + write) bytes per second; small domains are ignored."""
-    from warpspeed.calibration import calibrate, stream_bandwidth
-    from warpspeed.validation import estimate_measurements
+    from warpspeed.measurement.calibration import calibrate, stream_bandwidth
+    from warpspeed.measurement.validation import estimate_measurements
     big, small = (1 << 28, 1, 1), (1 << 20, 1, 1)
     gl = {(128, 1, 1): 100.0, (256, 1, 1): 110.0, (512, 1, 1): 105.0}
     rows = [*synthetic_rows(A100, "copy", big, list(gl), perf=lambda e, i: list(gl.values())[i]),
@@ -259,7 +259,7 @@ def _write(path, text):
 
 
 def test_level_curve_for_points_that_do_not_reach_the_drop():
-    from warpspeed.calibration import level_curve
+    from warpspeed.measurement.calibration import level_curve
     pts = [(0.2, 0.96), (0.5, 0.98), (0.8, 0.97), (1.0, 0.97)]
     curve, rms = level_curve(pts, A100.hit_rates.l2_store, "test")
     assert curve.a == pytest.approx(0.97) and curve.c == A100.hit_rates.l2_store.c
@@ -271,7 +271,7 @@ def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
     """Points on a known curve, plus outliers with a tiny reusable share (noisy hit rates of rows whose reuse
     is a sliver of their traffic): the weighted fit keeps the curve, the unweighted one is pulled off it."""
     pytest.importorskip("scipy")
-    from warpspeed.calibration import fit_curve, level_curve
+    from warpspeed.measurement.calibration import fit_curve, level_curve
     from warpspeed.model.capacity import HitRateCurve
     truth = HitRateCurve(1.0, 0.01, 3.0, "truth")
     o = [0.2 * i for i in range(1, 13)]
@@ -290,8 +290,8 @@ def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
 def test_observed_points_weigh_by_reuse_over_the_measured_volume(tmp_path):
     """l2_store: the partial stores' potential / the measured DRAM store; the (O, hit) pairs are those of
     observed_hit_rates."""
-    from warpspeed.calibration import observed_hit_rates, observed_points
-    from warpspeed.validation import estimate_measurements
+    from warpspeed.measurement.calibration import observed_hit_rates, observed_points
+    from warpspeed.measurement.validation import estimate_measurements
     f = write_measurements(tmp_path / "z.csv", _z_rows())
     pairs = estimate_measurements(read_measurements(f))
     pts, plain = observed_points(pairs), observed_hit_rates(pairs)
@@ -307,7 +307,7 @@ def test_calibrate_pools_the_rows_of_several_devices_into_one_curve(tmp_path, ca
     """Two GPUs with the same (unknown) z-layer curve but different L2 sizes: the pooled fit recovers it,
     every device gets its own file."""
     pytest.importorskip("scipy")
-    from warpspeed.calibration import calibrate
+    from warpspeed.measurement.calibration import calibrate
     a80 = warpspeed.device("A100-SXM4-80GB")
     rows = _z_rows()
     for n in (256, 512, 768):
@@ -422,9 +422,9 @@ def test_validation_plot_log_axes_have_readable_ticks():
     pytest.importorskip("matplotlib")
     from matplotlib.ticker import NullFormatter
 
-    from warpspeed.validation import validation_plot
+    from warpspeed.measurement.validation import validation_plot
     rows = synthetic_rows(A100, blocks=BLOCKS[:4])
-    from warpspeed.measurements import Measurement
+    from warpspeed.measurement.measurements import Measurement
     ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
                       tuple(map(int, r["domain"].split("x"))), r["GLup_s"], r["registers"],
                       {k: float(r[k]) for k in ("l2_load", "dram_load")}) for r in rows]
@@ -448,7 +448,7 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     time per run, an efficiency exponent of 0.5 and 40 L2 requests per ns: calibrate (which starts from the
     shipped Hopper values) finds those numbers again."""
     pytest.importorskip("scipy")
-    from warpspeed.calibration import MIN_POINTS, calibrate, calibration_text
+    from warpspeed.measurement.calibration import MIN_POINTS, calibrate, calibration_text
     h100 = warpspeed.device("H100-SXM5-80GB")
     truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5,
                                 l2_request_rate="40GHz")
@@ -499,8 +499,8 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
     pytest.importorskip("matplotlib")
     from matplotlib.collections import PolyCollection
 
-    from warpspeed.measurements import read_measurements
-    from warpspeed.validation import validation_plot
+    from warpspeed.measurement.measurements import read_measurements
+    from warpspeed.measurement.validation import validation_plot
 
     reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"))
     fig = validation_plot(reports)
@@ -521,8 +521,8 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
 def test_calibration_plot_draws_a_fit_solid_only_where_observations_support_it():
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    from warpspeed.calibration import calibrate, calibration_plot
-    from warpspeed.measurements import read_measurements
+    from warpspeed.measurement.calibration import calibrate, calibration_plot
+    from warpspeed.measurement.measurements import read_measurements
 
     f = Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"
     cal = calibrate(read_measurements(f), warpspeed.device("H100-SXM5-80GB"), f, date="2026-11-25")

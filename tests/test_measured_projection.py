@@ -5,8 +5,8 @@ import math
 import pytest
 
 import warpspeed
-from warpspeed.cli import main
-from warpspeed.measured import (
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measured import (
     MeasuredRun,
     Traffic,
     bandwidth_ceilings,

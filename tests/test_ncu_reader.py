@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from warpspeed.cli import main
 from warpspeed.errors import InputError
-from warpspeed.ncu import FP_METRICS, METRICS, USED_METRICS, read_ncu_csv, select_launches
+from warpspeed.interface.cli import main
+from warpspeed.measurement.ncu import FP_METRICS, METRICS, USED_METRICS, read_ncu_csv, select_launches
 
 M = METRICS
 LUPS = 2048 * 1024 * 4  # the copy kernel's domain below

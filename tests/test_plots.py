@@ -3,16 +3,16 @@
 import pytest
 
 import warpspeed
-from warpspeed.cli import main
 from warpspeed.errors import InputError
-from warpspeed.measured import Traffic, estimated_traffic, measured_run, project_measured
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measured import Traffic, estimated_traffic, measured_run, project_measured
 
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from warpspeed import plots  # noqa: E402
-from warpspeed.projection import project  # noqa: E402
-from warpspeed.whatif import whatif  # noqa: E402
+from warpspeed.interface import plots  # noqa: E402
+from warpspeed.studies.projection import project  # noqa: E402
+from warpspeed.studies.whatif import whatif  # noqa: E402
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 SMALL = (256, 128, 64)
@@ -170,7 +170,7 @@ def test_cli_plot_ranking_top(tmp_path, capsys):
 
 
 def test_whatif_log_sweep_gets_a_log_axis_and_the_real_device_marked():
-    from warpspeed.whatif import sweep_values
+    from warpspeed.studies.whatif import sweep_values
     key, values = sweep_values("l2_size=10MiB:160MiB:5:log")
     pts = whatif("star3d-r1", A100, key, values, threads=(256,), domain=SMALL, jobs=1, model="roofline")
     ax = plots.whatif_plot(pts).axes[0]
@@ -221,8 +221,8 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
     column and coloured, after the roofline's four: adding a limit needs no change to them."""
     from dataclasses import replace
 
-    from warpspeed.ranking import Ranking
-    from warpspeed.report import ranking_table
+    from warpspeed.interface.report import ranking_table
+    from warpspeed.studies.ranking import Ranking
 
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
     results = []
@@ -245,7 +245,7 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
 
 
 def test_ranking_chart_marks_pystencils_default_and_keys_the_strip():
-    from warpspeed.ranking import reference_estimate
+    from warpspeed.studies.ranking import reference_estimate
 
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
     ref = reference_estimate(r, "star3d-r1", A100, domain=SMALL)

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import warpspeed
 import warpspeed.plugin_api as api
-from warpspeed import kernels, measure, progress, ranking
+from warpspeed import kernels, progress
+from warpspeed.measurement import measure
 from warpspeed.model import launch
+from warpspeed.studies import ranking
 
 PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
 

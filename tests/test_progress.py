@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from warpspeed.cli import main
-from warpspeed.measurements import read_measurements
+from warpspeed.interface.cli import main
+from warpspeed.measurement.measurements import read_measurements
+from warpspeed.measurement.validation import validate
 from warpspeed.progress import progress_bar, scaled
-from warpspeed.projection import project
-from warpspeed.validation import validate
-from warpspeed.whatif import whatif
+from warpspeed.studies.projection import project
+from warpspeed.studies.whatif import whatif
 
 DATA = Path(__file__).parent / "data" / "hopper"
 

@@ -211,11 +211,11 @@ def test_create_kernel_reads_its_ranking_back_on_the_second_run(tmp_path, monkey
     """The first run ranks (screened: only what can be the best in full) and caches every configuration or its
     bound; the second evaluates none (the pystencils default block is among SMALL_BLOCKS) and chooses the same
     block; a changed kernel is ranked afresh, and without screening every configuration in full."""
-    import warpspeed.ranking
+    import warpspeed.studies.ranking
 
     calls = []
-    real = warpspeed.ranking.evaluate
-    monkeypatch.setattr(warpspeed.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    real = warpspeed.studies.ranking.evaluate
+    monkeypatch.setattr(warpspeed.studies.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     first = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
     summary = first.metadata["warpspeed"]["ranking"]
     estimated = summary["configurations_estimated"]  # and pystencils' default block, if it was only bounded
@@ -242,13 +242,13 @@ def test_create_kernel_reads_its_ranking_back_on_the_second_run(tmp_path, monkey
 def test_a_second_run_with_registers_from_nvcc_neither_compiles_nor_ranks(tmp_path, monkeypatch):
     """The registers' source reads "nvcc sm_80" the first time and "nvcc sm_80 (cached)" the next: prose that
     must not key the ranking cache (it did: the second run ranked again and wrote a second file)."""
-    import warpspeed.ranking
+    import warpspeed.studies.ranking
 
     log = tmp_path / "nvcc-calls"
     monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'echo x >> {log}; echo "ptxas info : Used 40 registers"')))
     calls = []
-    real = warpspeed.ranking.evaluate
-    monkeypatch.setattr(warpspeed.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    real = warpspeed.studies.ranking.evaluate
+    monkeypatch.setattr(warpspeed.studies.ranking, "evaluate", lambda *a, **kw: calls.append(1) or real(*a, **kw))
     first = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS)
     assert calls and log.read_text().count("x") == 1
     calls.clear()

@@ -9,10 +9,10 @@ import re
 import pytest
 
 import warpspeed
-import warpspeed.ranking as rank_module
-from warpspeed.cli import main
-from warpspeed.ranking import RankedResult, Ranking, rank
-from warpspeed.space import Configuration, block_shapes, configurations, paper_space
+import warpspeed.studies.ranking as rank_module
+from warpspeed.interface.cli import main
+from warpspeed.studies.ranking import RankedResult, Ranking, rank
+from warpspeed.studies.space import Configuration, block_shapes, configurations, paper_space
 
 DEV = "A100-SXM4-40GB"
 SMALL = (64, 32, 32)
@@ -248,7 +248,7 @@ def test_a_screened_ranking_has_the_full_rankings_best(kernel, device, domain, n
 
 
 def test_screening_skips_most_full_estimates_and_a_cache_remembers_the_bounds(tmp_path, monkeypatch):
-    import warpspeed.ranking as ranking
+    import warpspeed.studies.ranking as ranking
 
     calls = []
     real = ranking.evaluate
@@ -300,7 +300,7 @@ def test_a_screened_ranking_orders_tied_bounds_and_an_odd_cache_line_is_skipped(
 @pytest.mark.parametrize(("domain", "block"), [((1000, 1, 1), (256, 1, 1)), ((512, 512, 1), (16, 16, 1)),
                                                ((64, 64, 64), (8, 8, 4)), ((1, 1, 7), (8, 8, 4))])
 def test_pystencils_default_block_follows_the_dimensionality(domain, block):
-    from warpspeed.space import pystencils_default_block
+    from warpspeed.studies.space import pystencils_default_block
 
     assert pystencils_default_block(domain) == block
 

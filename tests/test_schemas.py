@@ -13,10 +13,10 @@ import jsonschema
 import pytest
 
 import warpspeed
-import warpspeed.ranking as rank_module
+import warpspeed.studies.ranking as rank_module
 from warpspeed import schemas
-from warpspeed.cli import main
-from warpspeed.report import CSV_COLUMNS
+from warpspeed.interface.cli import main
+from warpspeed.interface.report import CSV_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "outputs.md"

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("flask")
 
-from warpspeed.cli import main  # noqa: E402
+from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
 from warpspeed.web.app import create_app  # noqa: E402
 

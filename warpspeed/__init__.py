@@ -8,8 +8,8 @@ from .kernel import Field, Kernel, kernel_from_dict, load_kernel
 from .kernels import catalog, find_kernel
 from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
 from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
-from .ranking import Ranking, rank
-from .space import Configuration, block_shapes, paper_space
+from .studies.ranking import Ranking, rank
+from .studies.space import Configuration, block_shapes, paper_space
 
 __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
            "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",

@@ -1,5 +1,5 @@
 """``python -m warpspeed``: the command-line interface (where the ``warpspeed`` script is not on PATH)."""
 
-from .cli import main
+from .interface.cli import main
 
 raise SystemExit(main())

@@ -27,7 +27,7 @@ class CatalogEntry:
     """A named kernel, its parameters with their defaults, and how to build it.
 
     ``program`` (optional) builds the kernel's own CUDA source for ``warpspeed measure``: called with the same
-    parameters and ``domain=``, it returns a :class:`warpspeed.measure.CudaProgram`.
+    parameters and ``domain=``, it returns a :class:`warpspeed.measurement.measure.CudaProgram`.
     """
 
     name: str

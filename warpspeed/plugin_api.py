@@ -15,10 +15,10 @@ modules without breaking plugins:
 """
 
 from .kernels import CatalogEntry
-from .measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 from .model.launch import DEFAULT_REGISTERS
 from .progress import progress_bar
-from .ranking import kernel_content, reference_estimate
+from .studies.ranking import kernel_content, reference_estimate
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
            "kernel_content", "progress_bar", "reference_estimate"]

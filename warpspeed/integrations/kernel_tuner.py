@@ -13,7 +13,7 @@ This module lets the prediction steer the measuring:
   best-predicted starting point for kernel_tuner's local strategies (``strategy_options={"x0": ...}``);
 - :func:`write_t4_results` / :func:`write_cache` export a ranking as kernel_tuner's T4 results JSON or as a
   cache file (predicted kernel time in ms as ``time``; replayable with ``simulation_mode=True``);
-  :func:`read_kernel_tuner` reads a cache or T4 file as measurements for :mod:`warpspeed.validation`
+  :func:`read_kernel_tuner` reads a cache or T4 file as measurements for :mod:`warpspeed.measurement.validation`
   (``warpspeed validate FILE.json``); :func:`convert_measurements` turns a measurement CSV into cache files.
 
 Parameter names (:class:`ParameterNames`) say which ``tune_params`` are the block and folding extents;
@@ -39,10 +39,10 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import InputError, install_hint, read_text
-from ..measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
+from ..measurement.measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
 from ..model.launch import triple
-from ..ranking import RankedResult, Ranking, rank
-from ..space import Configuration
+from ..studies.ranking import RankedResult, Ranking, rank
+from ..studies.space import Configuration
 
 Restriction = Callable[[dict], bool]
 """A kernel_tuner restriction: called with the dict of a configuration's parameters, True keeps it."""
@@ -579,10 +579,10 @@ def measurements_to_cache(rows: Sequence[Measurement], path: str | Path, *, name
 
 def convert_measurements(csv_path: str | Path, out_dir: str | Path, *, names: ParameterNames | None = None,
                          source: str | None = None) -> list[Path]:
-    """Convert a measurement CSV (:mod:`warpspeed.measurements`) into one kernel_tuner cache file per sweep
-    (:func:`warpspeed.validation.sweeps`): ``<csv stem>.<kernel>[.<domain>][.<code>].json`` in ``out_dir``.
+    """Convert a measurement CSV (:mod:`warpspeed.measurement.measurements`) into one kernel_tuner cache file per sweep
+    (:func:`warpspeed.measurement.validation.sweeps`): ``<csv stem>.<kernel>[.<domain>][.<code>].json`` in ``out_dir``.
     ``source`` (default: the CSV path as given) is recorded in each file's header."""
-    from ..validation import sweeps
+    from ..measurement.validation import sweeps
 
     p = Path(csv_path)
     groups = sweeps(read_measurements(p))
@@ -647,8 +647,8 @@ def _given(doc_value, given, what: str, key: str, p: Path):
 def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: str | None = None,
                       domain: Sequence[int] | None = None, names: ParameterNames | None = None,
                       select: Mapping[str, Any] | None = None) -> list[Measurement]:
-    """A kernel_tuner cache file or T4 results file as measurement rows (:class:`warpspeed.measurements.
-    Measurement`), for :func:`warpspeed.validation.validate`.
+    """A kernel_tuner cache file or T4 results file as measurement rows (:class:`warpspeed.measurement.measurements.
+    Measurement`), for :func:`warpspeed.measurement.validation.validate`.
 
     Per configuration that ran: its block and folding (``names``; default the file's ``warpspeed`` header,
     else :data:`NAMES`), ``time_s`` from ``time`` (ms), ``GLup_s`` = the domain's cells / ``time_s`` / 1e9,

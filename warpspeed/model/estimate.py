@@ -405,7 +405,7 @@ def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: 
     alone (the L1 cycles and L2 volumes, exact) with no DRAM traffic: the shipped models' prediction never
     rises with the DRAM volumes (more time at the DRAM, and more of the sectors in flight wait for the DRAM,
     whose latency is the longer). ``inf`` where no bound is known (another model, a device whose DRAM latency
-    is below its L2's). A ranking screens with it (:func:`warpspeed.ranking.rank`, ``screen``)."""
+    is below its L2's). A ranking screens with it (:func:`warpspeed.studies.ranking.rank`, ``screen``)."""
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)

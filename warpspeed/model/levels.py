@@ -27,7 +27,8 @@ class MemoryLevel:
     name: str  # also the name of its roofline limiter
     volumes: tuple[tuple[str, str], ...]  # the estimate's volume keys of this level (B/lup) and their meaning
     traffic_keys: tuple[str, ...]  # the volumes whose sum is the level's traffic
-    measured: tuple[tuple[str, str, float], ...]  # measurement column, ncu metric (warpspeed.ncu.METRICS key), B/count
+    # measurement column, ncu metric (a key of warpspeed.measurement.ncu.METRICS), bytes per count
+    measured: tuple[tuple[str, str, float], ...]
     ncu_traffic: tuple[tuple[str, float], ...]  # ncu metrics whose sum (x bytes per count) is the measured traffic
     bandwidth_GB_s: Callable[[Device], float]  # the bytes per ns the level moves at most
     rate: Callable[[Device, str], float]  # the roofline's rate per unit of cost (GB/s; L1: G warp-lup cycles)

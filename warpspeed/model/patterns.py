@@ -5,7 +5,7 @@ x-contiguously: threads adjacent in x touch elements side by side. A field whose
 sector or more apart (an array-of-structures layout, x indexing a slower dimension, folding in x) puts each
 thread of a warp on its own sector; on the one such kernel measured the model misranked the blocks
 (docs/model.md, "Assumptions and limits"). An estimate names such fields (``Estimate.unvalidated``) and a
-ranking's confidence (:mod:`warpspeed.confidence`) says so.
+ranking's confidence (:mod:`warpspeed.studies.confidence`) says so.
 """
 
 from __future__ import annotations

@@ -172,8 +172,8 @@ def command(q: Query, verb: str, sweep: str | None = None) -> str:
 def estimate_doc(q: Query) -> dict:
     """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
     the command line."""
+    from ..interface.report import text_report
     from ..model.estimate import estimate
-    from ..report import text_report
 
     kernel, dev = kernel_of(q), device_of(q)
     try:
@@ -186,8 +186,8 @@ def estimate_doc(q: Query) -> dict:
 def _ranking(q: Query, time_limit_s: float | None, clock: Callable[[], float]):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
     :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
-    from ..ranking import rank
-    from ..space import block_shapes
+    from ..studies.ranking import rank
+    from ..studies.space import block_shapes
 
     kernel, dev = kernel_of(q), device_of(q)
     try:
@@ -242,7 +242,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
              clock: Callable[[], float] = time.monotonic) -> dict:
     """A plot of the query as PNG: the roofline of its estimate, or the ranking chart of its block sizes
     (pystencils' default block marked). Needs the ``plot`` extra (else a clear 400)."""
-    from .. import plots
+    from ..interface import plots
 
     if kind not in PLOTS:
         raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {kind!r}.")
@@ -256,7 +256,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
             raise PageError("launch", str(err)) from None
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
-    from ..ranking import reference_estimate
+    from ..studies.ranking import reference_estimate
 
     r, kernel, dev = _ranking(q, time_limit_s, clock)
     fig = plots.ranking_plot(r, top=q.top, reference=reference_estimate(r, kernel, dev, model=q.model))
@@ -268,7 +268,7 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
     """The best configuration for each value of one device key (``KEY=START:STOP:N[:log]`` or ``KEY=V1,V2``),
     as ``warpspeed whatif`` gives them, with its chart when plots are installed."""
     from ..device import override_kind
-    from ..whatif import sweep_values, whatif
+    from ..studies.whatif import sweep_values, whatif
 
     if not isinstance(sweep, str) or not sweep.strip():
         raise PageError("device", "sweep: give KEY=START:STOP:N[:log] or KEY=V1,V2,... (e.g. "
@@ -288,7 +288,7 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
         raise PageError("device", str(err)) from None
     doc: dict = {"key": key, "points": [p.to_dict(override_kind(key)) for p in points]}
     try:
-        from .. import plots
+        from ..interface import plots
 
         doc["png"] = _png(plots.whatif_plot(points, reference=dev))
     except InputError:  # no matplotlib: the table alone

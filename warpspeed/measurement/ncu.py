@@ -25,7 +25,7 @@ import math
 import statistics
 from pathlib import Path
 
-from .errors import InputError, read_text
+from ..errors import InputError, read_text
 
 __all__ = ["METRICS", "FP_METRICS", "USED_METRICS", "RANGES", "read_ncu_csv", "select_launches", "metric"]
 

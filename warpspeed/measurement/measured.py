@@ -19,9 +19,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .device import Device
-from .errors import InputError
-from .model.levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
+from ..device import Device
+from ..errors import InputError
+from ..model.levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
 
 
 def _field(level_name: str) -> str:
@@ -214,7 +214,7 @@ def project_measured(run: MeasuredRun, source: Device, target: Device, precision
 def measured_run(lups: float, *, time_s: float | None = None, traffic: Traffic | None = None,
                  fp: tuple[float, float, float] | None = None, warp_usage: float | None = None,
                  ncu_rows: list[dict] | None = None, precision: str = "fp64", warp_size: int = 32) -> MeasuredRun:
-    """A :class:`MeasuredRun` from ncu rows (see :mod:`warpspeed.ncu`) and/or explicit values.
+    """A :class:`MeasuredRun` from ncu rows (see :mod:`warpspeed.measurement.ncu`) and/or explicit values.
 
     Explicit values win over ncu's. The work is counted in FLOPs (2 per FMA) when FP instruction counts
     are known and non-zero, else in lattice updates (then the FP ceiling does not apply).

@@ -16,7 +16,7 @@ Either way the binary's register count is recorded and the estimates in ``valida
 
 Timing: ``warmup`` launches, then ``repeats`` launches each between two CUDA events; the median is
 reported. With ``ncu=True`` every configuration runs once more, in a child process under
-``ncu --csv --page raw`` with the metrics of :mod:`warpspeed.ncu`, and the counters are written per lattice
+``ncu --csv --page raw`` with the metrics of :mod:`warpspeed.measurement.ncu`, and the counters are written per lattice
 update.
 """
 
@@ -35,17 +35,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._version import __version__
-from .device import Device
-from .errors import InputError
-from .expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
-from .kernel import Kernel
+from .._version import __version__
+from ..device import Device
+from ..errors import InputError
+from ..expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
+from ..kernel import Kernel
+from ..model.footprint import folded_instructions
+from ..model.launch import grid_of as launch_grid
+from ..model.levels import LEVELS
+from ..studies.space import Configuration
 from .measurements import triple_text
-from .model.footprint import folded_instructions
-from .model.launch import grid_of as launch_grid
-from .model.levels import LEVELS
 from .ncu import METRICS, metric
-from .space import Configuration
 
 _C_TYPES = {4: "float", 8: "double"}
 #: Placeholder for the kernel function's name in a :class:`CudaProgram` source (see ``CudaProgram.named``).
@@ -181,7 +181,7 @@ def check_program(kernel: Kernel, program: CudaProgram) -> None:
 def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
                  code: str = "auto") -> dict[tuple[int, int, int], CudaProgram]:
     """The program per folding of ``configs`` for ``code`` (``auto``, ``pystencils`` or ``warpspeed``)."""
-    from .kernels import find_program
+    from ..kernels import find_program
 
     if code not in CODES:
         raise InputError(f"--code {code!r}: choose one of {', '.join(CODES)}.")
@@ -356,8 +356,8 @@ def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Co
                                    "configs": [[list(c.block), list(c.folding)] for c in configs]}))
         out = Path(tmp) / "ncu.csv"
         cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--metrics",
-               ",".join(METRICS.values()), "--kernel-name", "regex:^ws_", sys.executable, "-m", "warpspeed.measure",
-               str(job)]
+               ",".join(METRICS.values()), "--kernel-name", "regex:^ws_", sys.executable, "-m",
+               "warpspeed.measurement.measure", str(job)]
         with out.open("w") as fh:
             r = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout_s,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -386,7 +386,7 @@ def counters_per_lup(rows: list[dict], lups: int) -> dict:
 
 def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, configs: Sequence[Configuration],
                      timings: Sequence[dict], info: dict, counters: dict | None = None) -> list[dict]:
-    """Rows of the measurement CSV (:mod:`warpspeed.measurements`) from timings and optional ncu rows;
+    """Rows of the measurement CSV (:mod:`warpspeed.measurement.measurements`) from timings and optional ncu rows;
     configurations whose timing is an error get no row."""
     dev_id = device if isinstance(device, str) else (device.file or device.id)
     day = datetime.date.today().isoformat()
@@ -406,7 +406,7 @@ def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, conf
 
 def _worker(job_file: str) -> None:
     """Child process under ncu: launch every configuration once (no warm-up: ncu flushes caches anyway)."""
-    from .model.estimate import resolve_kernel
+    from ..model.estimate import resolve_kernel
 
     job = json.loads(Path(job_file).read_text())
     kernel = resolve_kernel(job["kernel"], job["domain"])

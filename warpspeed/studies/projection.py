@@ -12,17 +12,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..device import Device
+from ..device import device as get_device
+from ..errors import InputError
+from ..kernel import Kernel
+from ..model.estimate import resolve_kernel
+from ..model.levels import LEVELS
+from ..model.roofline import LIMITERS
+from ..progress import Progress, scaled
+from ..schemas import SCHEMA_VERSION
 from . import ranking
-from .device import Device
-from .device import device as get_device
-from .errors import InputError
-from .kernel import Kernel
-from .model.estimate import resolve_kernel
-from .model.levels import LEVELS
-from .model.roofline import LIMITERS
-from .progress import Progress, scaled
 from .ranking import RankedResult, rank
-from .schemas import SCHEMA_VERSION
 
 
 @dataclass(frozen=True)

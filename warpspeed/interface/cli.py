@@ -11,9 +11,9 @@ import os
 import sys
 import textwrap
 
-from .errors import InputError
-from .progress import progress_bar
-from .schemas import SCHEMA_VERSION
+from ..errors import InputError
+from ..progress import progress_bar
+from ..schemas import SCHEMA_VERSION
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,7 +31,7 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from ._version import __version__
+    from .._version import __version__
 
     p = _Parser(prog="warpspeed", description="Analytic GPU performance estimates for stencil kernels.")
     p.add_argument("--version", action="version", version=f"warpspeed {__version__}")
@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _model_option(p) -> None:
-    from .model.performance import DEFAULT_MODEL, MODELS
+    from ..model.performance import DEFAULT_MODEL, MODELS
 
     p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL,
                    help=f"performance model: latency (roofline limits + memory parallelism + DRAM runs; the "
@@ -230,7 +230,7 @@ def _time_options(p) -> None:
 
 def _time_view(a, kernel, kernel_s: float):
     """The TimeView the options ask for, or None when no time option was given."""
-    from .timeview import DEFAULT_LINK, parse_transfer, time_view
+    from ..studies.timeview import DEFAULT_LINK, parse_transfer, time_view
 
     if a.iterations is None and a.link is None and a.transfer is None:
         return None
@@ -260,8 +260,8 @@ def _space_args(a) -> dict:
 
 
 def _whatif_points(a):
-    from .device import device, parse_set_options
-    from .whatif import sweep_values, whatif
+    from ..device import device, parse_set_options
+    from ..studies.whatif import sweep_values, whatif
 
     key, values = sweep_values(a.sweep)
     with progress_bar(f"what-if {key}") as bar:
@@ -270,9 +270,9 @@ def _whatif_points(a):
 
 
 def _whatif(a) -> str:
-    from .device import override_kind
-    from .model.levels import level
-    from .units import format_quantity
+    from ..device import override_kind
+    from ..model.levels import level
+    from ..units import format_quantity
 
     key, points = _whatif_points(a)
     kind = override_kind(key)
@@ -294,9 +294,9 @@ def _whatif(a) -> str:
 
 def _projection(a):
     """The kernel, the analytic Projection and the measured one (or None) the options ask for."""
-    from .device import device, parse_set_options
-    from .model.estimate import resolve_kernel
-    from .projection import project
+    from ..device import device, parse_set_options
+    from ..model.estimate import resolve_kernel
+    from ..studies.projection import project
 
     space = _space_args(a)
     kernel = resolve_kernel(a.kernel, space.pop("domain"))
@@ -328,7 +328,7 @@ def _project(a) -> str:
 
 
 def _projection_text(p) -> list[str]:
-    from .model.levels import LEVELS
+    from ..model.levels import LEVELS
 
     s, t = p.source_best, p.target_best
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
@@ -344,9 +344,9 @@ def _projection_text(p) -> list[str]:
 
 def _measured_projection(a, kernel, p):
     """The seed-002 projection of a measured source run, when any measured option is given."""
-    from .measured import Traffic, estimated_traffic, implausible_run, measured_run, project_measured
-    from .ncu import read_ncu_csv, select_launches
-    from .units import parse_quantity, require_unit
+    from ..measurement.measured import Traffic, estimated_traffic, implausible_run, measured_run, project_measured
+    from ..measurement.ncu import read_ncu_csv, select_launches
+    from ..units import parse_quantity, require_unit
 
     given = (a.ncu, a.measured_time, a.measured_bytes, a.measured_fp, a.warp_usage)
     if all(x is None for x in given):
@@ -411,8 +411,8 @@ def _measured_text(m) -> list[str]:
 
 
 def _one_estimate(a):
-    from .device import device, parse_set_options
-    from .model.estimate import estimate, resolve_kernel
+    from ..device import device, parse_set_options
+    from ..model.estimate import estimate, resolve_kernel
 
     dev = device(a.device, **parse_set_options(a.set))
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
@@ -435,8 +435,8 @@ def _estimate(a) -> str:
 
 def _rankings(a):
     """The devices, one Ranking per device, and the single domain (or None) the options ask for."""
-    from .device import device, parse_set_options
-    from .ranking import rank
+    from ..device import device, parse_set_options
+    from ..studies.ranking import rank
 
     if a.top is not None and a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
@@ -474,7 +474,7 @@ def _rank(a) -> str:
     import csv
     import io
 
-    from .ranking import reference_estimate
+    from ..studies.ranking import reference_estimate
     from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
 
     devices, rankings, one_domain = _rankings(a)
@@ -518,7 +518,7 @@ def _plot(a) -> str:
     elif a.plot == "ranking":
         if len(a.device) != 1:
             raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
-        from .ranking import reference_estimate
+        from ..studies.ranking import reference_estimate
 
         top, a.top = a.top, None  # the chart's bars (checked by _plot_top), not the table's rows
         devices, rankings, one_domain = _rankings(a)
@@ -527,7 +527,7 @@ def _plot(a) -> str:
         fig = plots.ranking_plot(rankings[0], top=plots.RANKING_TOP if top is None else
                                  None if top == "all" else top, reference=ref)
     elif a.plot == "whatif":
-        from .device import device
+        from ..device import device
 
         spec = a.sweep.partition("=")[2]
         log = True if spec.rstrip().endswith(":log") else False if ":" in spec else None  # None: the values tell
@@ -539,11 +539,17 @@ def _plot(a) -> str:
 
 
 def _measure(a) -> str:
-    from .device import device
-    from .measure import gpu_info, measurement_rows, profile_configurations, programs_for, time_configurations
-    from .measurements import triple_text, write_measurements
-    from .model.estimate import resolve_kernel
-    from .space import block_shapes, configurations
+    from ..device import device
+    from ..measurement.measure import (
+        gpu_info,
+        measurement_rows,
+        profile_configurations,
+        programs_for,
+        time_configurations,
+    )
+    from ..measurement.measurements import triple_text, write_measurements
+    from ..model.estimate import resolve_kernel
+    from ..studies.space import block_shapes, configurations
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
         raise InputError("--repeats and --ncu-every must be at least 1 and --warmup at least 0.")
@@ -574,15 +580,15 @@ def _measure(a) -> str:
 
 
 def _validate(a) -> str:
-    from .measurements import read_measurements
-    from .validation import report_text, validate, validation_plot
+    from ..measurement.measurements import read_measurements
+    from ..measurement.validation import report_text, validate, validation_plot
 
     if a.plot:
         from .plots import output_format
         output_format(a.plot)
     dev = None
     if a.device:
-        from .device import device
+        from ..device import device
         dev = device(a.device)
     rows = _kernel_tuner_rows(a) if a.file.lower().endswith(".json") else None
     if rows is None:
@@ -603,7 +609,7 @@ def _validate(a) -> str:
 
 def _kernel_tuner_rows(a):
     """``validate``'s rows of a kernel_tuner cache or T4 results file (warpspeed.integrations.kernel_tuner)."""
-    from .integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner
+    from ..integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner
 
     def names(text: str | None, option: str, default: tuple) -> tuple:
         if text is None:
@@ -632,9 +638,9 @@ def _kernel_tuner_rows(a):
 def _calibrate(a) -> str:
     from pathlib import Path
 
-    from .calibration import calibrate, calibration_plot, calibration_text
-    from .device import device
-    from .measurements import read_measurements
+    from ..device import device
+    from ..measurement.calibration import calibrate, calibration_plot, calibration_text
+    from ..measurement.measurements import read_measurements
 
     if a.plot:
         from .plots import output_format
@@ -666,11 +672,11 @@ def _calibrate(a) -> str:
 
 
 def _devices(a) -> str:
-    from .device import DeviceFileError, device, device_ids, load_device_file
+    from ..device import DeviceFileError, device, device_ids, load_device_file
 
     fmt = a.format
     if a.action == "links":
-        from .timeview import links
+        from ..studies.timeview import links
         if fmt == "json":
             return json.dumps([lk.to_dict() for lk in links().values()], indent=2)
         rows = [f"{'id':<12}{'GB/s':>8}  name (per direction; --link ID or --link BANDWIDTH)"]
@@ -708,7 +714,7 @@ def _devices(a) -> str:
 
 
 def _serve(a) -> str:
-    from .web.app import create_app, serve
+    from ..web.app import create_app, serve
 
     if not 0 <= a.port <= 65535:
         raise InputError(f"--port {a.port}: give a port from 1 to 65535 (0: any free one).")
@@ -721,7 +727,7 @@ def _serve(a) -> str:
 
 
 def _kernels(a) -> str:
-    from .kernels import catalog, entries
+    from ..kernels import catalog, entries
 
     if a.action == "show":
         files = catalog()
@@ -754,7 +760,7 @@ def _kernels(a) -> str:
 def _check_paths(a) -> None:
     """Every file a command reads must exist and every file it writes must have a writable folder, before the
     first estimate: a typo in --plot must not cost a ranking."""
-    from .errors import check_input_file, check_output_file
+    from ..errors import check_input_file, check_output_file
 
     for attr, option in (("plot", "--plot"), ("output", "--output"), ("cache", "--cache")):
         value = getattr(a, attr, None)

@@ -10,8 +10,8 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import InputError
-from .model.launch import triple
+from ..errors import InputError
+from ..model.launch import triple
 
 Triple = tuple[int, int, int]
 PAPER_FOLDINGS: tuple[Triple, ...] = ((1, 1, 1), (1, 2, 1), (1, 1, 2))

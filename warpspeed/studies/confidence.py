@@ -66,7 +66,7 @@ def _label(c: Configuration) -> str:
 
 
 def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERROR) -> Confidence:
-    """The confidence of a ranking's ``results`` (best first, as :class:`warpspeed.ranking.Ranking` holds them;
+    """The confidence of a ranking's ``results`` (best first, as :class:`warpspeed.studies.ranking.Ranking` holds them;
     configurations that cannot launch are ignored)."""
     ok = [r for r in results if not r.error]
     if not ok:

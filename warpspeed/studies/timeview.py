@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from .errors import InputError
-from .kernel import Kernel
-from .units import format_quantity, parse_quantity
+from ..errors import InputError
+from ..kernel import Kernel
+from ..units import format_quantity, parse_quantity
 
 __all__ = ["Link", "TimeView", "field_transfer_bytes", "link", "links", "time_view"]
 

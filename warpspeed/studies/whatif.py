@@ -11,14 +11,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .device import Device, override_kind
-from .device import device as get_device
-from .errors import InputError
-from .kernel import Kernel
-from .model.estimate import resolve_kernel
-from .progress import Progress
+from ..device import Device, override_kind
+from ..device import device as get_device
+from ..errors import InputError
+from ..kernel import Kernel
+from ..model.estimate import resolve_kernel
+from ..progress import Progress
+from ..units import format_quantity, parse_quantity, require_unit
 from .ranking import RankedResult, rank_on_devices
-from .units import format_quantity, parse_quantity, require_unit
 
 
 @dataclass(frozen=True)

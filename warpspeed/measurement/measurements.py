@@ -13,7 +13,7 @@ mem_clock_MHz              memory clock read before the sweep (empty if unknown)
 kernel                     catalog name (``star3d-r4``, ``star:r=2``) or kernel TOML path
 block, folding, domain     ``XxYxZ``
 code                       CUDA source that ran: ``pystencils`` (the kernel's own code) or ``warpspeed``
-                           (generated from the model's accesses, loads summed; see ``warpspeed.measure``)
+                           (generated from the model's accesses, loads summed; see ``warpspeed.measurement.measure``)
 registers                  registers per thread of the binary that ran (estimates use them)
 repeats                    timed launches after warm-up
 time_s                     median kernel time of the timed launches (CUDA events)
@@ -47,9 +47,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import InputError, read_text
-from .model.launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
-from .model.levels import MEASURED_VOLUMES
+from ..errors import InputError, read_text
+from ..model.launch import MAX_CELLS, MAX_EXTENT, MAX_FOLDING, MAX_GRID, grid_excess, grid_of  # the model's limits
+from ..model.levels import MEASURED_VOLUMES
 
 COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "kernel", "block", "folding", "domain",
            "code", "registers", "repeats", "time_s", "time_min_s", "GLup_s", "l1_cycles_per_warp_lup", "l1_load",

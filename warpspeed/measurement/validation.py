@@ -1,6 +1,6 @@
 """Predicted vs measured: rank correlation, the measured quality of the predicted best, volume errors.
 
-For every group of a measurement file (:mod:`warpspeed.measurements`) each measured configuration is
+For every group of a measurement file (:mod:`warpspeed.measurement.measurements`) each measured configuration is
 estimated (with the registers of the binary that ran) and compared. A group is one sweep: the rows of one
 kernel, device and domain. A sweep may mix the codes that ran (``measure --code auto`` times pystencils'
 code for folding 1x1x1 and warpspeed's for folded configurations); when it measured a configuration with
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .device import Device
-from .device import device as get_device
-from .errors import InputError
+from ..device import Device
+from ..device import device as get_device
+from ..errors import InputError
+from ..model.estimate import Estimate, estimate, resolve_kernel, with_model
+from ..model.launch import LaunchError
+from ..progress import Progress
 from .measurements import VOLUME_COLUMNS, Measurement, triple_text
-from .model.estimate import Estimate, estimate, resolve_kernel, with_model
-from .model.launch import LaunchError
-from .progress import Progress
 
 
 @dataclass(frozen=True)
@@ -341,7 +341,7 @@ def validation_plot(reports: Sequence[GroupReport]):
     """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line and a
     shaded +-10 % band; each panel's title gives the median error and the share within 10 %, the figure's
     title the groups, one legend for the figure."""
-    from .plots import log_ticks, new_figure, plain_log_ticks
+    from ..interface.plots import log_ticks, new_figure, plain_log_ticks
 
     keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
     rows, cols = _panel_grid(len(keys))

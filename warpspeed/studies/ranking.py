@@ -17,18 +17,18 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._version import __version__
+from .._version import __version__
+from ..device import Device
+from ..device import device as get_device
+from ..errors import InputError, check_output_file
+from ..kernel import Kernel
+from ..model.estimate import Estimate, estimate, performance_bound, resolve_kernel
+from ..model.launch import triple
+from ..model.levels import LEVELS
+from ..model.performance import performance_model
+from ..model.roofline import limiter_names
+from ..schemas import SCHEMA_VERSION
 from .confidence import RELATIVE_ERROR, Confidence, assess
-from .device import Device
-from .device import device as get_device
-from .errors import InputError, check_output_file
-from .kernel import Kernel
-from .model.estimate import Estimate, estimate, performance_bound, resolve_kernel
-from .model.launch import triple
-from .model.levels import LEVELS
-from .model.performance import performance_model
-from .model.roofline import limiter_names
-from .schemas import SCHEMA_VERSION
 from .space import Configuration, block_shapes, configurations, pystencils_default_block, without_idle_axes
 
 
@@ -311,7 +311,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
               ) -> dict[Configuration, float]:
     """Estimate in full, highest bound first, the configurations of ``todo`` that can be among the ``n`` best
     or the contenders of the best (into ``done``), and, where those are unvalidated, the best of every
-    x-extent (:mod:`warpspeed.confidence`); the bounds of the others. A configuration whose bound fails is
+    x-extent (:mod:`warpspeed.studies.confidence`); the bounds of the others. A configuration whose bound fails is
     estimated (its error row)."""
     bounds: dict[Configuration, float] = {}
     for c in todo:
@@ -458,7 +458,7 @@ def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: De
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
     """The ranking's row for ``block`` without folding, evaluated if not in it; ``block=None``: pystencils'
-    default block for the dimensionality of the domain (:func:`warpspeed.space.pystencils_default_block`)."""
+    default block for the dimensionality of the domain (:func:`warpspeed.studies.space.pystencils_default_block`)."""
     if block is None:
         block = pystencils_default_block(domain if domain is not None else resolve_kernel(kernel).domain)
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]

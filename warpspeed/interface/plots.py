@@ -17,11 +17,11 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from .device import Device
-from .device import device as get_device
-from .errors import InputError, install_hint
-from .model.levels import LEVELS, bandwidths_GB_s, level
-from .model.roofline import limiter_names
+from ..device import Device
+from ..device import device as get_device
+from ..errors import InputError, install_hint
+from ..model.levels import LEVELS, bandwidths_GB_s, level
+from ..model.roofline import limiter_names
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
@@ -263,7 +263,7 @@ def ranking_label(result, *, domain: bool = False) -> str:
 def device_value(dev: Device, key: str) -> float | None:
     """The value of the numeric device key ``key`` (``"l2_size"``, ``"dram_bw"``, ...) on ``dev``, in the key's
     canonical unit (bytes, GB/s, GHz, seconds, a count); ``None`` where the device leaves it unset."""
-    from .device import KEY_ATTRIBUTES, override_kind
+    from ..device import KEY_ATTRIBUTES, override_kind
 
     override_kind(key)  # an unknown or non-numeric key is an InputError
     value = getattr(dev, KEY_ATTRIBUTES[key])
@@ -287,8 +287,8 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
     id), whose value of the swept key is marked by a vertical line; by default the device the points' ids
     name without their ``+key=value`` suffixes, when it loads.
     """
-    from .device import override_kind
-    from .units import format_quantity
+    from ..device import override_kind
+    from ..units import format_quantity
 
     if not points:
         raise InputError("the what-if sweep has no points: nothing to plot.")

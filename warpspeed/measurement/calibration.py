@@ -44,14 +44,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
-from .errors import InputError, install_hint
+from ..device import HIT_RATE_CURVES, Device, HitRateCurve, device_ids
+from ..errors import InputError, install_hint
+from ..model.capacity import CacheReuse
+from ..model.estimate import SHORT_KERNEL_S
+from ..model.latency import LatencyModel, run_overhead_bytes
+from ..model.performance import Workload
+from ..progress import Progress
 from .measurements import VOLUME_COLUMNS, Measurement
-from .model.capacity import CacheReuse
-from .model.estimate import SHORT_KERNEL_S
-from .model.latency import LatencyModel, run_overhead_bytes
-from .model.performance import Workload
-from .progress import Progress
 from .validation import Pair, estimate_measurements
 
 MIN_POINTS = 4
@@ -503,7 +503,7 @@ def calibration_text(cal: Calibration) -> str:
 
 def calibration_plot(cal: Calibration):
     """Observed hit rates over O per curve with the old and the fitted curve."""
-    from .plots import new_figure
+    from ..interface.plots import new_figure
 
     fig = new_figure(11, 3.4)
     axes = fig.subplots(1, len(cal.fits), squeeze=False).ravel()

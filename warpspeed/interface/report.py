@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import textwrap
 
-from .model.estimate import Estimate
-from .model.levels import LEVELS, VOLUME_LABELS
-from .model.roofline import LIMITERS, limiter_names
+from ..model.estimate import Estimate
+from ..model.levels import LEVELS, VOLUME_LABELS
+from ..model.roofline import LIMITERS, limiter_names
 
 # what the two footprint rows are, and why the actual loads differ from them (docs/outputs.md has the details)
 FOOTPRINT_NOTE = ("footprints: the distinct sectors each block (L2->L1) or the whole wave (DRAM->L2) loads, "
