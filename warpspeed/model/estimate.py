@@ -379,8 +379,8 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
     small = [f"{v} {n} < {c}" for v, n, c in zip("xyz", k.domain, launch.cells_per_block, strict=True) if n < c]
     if small:
         idle = 1 - k.valid_lups / (blocks * math.prod(launch.cells_per_block))
-        notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {idle:.0%} of the launched "
-                     "threads have no cell; choose a smaller block in that direction")
+        notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {100 * idle:.2g} % of the "
+                     "launched threads have no cell; choose a smaller block in that direction")
     if dev.dram_size_bytes is not None and k.footprint_bytes > dev.dram_size_bytes:
         notes.append(f"the arrays need {k.footprint_bytes / 1e9:.4g} GB, more than the "
                      f"{dev.dram_size_bytes / 1e9:.4g} GB of {dev.id}'s memory (dram_size): this domain does not "
