@@ -1,5 +1,6 @@
-"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it, and the
-studies built on it (warpspeed/studies/) nothing of the measurement side or the interface.
+"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it, the
+studies built on it (warpspeed/studies/) nothing of the measurement side or the interface, and the
+measurement side (warpspeed/measurement/) nothing of the interface.
 
 The model's stages may use the kernel descriptions, the devices, the expressions, units, errors, schemas and
 the version; the studies built on estimates (ranking, what-if, projection, time view, confidence), the
@@ -65,6 +66,18 @@ def test_the_studies_import_neither_the_measurement_side_nor_the_interface(path)
     """Rankings, what-ifs and projections are built on the model alone (measuring and showing come after)."""
     wrong = [f"line {line}: warpspeed.{name}" for line, name in package_imports(path, ["warpspeed", "studies"])
              if name in ("measurement", "interface", "web", "integrations")]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+MEASUREMENT = sorted((PACKAGE / "measurement").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MEASUREMENT, ids=lambda p: p.name)
+def test_the_measurement_side_does_not_import_the_interface(path):
+    """Measuring, validating and calibrating give numbers; the text tables of the CLI and all plots are the
+    interface's."""
+    wrong = [f"line {line}: warpspeed.{name}" for line, name in package_imports(path, ["warpspeed", "measurement"])
+             if name in ("interface", "web", "integrations")]
     assert not wrong, f"{path.name} imports {wrong}"
 
 

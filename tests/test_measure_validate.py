@@ -422,7 +422,7 @@ def test_validation_plot_log_axes_have_readable_ticks():
     pytest.importorskip("matplotlib")
     from matplotlib.ticker import NullFormatter
 
-    from warpspeed.measurement.validation import validation_plot
+    from warpspeed.interface.plots import validation_plot
     rows = synthetic_rows(A100, blocks=BLOCKS[:4])
     from warpspeed.measurement.measurements import Measurement
     ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
@@ -499,8 +499,8 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
     pytest.importorskip("matplotlib")
     from matplotlib.collections import PolyCollection
 
+    from warpspeed.interface.plots import validation_plot
     from warpspeed.measurement.measurements import read_measurements
-    from warpspeed.measurement.validation import validation_plot
 
     reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"))
     fig = validation_plot(reports)
@@ -521,7 +521,8 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
 def test_calibration_plot_draws_a_fit_solid_only_where_observations_support_it():
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    from warpspeed.measurement.calibration import calibrate, calibration_plot
+    from warpspeed.interface.plots import calibration_plot
+    from warpspeed.measurement.calibration import calibrate
     from warpspeed.measurement.measurements import read_measurements
 
     f = Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"

@@ -581,7 +581,7 @@ def _measure(a) -> str:
 
 def _validate(a) -> str:
     from ..measurement.measurements import read_measurements
-    from ..measurement.validation import report_text, validate, validation_plot
+    from ..measurement.validation import report_text, validate
 
     if a.plot:
         from .plots import output_format
@@ -600,7 +600,7 @@ def _validate(a) -> str:
     with progress_bar("validate", "rows") as bar:
         reports = validate(rows, device=dev, model=a.model, progress=bar)
     if a.plot:
-        from .plots import save
+        from .plots import save, validation_plot
         save(validation_plot(reports), a.plot)
     if a.format == "json":
         return json.dumps([r.to_dict() for r in reports], indent=2)
@@ -639,7 +639,7 @@ def _calibrate(a) -> str:
     from pathlib import Path
 
     from ..device import device
-    from ..measurement.calibration import calibrate, calibration_plot, calibration_text
+    from ..measurement.calibration import calibrate, calibration_text
     from ..measurement.measurements import read_measurements
 
     if a.plot:
@@ -663,7 +663,7 @@ def _calibrate(a) -> str:
         except OSError as e:
             raise InputError(f"cannot write {str(out)!r}: {e.strerror or e}.") from None
     if a.plot:
-        from .plots import save
+        from .plots import calibration_plot, save
         save(calibration_plot(cal), a.plot)
     if a.format == "json":
         return json.dumps({**cal.to_dict(), "device_file": str(outs[0][1]),

@@ -1,6 +1,6 @@
-"""Plots (optional extra ``warpspeed[plot]``): hierarchical roofline, ranking chart, what-if curves and
-projection bars. Each function returns a matplotlib ``Figure`` (no pyplot, no global state); save it
-with :func:`save` or ``fig.savefig``.
+"""Plots (optional extra ``warpspeed[plot]``): hierarchical roofline, ranking chart, what-if curves,
+projection bars, and the model against measurements (validation, calibration). Each function returns a
+matplotlib ``Figure`` (no pyplot, no global state); save it with :func:`save` or ``fig.savefig``.
 
 Conventions:
 - Limiters have fixed colours: FP red, L1 orange, L2 green, DRAM blue (errors grey).
@@ -14,18 +14,22 @@ Conventions:
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..device import Device
 from ..device import device as get_device
 from ..errors import InputError, install_hint
+from ..measurement.calibration import Calibration
+from ..measurement.measurements import VOLUME_COLUMNS
+from ..measurement.validation import L1_CYCLES, WITHIN, GroupReport, measured_value, predicted_value
 from ..model.levels import LEVELS, bandwidths_GB_s, level
 from ..model.roofline import limiter_names
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
-           "FORMATS", "new_figure"]
+           "FORMATS", "new_figure", "validation_plot", "calibration_plot"]
 
 LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
                   None: "0.6"}
@@ -486,3 +490,97 @@ def projection_plot(projection, measured=None):
     ax.legend(fontsize=8, loc="best")
     ax.grid(True, axis="y", alpha=0.3)
     return fig
+
+
+# ----------------------------------------------------------------------------- measurements against the model
+def _panel_grid(n: int) -> tuple[int, int]:
+    """(rows, columns) for n panels, 3 or 4 columns, whichever leaves fewer empty slots (3 on a tie)."""
+    if n <= 3:
+        return 1, n
+    cols = min((3, 4), key=lambda c: (math.ceil(n / c) * c - n, c))
+    return math.ceil(n / cols), cols
+
+
+def validation_plot(reports: Sequence[GroupReport]):
+    """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line and a
+    shaded +-10 % band; each panel's title gives the median error and the share within 10 %, the figure's
+    title the groups, one legend for the figure."""
+    keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
+    rows, cols = _panel_grid(len(keys))
+    fig = new_figure(4.0 * cols, 3.6 * rows + 0.6)
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, key in zip(axes, keys, strict=False):
+        lo, hi = math.inf, 0.0
+        errors: list[float] = []
+        for r in reports:
+            pts = [(p.measured.GLup_s, p.estimate.performance_GLup_s) if key == "GLup_s" else
+                   (measured_value(p, key), predicted_value(p, key)) for p in r.pairs]
+            pts = [(m, e) for m, e in pts if m is not None and m > 0 and e > 0]
+            if not pts:
+                continue
+            m, e = zip(*pts, strict=True)
+            ax.scatter(m, e, s=14, alpha=0.8, label=r.title, zorder=3)
+            errors += [abs(b / a - 1) for a, b in pts]
+            lo, hi = min(lo, *m, *e), max(hi, *m, *e)
+        if hi > 0:
+            lims = (lo * 0.8, hi * 1.25)
+            ax.fill_between(lims, [v * (1 - WITHIN) for v in lims], [v * (1 + WITHIN) for v in lims], color="0.5",
+                            alpha=0.15, lw=0, label=f"within {100 * WITHIN:.0f} %", zorder=1)
+            ax.plot(lims, lims, color="0.4", lw=1, ls="--", label="predicted = measured", zorder=2)
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(*lims)  # the same range on both axes: y = x is the diagonal
+            ax.set_ylim(*lims)
+            ticks = log_ticks(*lims, most=6)  # plain numbers, at most 6 per axis: labels never collide
+            for axis in (ax.xaxis, ax.yaxis):
+                plain_log_ticks(axis, ticks)
+        unit = {"GLup_s": "GLup/s", L1_CYCLES: "cycles/warp-lup"}.get(key, "B/lup")
+        title = {"GLup_s": "performance", L1_CYCLES: "L1 cycles"}.get(key, key)
+        if errors:
+            within = 100 * sum(e <= WITHIN + 1e-12 for e in errors) / len(errors)
+            title += (f"\nmedian |err| {100 * statistics.median(errors):.1f} %, {within:.0f} % within "
+                      f"{100 * WITHIN:.0f} %")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(f"measured ({unit})")
+        ax.set_ylabel(f"predicted ({unit})")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in axes[len(keys):]:
+        ax.remove()
+    n = sum(len(r.pairs) for r in reports)
+    fig.suptitle(f"predicted vs measured: {n} configurations, "
+                 + "; ".join(r.title for r in reports[:3]) + (" ..." if len(reports) > 3 else ""), fontsize=10)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8)
+    return fig
+
+
+def calibration_plot(cal: Calibration):
+    """Observed hit rates over O per curve with the old and the fitted curve."""
+    import numpy as np
+
+    fig = new_figure(11, 3.4)
+    axes = fig.subplots(1, len(cal.fits), squeeze=False).ravel()
+    for ax, f in zip(axes, cal.fits, strict=True):
+        pts = np.array(f.points) if f.points else np.zeros((0, 2))
+        top = max([3.0] + ([float(pts[:, 0].max()) * 1.1] if len(pts) else []))
+        xs = np.linspace(0, top, 200)
+        if len(pts):
+            ax.scatter(pts[:, 0], pts[:, 1], s=12, color="tab:blue", label="observed")
+        ax.plot(xs, [f.old(x) for x in xs], color="0.5", ls="--", label="before")
+        if f.fitted is not None:  # solid where observations support the fit, dotted beyond them
+            lo, hi = (float(pts[:, 0].min()), float(pts[:, 0].max())) if len(pts) else (0.0, 0.0)
+            inside = [lo, *xs[(xs > lo) & (xs < hi)], hi]
+            if hi > lo:
+                ax.plot(inside, [f.fitted(x) for x in inside], color="tab:red", label="fitted")
+            for part in ([*xs[xs < lo], lo], [hi, *xs[xs > hi]]):
+                if len(part) > 1:
+                    ax.plot(part, [f.fitted(x) for x in part], color="tab:red", ls=":", lw=1)
+            ax.plot([], [], color="tab:red", ls=":", lw=1, label="fitted, beyond the data")
+        ax.set_title(f"{f.curve} ({len(f.points)} points)", fontsize=10)
+        ax.set_xlabel("oversubscription O")
+        ax.set_ylabel("hit rate of the reusable volume")
+        ax.set_ylim(-0.05, 1.05)
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=7)
+    return fig
+

@@ -501,36 +501,7 @@ def calibration_text(cal: Calibration) -> str:
     return "\n".join(lines)
 
 
-def calibration_plot(cal: Calibration):
-    """Observed hit rates over O per curve with the old and the fitted curve."""
-    from ..interface.plots import new_figure
-
-    fig = new_figure(11, 3.4)
-    axes = fig.subplots(1, len(cal.fits), squeeze=False).ravel()
-    for ax, f in zip(axes, cal.fits, strict=True):
-        pts = np.array(f.points) if f.points else np.zeros((0, 2))
-        top = max([3.0] + ([float(pts[:, 0].max()) * 1.1] if len(pts) else []))
-        xs = np.linspace(0, top, 200)
-        if len(pts):
-            ax.scatter(pts[:, 0], pts[:, 1], s=12, color="tab:blue", label="observed")
-        ax.plot(xs, [f.old(x) for x in xs], color="0.5", ls="--", label="before")
-        if f.fitted is not None:  # solid where observations support the fit, dotted beyond them
-            lo, hi = (float(pts[:, 0].min()), float(pts[:, 0].max())) if len(pts) else (0.0, 0.0)
-            inside = [lo, *xs[(xs > lo) & (xs < hi)], hi]
-            if hi > lo:
-                ax.plot(inside, [f.fitted(x) for x in inside], color="tab:red", label="fitted")
-            for part in ([*xs[xs < lo], lo], [hi, *xs[xs > hi]]):
-                if len(part) > 1:
-                    ax.plot(part, [f.fitted(x) for x in part], color="tab:red", ls=":", lw=1)
-            ax.plot([], [], color="tab:red", ls=":", lw=1, label="fitted, beyond the data")
-        ax.set_title(f"{f.curve} ({len(f.points)} points)", fontsize=10)
-        ax.set_xlabel("oversubscription O")
-        ax.set_ylabel("hit rate of the reusable volume")
-        ax.set_ylim(-0.05, 1.05)
-        ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=7)
-    return fig
 
 
-__all__ = ["Calibration", "CurveFit", "calibrate", "calibration_plot", "calibration_text", "fit_curve",
+__all__ = ["Calibration", "CurveFit", "calibrate", "calibration_text", "fit_curve",
            "observed_hit_rates", "observed_points"]

@@ -20,7 +20,6 @@ configuration measured twice with the same code is an error (the file holds two 
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -326,67 +325,3 @@ def summary_line(reports: Sequence[GroupReport]) -> str:
     return "; ".join(parts)
 
 
-BAND = 0.10  # the share around y = x the plots shade and the statistics count "within"
-
-
-def _panel_grid(n: int) -> tuple[int, int]:
-    """(rows, columns) for n panels, 3 or 4 columns, whichever leaves fewer empty slots (3 on a tie)."""
-    if n <= 3:
-        return 1, n
-    cols = min((3, 4), key=lambda c: (math.ceil(n / c) * c - n, c))
-    return math.ceil(n / cols), cols
-
-
-def validation_plot(reports: Sequence[GroupReport]):
-    """Predicted vs measured per level (GLup/s and each measured volume), log-log with the y = x line and a
-    shaded +-10 % band; each panel's title gives the median error and the share within 10 %, the figure's
-    title the groups, one legend for the figure."""
-    from ..interface.plots import log_ticks, new_figure, plain_log_ticks
-
-    keys = ["GLup_s"] + [k for k in (*VOLUME_COLUMNS, L1_CYCLES) if any(k in r.volume_errors for r in reports)]
-    rows, cols = _panel_grid(len(keys))
-    fig = new_figure(4.0 * cols, 3.6 * rows + 0.6)
-    axes = fig.subplots(rows, cols, squeeze=False).ravel()
-    for ax, key in zip(axes, keys, strict=False):
-        lo, hi = math.inf, 0.0
-        errors: list[float] = []
-        for r in reports:
-            pts = [(p.measured.GLup_s, p.estimate.performance_GLup_s) if key == "GLup_s" else
-                   (measured_value(p, key), predicted_value(p, key)) for p in r.pairs]
-            pts = [(m, e) for m, e in pts if m is not None and m > 0 and e > 0]
-            if not pts:
-                continue
-            m, e = zip(*pts, strict=True)
-            ax.scatter(m, e, s=14, alpha=0.8, label=r.title, zorder=3)
-            errors += [abs(b / a - 1) for a, b in pts]
-            lo, hi = min(lo, *m, *e), max(hi, *m, *e)
-        if hi > 0:
-            lims = (lo * 0.8, hi * 1.25)
-            ax.fill_between(lims, [v * (1 - BAND) for v in lims], [v * (1 + BAND) for v in lims], color="0.5",
-                            alpha=0.15, lw=0, label=f"within {100 * BAND:.0f} %", zorder=1)
-            ax.plot(lims, lims, color="0.4", lw=1, ls="--", label="predicted = measured", zorder=2)
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlim(*lims)  # the same range on both axes: y = x is the diagonal
-            ax.set_ylim(*lims)
-            ticks = log_ticks(*lims, most=6)  # plain numbers, at most 6 per axis: labels never collide
-            for axis in (ax.xaxis, ax.yaxis):
-                plain_log_ticks(axis, ticks)
-        unit = {"GLup_s": "GLup/s", L1_CYCLES: "cycles/warp-lup"}.get(key, "B/lup")
-        title = {"GLup_s": "performance", L1_CYCLES: "L1 cycles"}.get(key, key)
-        if errors:
-            within = 100 * sum(e <= BAND + 1e-12 for e in errors) / len(errors)
-            title += (f"\nmedian |err| {100 * statistics.median(errors):.1f} %, {within:.0f} % within "
-                      f"{100 * BAND:.0f} %")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(f"measured ({unit})")
-        ax.set_ylabel(f"predicted ({unit})")
-        ax.grid(True, which="both", alpha=0.3)
-    for ax in axes[len(keys):]:
-        ax.remove()
-    n = sum(len(r.pairs) for r in reports)
-    fig.suptitle(f"predicted vs measured: {n} configurations, "
-                 + "; ".join(r.title for r in reports[:3]) + (" ..." if len(reports) > 3 else ""), fontsize=10)
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(4, len(labels)), fontsize=8)
-    return fig
