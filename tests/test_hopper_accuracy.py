@@ -246,7 +246,8 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
 # ----------------------------------------------------------------------------- how sure a ranking is
 def _ranked(report) -> list[RankedResult]:
     """A sweep's estimates as a ranking's results, best first."""
-    results = [RankedResult(Configuration(p.measured.block, p.measured.folding), p.predicted, None, p.estimate)
+    results = [RankedResult(Configuration(p.measured.block, p.measured.folding), p.estimate.to_dict(), None,
+                            p.estimate)
                for p in report.pairs]
     return sorted(results, key=RankedResult.sort_key)
 
@@ -265,7 +266,7 @@ def test_the_models_resolution_is_the_median_spread_of_predicted_over_measured_w
     spread = []
     for name, kernel, domain in _validated_sweeps():
         pairs = _reports(name)[(kernel, domain)].pairs
-        ratio = np.log([p.predicted["performance_GLup_s"] / p.measured.GLup_s for p in pairs])
+        ratio = np.log([p.estimate.performance_GLup_s / p.measured.GLup_s for p in pairs])
         spread += list(np.abs(ratio - np.median(ratio)))
     assert len(_validated_sweeps()) == len(FLOORS) - 1  # all but the array-of-structures sweep
     assert abs(float(np.median(spread)) - RELATIVE_ERROR) <= 0.005
@@ -314,7 +315,7 @@ def model_doc_phrases() -> list[str]:
     # the roofline's miss that the latency model fixes: D3Q19 in 1-cell-wide blocks on the H100
     one = [p for p in _roofline_reports("lbm-H100.csv")[("d3q19-srt", _LBM)].pairs if p.measured.block[0] == 1]
     out.append(f"D3Q19 with 1-cell-wide blocks is predicted at "
-               f"{np.median([p.predicted['performance_GLup_s'] for p in one]):.0f} GLup/s and measures "
+               f"{np.median([p.estimate.performance_GLup_s for p in one]):.0f} GLup/s and measures "
                f"{np.median([p.measured.GLup_s for p in one]):.1f}")
     wide = {g: next(p for p in _lbm(g).pairs if p.measured.block == (512, 1, 1)) for g in DEVICES}
     narrow = {g: [p for p in _lbm(g).pairs if p.measured.block[0] == 1] for g in DEVICES}
@@ -350,7 +351,7 @@ def model_doc_phrases() -> list[str]:
                f"{min(l2):.1f}-{max(l2):.1f} TB/s of single sectors) while coalesced blocks move "
                f"{np.percentile(coalesced, 90):.0f} TB/s in full lines")
     # the 512x1x1 blocks with 8 working warps
-    ratio = [wide[g].predicted["performance_GLup_s"] / wide[g].measured.GLup_s for g in DEVICES]
+    ratio = [wide[g].estimate.performance_GLup_s / wide[g].measured.GLup_s for g in DEVICES]
     out.append(f"run as fast as 16-warp blocks, and are predicted {min(ratio):.2f}-{max(ratio):.2f}x")
     # the L1 rules against ncu's wavefronts
     star = [_reports(f"star3d-r4-{g}.csv")[_STAR] for g in DEVICES]
@@ -364,7 +365,7 @@ def model_doc_phrases() -> list[str]:
                f"configurations and {_pct_range([r.volume_errors['l1_cycles'].within for r in lbm])} of the LBM "
                f"ones within 10 % of ncu's wavefronts (the pairing rule: "
                f"{_pct_range([r.volume_errors['l1_cycles'].within for r in paired])})")
-    by_width = {x: [p.measured.values["l1_cycles_per_warp_lup"] / p.predicted["l1_cycles_per_warp_lup"] - 1
+    by_width = {x: [p.measured.values["l1_cycles_per_warp_lup"] / p.estimate.l1_cycles_per_warp_lup - 1
                     for r in lbm for p in r.pairs if p.measured.block[0] == x] for x in (4, 16)}
     out.append(f"LBM blocks 4 cells wide cost {_pct_range(by_width[4])} more than predicted, 16 wide "
                f"{_pct_range([-v for v in by_width[16]])} less")
@@ -375,7 +376,7 @@ def aos_phrases() -> list[str]:
     """How the array-of-structures sweep measures and is predicted, as docs/model.md and docs/outputs.md say."""
     pairs = _reports("aos-lbm-H100.csv")[("d3q19-srt:layout=zyxf", _LBM)].pairs
     measured = [p.measured.GLup_s for p in pairs]
-    predicted = [p.predicted["performance_GLup_s"] for p in pairs]
+    predicted = [p.estimate.performance_GLup_s for p in pairs]
     dram = [_dram_TB_s(p) for p in pairs]
     span = f"{min(measured):.1f}-{max(measured):.1f} GLup/s"
     spread = f"{min(predicted):.1f}-{max(predicted):.1f}"

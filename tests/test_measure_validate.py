@@ -101,7 +101,7 @@ def test_validate_figures_on_known_deviations():
     assert rep.volume_errors["dram_load"].median == pytest.approx(0.25)
     assert rep.volume_errors["l2_load"].median == pytest.approx(0.0, abs=1e-12)
     # the measured best is another configuration: top-1 is the predicted best's share of it
-    pred = [p.predicted["performance_GLup_s"] for p in rep.pairs]
+    pred = [p.estimate.performance_GLup_s for p in rep.pairs]
     best, other = int(np.argmax(pred)), int(np.argmin(pred))
     ms2 = [m if i != other else type(m)(m.device, m.kernel, m.block, m.folding, m.domain, 2 * max(pred), m.registers,
                                         m.values) for i, m in enumerate(ms)]
@@ -297,9 +297,9 @@ def test_observed_points_weigh_by_reuse_over_the_measured_volume(tmp_path):
     pts, plain = observed_points(pairs), observed_hit_rates(pairs)
     assert {c: [(o, h) for o, h, _ in v] for c, v in pts.items()} == plain
     for p in pairs:
-        c, m = p.predicted["causes"], p.measured
-        share = c["layer_z"]["potential_B_per_lup"] / m.volume("dram_load")
-        if c["layer_z"]["oversubscription"] in [o for o, _, _ in pts["l2_z"]]:
+        z, m = p.estimate.layer_z, p.measured
+        share = z.potential_B_per_lup / m.volume("dram_load")
+        if z.oversubscription in [o for o, _, _ in pts["l2_z"]]:
             assert share in [w for _, _, w in pts["l2_z"]]
 
 

@@ -17,7 +17,7 @@ of the same program ranks and times nothing.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pystencils.jit import JitBase, KernelWrapper
@@ -62,7 +62,8 @@ class _Trial:
         return not self.schedule
 
     def fastest(self) -> tuple[int, int, int]:
-        return min(self.times_ms, key=lambda b: (self.times_ms[b], list(self.times_ms).index(b)))
+        """The block of the shortest time (the first timed of equal ones)."""
+        return min(self.times_ms, key=self.times_ms.__getitem__)
 
 
 def array_layouts(kernel: Any, arrays: Mapping[str, Any]) -> dict[str, ArrayLayout]:
@@ -176,7 +177,7 @@ class LaunchTimeKernel(KernelWrapper):
 
     def __call__(self, **kwargs: Any) -> None:
         key, choice = self._choice(kwargs)
-        if not (choice.candidates and self.jit.options.get("measure", True)):
+        if not choice.candidates:  # confident, measured, or measure=False (choose_block then lists none)
             self._set_block(choice.block)
             self.compiled(**kwargs)
             return
@@ -262,7 +263,7 @@ def _measured_choice(choice: LaunchChoice, trial: _Trial) -> LaunchChoice:
     block = trial.fastest()
     summary = {**choice.summary, "block": list(block), "chosen_by": "measurement",
                "measured_ms": [{"block": list(b), "time_ms": t} for b, t in trial.times_ms.items()]}
-    measured = LaunchChoice(block, choice.device, summary, (), choice.cache_key)
+    measured = replace(choice, block=block, summary=summary, candidates=())
     if choice.cache_key is not None:
         _cache.write_json("launch-choices", choice.cache_key, _record(measured))
     return measured
@@ -320,7 +321,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
                           key if cache is not None else None)
     if cache is not None:
         _cache.write_json("launch-choices", key, _record(choice))
-    return choice if measure else LaunchChoice(choice.block, choice.device, summary, (), choice.cache_key)
+    return choice if measure else replace(choice, candidates=())
 
 
 def _block(b: Any) -> bool:

@@ -17,15 +17,20 @@ import math
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..device import Device
 from ..device import device as get_device
 from ..errors import InputError, install_hint
-from ..measurement.calibration import Calibration
 from ..measurement.measurements import VOLUME_COLUMNS
-from ..measurement.validation import L1_CYCLES, WITHIN, GroupReport, measured_value, predicted_value
+from ..measurement.validation import L1_CYCLES, WITHIN, measured_value, predicted_value
 from ..model.levels import LEVELS, bandwidths_GB_s, level
 from ..model.roofline import limiter_names
+from ..studies.space import Configuration
+
+if TYPE_CHECKING:
+    from ..measurement.calibration import Calibration
+    from ..measurement.validation import GroupReport
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
@@ -83,8 +88,7 @@ def block_color(block: Sequence[int]) -> tuple[float, float, float]:
 
 
 def _label(block: Sequence[int], folding: Sequence[int]) -> str:
-    fold = "" if tuple(folding) == (1, 1, 1) else " f" + "x".join(map(str, folding))
-    return "x".join(map(str, block)) + fold
+    return Configuration(tuple(block), tuple(folding)).label  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------------------------- roofline
@@ -255,7 +259,7 @@ def ranking_label(result, *, domain: bool = False) -> str:
     """The tick label of one ranked configuration: ``32x8x4``, ``32x8x4 f1x2x1``, with ``domain``
     ``32x8x4 @640x512x512``."""
     c = result.configuration
-    text = _label(c.block, c.folding)
+    text = c.label
     if domain and c.domain:
         text += " @" + "x".join(map(str, c.domain))
     return text
@@ -331,7 +335,7 @@ def whatif_plot(points, *, kind: str | None = None, log: bool | None = None,
         ax.axvline(x, color="black", ls=":", lw=1.2, zorder=0)  # named in the legend: no text over the data
     for p, x, y in zip(points, xs, perf, strict=True):
         if not p.best.error:
-            ax.annotate(_label(p.best.configuration.block, p.best.configuration.folding), (x, y),
+            ax.annotate(p.best.configuration.label, (x, y),
                         textcoords="offset points", xytext=(0, 7), ha="center", fontsize=6)
     from matplotlib.lines import Line2D
     present = [k for k in limiter_names(p.best.limiter for p in points) if any(p.best.limiter == k for p in points)]

@@ -103,12 +103,6 @@ def text_report(e: Estimate) -> str:
     return "\n".join(lines)
 
 
-def _config_label(r) -> str:
-    c = r.configuration
-    fold = "" if c.folding == (1, 1, 1) else " f" + "x".join(map(str, c.folding))
-    return "x".join(map(str, c.block)) + fold
-
-
 def ranking_headline(ranking, reference=None) -> str:
     """Best configuration, its performance and limiter, and how far the next best and the reference lag."""
     best = ranking.best
@@ -119,15 +113,15 @@ def ranking_headline(ranking, reference=None) -> str:
              f"{_triple(best.configuration.folding)}: {_num(p)} GLup/s, {best.limiter}-bound"]
     if len(ranking.results) > 1 and not ranking.results[1].error:
         nxt = ranking.results[1]
-        parts.append(f"next best {_config_label(nxt)} {100 * (1 - nxt.performance_GLup_s / p):.1f} % behind")
+        parts.append(f"next best {nxt.configuration.label} {100 * (1 - nxt.performance_GLup_s / p):.1f} % behind")
     if reference is not None and reference is not best:
         if reference.error:
-            parts.append(f"pystencils default {_config_label(reference)} cannot launch")
+            parts.append(f"pystencils default {reference.configuration.label} cannot launch")
         else:
             behind = 100 * (1 - reference.performance_GLup_s / p)
             where = (f"{behind:.1f} % behind" if behind >= 0 else
                      f"{-behind:.1f} % ahead of the ranked blocks: rank its thread count too, --threads")
-            parts.append(f"pystencils default {_config_label(reference)} {_num(reference.performance_GLup_s)} "
+            parts.append(f"pystencils default {reference.configuration.label} {_num(reference.performance_GLup_s)} "
                          f"GLup/s ({where})")
     notes = [f"note: {n}" for n in best.estimate.notes if not n.startswith("registers per thread")]
     conf = ranking.confidence

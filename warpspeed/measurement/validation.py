@@ -43,11 +43,6 @@ class Pair:
     device: Device | None = field(default=None, compare=False, repr=False)  # the device it was estimated on
 
     @property
-    def predicted(self) -> dict:
-        """The estimate's JSON (docs/outputs.md), for the edges that write it."""
-        return self.estimate.to_dict()
-
-    @property
     def label(self) -> str:
         return f"{triple_text(self.measured.block)} f{triple_text(self.measured.folding)}"
 

@@ -60,11 +60,6 @@ class Confidence:
                 "measure": [c.to_dict() for c in self.measure], "reasons": list(self.reasons)}
 
 
-def _label(c: Configuration) -> str:
-    fold = "" if c.folding == (1, 1, 1) else " f" + "x".join(map(str, c.folding))
-    return "x".join(map(str, c.block)) + fold
-
-
 def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERROR) -> Confidence:
     """The confidence of a ranking's ``results`` (best first, as :class:`warpspeed.studies.ranking.Ranking` holds them;
     configurations that cannot launch are ignored)."""
@@ -80,7 +75,7 @@ def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERR
     if len(within) > 1:
         more = f" (the {MEASURE_AT_MOST} best listed)" if len(within) > MEASURE_AT_MOST else ""
         reasons.append(f"{len(within)} configurations are predicted within the model's {100 * relative_error:.0f} % "
-                       f"of the best{more}: {', '.join(_label(c) for c in shown)}; measure them to choose")
+                       f"of the best{more}: {', '.join(c.label for c in shown)}; measure them to choose")
     elif len(ok) > 1:
         gap = 1 - ok[1].performance_GLup_s / best
         reasons.append(f"the next best is predicted {100 * gap:.1f} % behind, beyond the model's "

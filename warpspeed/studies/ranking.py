@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from .._version import __version__
@@ -102,9 +103,10 @@ class Ranking:
             counts[r.limiter or "error"] += 1
         return counts
 
-    @property
+    @cached_property
     def confidence(self) -> Confidence:
-        """How far the order can be trusted: contenders, unvalidated access patterns, what to measure."""
+        """How far the order can be trusted: contenders, unvalidated access patterns, what to measure (assessed
+        once: the JSON, the headline and the plugin all ask)."""
         return assess(self.results)
 
     def to_dicts(self) -> list[dict]:
@@ -128,17 +130,15 @@ def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) 
 
 
 def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], registers: int | None = None,
-             keep: bool = False, model: str | None = None) -> list[tuple[Configuration, dict, str | None,
-                                                                           Estimate | None]]:
-    """Estimate configurations one by one; a failing configuration becomes an error row (never raises).
-
-    ``keep`` returns the Estimate objects too (they pickle: workers send them back with the JSON);
-    ``model`` names the performance model."""
+             model: str | None = None) -> list[tuple[Configuration, dict, str | None, Estimate | None]]:
+    """Estimate configurations one by one: (configuration, JSON, error, estimate), where a failing
+    configuration is an error row without an estimate (never raises). Estimates pickle: workers send them
+    back with the JSON. ``model`` names the performance model."""
     out = []
     for c in configs:
         try:
             e = estimate(kernel, device, c.block, c.folding, c.domain, registers=registers, model=model)
-            out.append((c, e.to_dict(), None, e if keep else None))
+            out.append((c, e.to_dict(), None, e))
         except InputError as err:
             out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, str(err)), str(err), None))
         except Exception as err:  # an internal error in one configuration must not lose the others
@@ -326,7 +326,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
 
     def estimate_one(c: Configuration) -> None:
         nonlocal best
-        _record(done, store, evaluate(k, dev, [c], registers, keep=True, model=model))
+        _record(done, store, evaluate(k, dev, [c], registers, model=model))
         if not done[c].error:
             best = sorted([*best, done[c].performance_GLup_s], reverse=True)[:n]
         if progress is not None:
@@ -341,13 +341,21 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
             break
         estimate_one(rest.pop(0))
     if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
+        best_of_x: dict[int, float] = {}  # the best estimated performance per x-extent
+
+        def found(r: RankedResult) -> None:
+            if not r.error:
+                x = r.configuration.block[0] * r.configuration.folding[0]
+                best_of_x[x] = max(best_of_x.get(x, 0.0), r.performance_GLup_s)
+
+        for r in done.values():
+            found(r)
         for c in list(rest):  # highest bound first: the best of each x-extent, as the full ranking has it
             x = c.block[0] * c.folding[0]
-            found = [r.performance_GLup_s for r in done.values()
-                     if not r.error and r.configuration.block[0] * r.configuration.folding[0] == x]
-            if not found or bounds[c] >= max(found) * (1 - BOUND_MARGIN):
+            if x not in best_of_x or bounds[c] >= best_of_x[x] * (1 - BOUND_MARGIN):
                 rest.remove(c)
                 estimate_one(c)
+                found(done[c])
     if store is not None:
         for c in rest:
             store.add_bound(c, bounds[c])
@@ -411,7 +419,7 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
     if executor is None and (workers <= 1 or len(todo) <= 2):
         for c in todo:
             for i, dev in enumerate(devs):
-                finished(i, evaluate(k, dev, [c], registers, keep=True, model=model))
+                finished(i, evaluate(k, dev, [c], registers, model=model))
             report()
         return
     own = executor is None
@@ -450,7 +458,7 @@ def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Config
     out: list[list] = [[] for _ in devs]
     for c in configs:
         for i, dev in enumerate(devs):
-            out[i] += evaluate(k, dev, [c], registers, keep=True, model=model)
+            out[i] += evaluate(k, dev, [c], registers, model=model)
     return out
 
 
@@ -467,5 +475,5 @@ def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: De
             return r
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    (cfg, data, err, est), = evaluate(k, dev, [c], registers, keep=True, model=model)
+    (cfg, data, err, est), = evaluate(k, dev, [c], registers, model=model)
     return RankedResult(cfg, data, err, est)

@@ -29,6 +29,12 @@ class Configuration:
         return {"block": list(self.block), "folding": list(self.folding),
                 "domain": None if self.domain is None else list(self.domain)}
 
+    @property
+    def label(self) -> str:
+        """Short text: the block, and the folding where there is one ("32x4x8", "32x4x8 f1x2x1")."""
+        fold = "" if tuple(self.folding) == (1, 1, 1) else " f" + "x".join(map(str, self.folding))
+        return "x".join(map(str, self.block)) + fold
+
 
 def pystencils_default_block(domain: Sequence[int]) -> Triple:
     """The block pystencils 2.x launches a kernel with when nobody chooses one, by the dimensionality of its
