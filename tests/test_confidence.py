@@ -3,13 +3,13 @@
 The figures on real data (the 5 % resolution, contenders reaching the measured best) are checked in
 tests/test_hopper_accuracy.py, which already estimates every committed sweep."""
 
-import dataclasses
 import json
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from made_results import failed, ranked
 
 import warpspeed
 from warpspeed.expressions import THREAD_VARS
@@ -83,11 +83,9 @@ BASE = warpspeed.estimate("star3d-r1", H100, (32, 4, 1), domain=(64, 64, 64))
 
 def result(perf: float, block=(32, 4, 1), folding=(1, 1, 1), unvalidated=(), error=None) -> RankedResult:
     """A ranked result with the given performance and reasons (an estimate's other numbers do not matter)."""
-    c = Configuration(block, folding)
     if error:
-        return RankedResult(c, {"error": error}, error)
-    e = dataclasses.replace(BASE, block=block, folding=folding, performance_GLup_s=perf, unvalidated=unvalidated)
-    return RankedResult(c, e.to_dict(), None, e)
+        return failed(BASE, block, error, folding)
+    return ranked(BASE, block, perf, folding, unvalidated=unvalidated)
 
 
 def test_the_levels():

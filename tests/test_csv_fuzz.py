@@ -21,7 +21,7 @@ import random
 from pathlib import Path
 
 import pytest
-from test_ncu_reader import ncu_export
+from ncu_exports import ncu_export
 
 import warpspeed
 import warpspeed.measurement.validation
@@ -29,7 +29,7 @@ import warpspeed.studies.projection
 from warpspeed.errors import InputError
 from warpspeed.interface.cli import main
 from warpspeed.measurement.measured import measured_run, project_measured
-from warpspeed.measurement.measurements import _NUMERIC, read_measurements
+from warpspeed.measurement.measurements import NUMERIC_COLUMNS, read_measurements
 from warpspeed.measurement.ncu import USED_METRICS, read_ncu_csv, select_launches
 
 DATA = Path(__file__).parent / "data" / "hopper"
@@ -289,7 +289,7 @@ def test_fuzz_ncu_csv_through_project_cli(tmp_path, cached_projection):
 # ------------------------------------------------------------------------------------------- measurement files
 
 MEASUREMENT_POOLS = {"block": TRIPLES, "folding": TRIPLES, "domain": TRIPLES, "kernel": KERNELS, "device": DEVICES,
-                     **{c: NUMBERS for c in _NUMERIC}}
+                     **{c: NUMBERS for c in NUMERIC_COLUMNS}}
 
 
 def measurement_seed_file() -> str:

@@ -19,7 +19,7 @@ from warpspeed.device import HIT_RATE_CURVES, PROVENANCE, hit_rate_families, loa
 from warpspeed.device.base import IDENTITY_KEYS
 from warpspeed.device.keys import KEYS
 from warpspeed.expressions import parse
-from warpspeed.kernel import _FIELD_KEYS, _FLOP_KEYS, _KERNEL_KEYS
+from warpspeed.kernel import FIELD_KEYS, FLOP_KEYS, KERNEL_KEYS
 from warpspeed.units import REAL_KINDS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -104,7 +104,7 @@ def test_kernel_example_numbers_stated_in_the_doc():
 def test_every_kernel_key_the_loader_accepts_is_documented():
     # kernel.py validates keys against these three sets; each key must be named in the doc as `key`
     text = KERNEL_DOC.read_text()
-    for key in sorted(_KERNEL_KEYS | _FIELD_KEYS | _FLOP_KEYS):
+    for key in sorted(KERNEL_KEYS | FIELD_KEYS | FLOP_KEYS):
         assert re.search(rf"`(\[\[|\[)?{key}(\]\]|\])?`", text), f"kernel key {key!r} is not in docs/kernel-format.md"
 
 
@@ -114,9 +114,9 @@ def test_documented_kernel_keys_exist():
     flops_table = rest.split("### ", 1)[0]
     top = {code_name(r[0]) for r in table_rows(top_table)}
     # `fields` (another name for the [[field]] array, for kernel_from_dict) is described in prose, not the table
-    assert top == _KERNEL_KEYS - {"fields"}
-    assert {code_name(r[0]) for r in table_rows(section(KERNEL_DOC, "Fields"))} == _FIELD_KEYS
-    assert {code_name(r[0]) for r in table_rows(flops_table)} == _FLOP_KEYS
+    assert top == KERNEL_KEYS - {"fields"}
+    assert {code_name(r[0]) for r in table_rows(section(KERNEL_DOC, "Fields"))} == FIELD_KEYS
+    assert {code_name(r[0]) for r in table_rows(flops_table)} == FLOP_KEYS
 
 
 def test_linear_access_in_the_doc_gives_the_same_estimate():

@@ -246,9 +246,7 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
 # ----------------------------------------------------------------------------- how sure a ranking is
 def _ranked(report) -> list[RankedResult]:
     """A sweep's estimates as a ranking's results, best first."""
-    results = [RankedResult(Configuration(p.measured.block, p.measured.folding), p.estimate.to_dict(), None,
-                            p.estimate)
-               for p in report.pairs]
+    results = [RankedResult(Configuration(p.measured.block, p.measured.folding), p.estimate) for p in report.pairs]
     return sorted(results, key=RankedResult.sort_key)
 
 

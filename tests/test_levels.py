@@ -4,6 +4,7 @@ import dataclasses
 import math
 
 import pytest
+from made_results import ranked
 
 import warpspeed
 from warpspeed.device import device
@@ -27,7 +28,6 @@ from warpspeed.model.levels import (
 from warpspeed.model.performance import Workload
 from warpspeed.model.roofline import LIMITERS, LIMITS, roofline_limits
 from warpspeed.studies.ranking import RankedResult
-from warpspeed.studies.space import Configuration
 
 H100 = device("H100-SXM5-80GB")
 
@@ -93,11 +93,9 @@ def test_measurement_columns_come_from_each_levels_ncu_metrics():
 
 def _result(block, perf, volumes, cycles):
     """A ranked result with these numbers (the others those of a real estimate; no model detail)."""
-    base = warpspeed.estimate("star3d-r1", "A100-SXM4-40GB", (32, 4, 2), domain=(64, 64, 64))
-    e = dataclasses.replace(base, block=block, performance_GLup_s=perf, limiter="DRAM", volumes_B_per_lup=volumes,
-                            l1_cycles_per_warp_lup=cycles, performance=None, model="roofline",
-                            limiters_GLup_s={"FP": math.inf, "L1": 90.0, "L2": 80.0, "DRAM": perf})
-    return RankedResult(Configuration(block, (1, 1, 1)), e.to_dict(), None, e)
+    base = warpspeed.estimate("star3d-r1", "A100-SXM4-40GB", (32, 4, 2), domain=(64, 64, 64), model="roofline")
+    return ranked(base, block, perf, limiter="DRAM", volumes=volumes, l1_cycles=cycles,
+                  limits={"FP": math.inf, "L1": 90.0, "L2": 80.0, "DRAM": perf})
 
 
 def test_ties_break_on_the_outermost_levels_traffic_first():

@@ -448,7 +448,8 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     time per run, an efficiency exponent of 0.5 and 40 L2 requests per ns: calibrate (which starts from the
     shipped Hopper values) finds those numbers again."""
     pytest.importorskip("scipy")
-    from warpspeed.measurement.calibration import MIN_POINTS, calibrate, calibration_text
+    from warpspeed.interface.report import calibration_text
+    from warpspeed.measurement.calibration import MIN_POINTS, calibrate
     h100 = warpspeed.device("H100-SXM5-80GB")
     truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5,
                                 l2_request_rate="40GHz")

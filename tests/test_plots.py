@@ -230,8 +230,7 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
         e = res.estimate
         perf = replace(e.performance, limits_GLup_s={**e.performance.limits_GLup_s, "TLB": 1.5},
                        limiter="TLB" if i % 2 else e.performance.limiter)
-        e = replace(e, performance=perf, limiter=perf.limiter)
-        results.append(replace(res, data=e.to_dict(), estimate=e))
+        results.append(replace(res, estimate=replace(e, performance=perf)))
     ranking = Ranking(r.kernel, r.device, tuple(results))
     assert list(ranking.limiter_counts)[-2:] == ["TLB", "error"] and ranking.limiter_counts["TLB"] == 2
     table = ranking_table(ranking)

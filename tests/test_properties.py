@@ -9,70 +9,16 @@ reported deviations of ``bruteforce.known_deviations``, which are held to their 
 
 from __future__ import annotations
 
-import os
-
 from bruteforce import brute_force, compare, from_estimate, known_deviations
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from kernel_strategies import EXAMPLES, PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.model.launch import LaunchError, make_launch
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 H100 = warpspeed.device("H100-SXM5-80GB")  # the L1 line rule (A100: the pairing rule)
-
-# WARPSPEED_PROPERTY_EXAMPLES=2000 explores more (and randomly); the default run is fixed and small.
-_EXAMPLES = int(os.environ.get("WARPSPEED_PROPERTY_EXAMPLES", "0"))
-PROFILE = settings(max_examples=_EXAMPLES or 40, deadline=None, derandomize=not _EXAMPLES, print_blob=True,
-                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-@st.composite
-def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
-    """A random affine stencil kernel as the TOML dict of docs/kernel-format.md.
-
-    ``aligned``: every row of every field starts on a 128 B line (row pitch and offset multiples of 128 B).
-    """
-    dims = dims or draw(st.sampled_from([2, 3]))
-    nx = draw(st.integers(1, max_domain[0]))
-    ny = draw(st.integers(1, max_domain[1]))
-    nz = draw(st.integers(1, max_domain[2])) if dims == 3 else 1
-    r = draw(st.integers(0, 2))
-    rz = r if dims == 3 else 0
-    offsets = st.tuples(st.integers(-r, r), st.integers(-r, r), st.integers(-rz, rz))
-    fields = []
-    for j in range(draw(st.integers(1, 3))):
-        eb = draw(st.sampled_from([4, 8]))
-        transposed = draw(st.sampled_from([False] * 5 + [True]))  # field x indexed by tidy and y by tidx
-        sx = 1 if transposed else draw(st.sampled_from([1, 1, 1, 2]))  # x stride (2: every other element)
-        ext = (ny, nx) if transposed else (sx * (nx + 2 * r) - 2 * r, ny)
-        shape = [ext[0] + 2 * r + draw(st.integers(0, 5)), ext[1] + 2 * r + draw(st.integers(0, 2)),
-                 nz + 2 * rz + draw(st.integers(0, 1))]
-        per_line = 128 // eb
-        if aligned:
-            shape[0] = -(-shape[0] // per_line) * per_line
-        linear = draw(st.booleans())
-
-        def access(o, shape=shape, sx=sx, linear=linear, transposed=transposed):
-            ix, iy, iz = f"{sx}*tidx + {sx * (r + o[0])}", f"tidy + {r + o[1]}", f"tidz + {rz + o[2]}"
-            if transposed:
-                ix, iy = iy, ix
-            if linear:
-                return f"{ix} + {shape[0]}*({iy}) + {shape[0] * shape[1]}*({iz})"
-            return [ix, iy, iz]
-
-        loads = draw(st.lists(offsets, max_size=5, unique=True))
-        stores = draw(st.lists(offsets, max_size=1 if loads else 2, unique=True))
-        fields.append({"name": f"f{j}", "element_bytes": eb, "shape": shape,
-                       "offset": draw(st.sampled_from([0, per_line, 3 * per_line] if aligned else
-                                                      [0, 0, 1, 2, 3, 5, 7, 12, 16, 31])),
-                       "loads": [access(o) for o in loads], "stores": [access(o) for o in stores]})
-        centre = access((0, 0, 0))
-    if not any(f["loads"] or f["stores"] for f in fields):
-        fields[-1]["loads"] = [centre]
-    return {"name": "random", "precision": "fp64", "flops_per_lup": 1, "domain": [nx, ny, nz],
-            "field": fields, "registers": draw(st.sampled_from([32, 32, 64, 128]))}
-
 
 @st.composite
 def configurations(draw):
@@ -127,37 +73,6 @@ def test_line_aligned_fields_match_brute_force_exactly(spec, config):
     assert not known_deviations(bf)
 
 
-@st.composite
-def population_kernels(draw, aos=False):
-    """LBM-like kernels: 4-D fields (x, y, z, q) with a ghost layer, population q read at cell - c_q and
-    written at the cell (or in place). Random velocity subsets and plane paddings make neighbouring
-    q-planes share granules or not, so the access groups of isl_volumes split and merge.
-
-    ``aos``: array of structures (q, x, y, z), q fastest: rows of one cell whose byte phases mostly cycle
-    with x, y and z together (counted by enumeration, ``enumerated_volumes``), sometimes with one index or
-    none (counted by ISL)."""
-    domain = (draw(st.integers(2, 24)), draw(st.integers(1, 8)), draw(st.integers(1, 6)))
-    vel = st.tuples(st.integers(-1, 1), st.integers(-1, 1), st.integers(-1, 1))
-    n_vel = draw(st.integers(4, 9)) if aos else None
-    velocities = draw(st.lists(vel, min_size=n_vel or 1, max_size=n_vel or 6, unique=True))
-    eb = draw(st.sampled_from([4, 8, 8, 8] if aos else [4, 8]))
-    shape = [domain[0] + 2 + draw(st.integers(0, 3)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),
-             len(velocities)]
-    loads = [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
-             for q, (cx, cy, cz) in enumerate(velocities)]
-    stores = [["tidx+1", "tidy+1", "tidz+1", str(q)] for q in range(len(velocities))]
-    if aos:
-        shape = shape[3:] + shape[:3]
-        loads, stores = ([a[3:] + a[:3] for a in accs] for accs in (loads, stores))
-    offset = draw(st.integers(0, 7))
-    src = {"name": "src", "element_bytes": eb, "shape": shape, "offset": offset, "loads": loads, "stores": []}
-    dst = {"name": "dst", "element_bytes": eb, "shape": shape, "offset": draw(st.integers(0, 7)), "loads": [],
-           "stores": stores}
-    fields = [dict(src, stores=stores)] if draw(st.booleans()) else [src, dst]  # in place or two arrays
-    return {"name": "populations", "precision": "fp64" if eb == 8 else "fp32", "flops_per_lup": 10,
-            "domain": list(domain), "field": fields, "registers": draw(st.sampled_from([32, 64]))}
-
-
 @PROFILE
 @given(spec=population_kernels(), config=configurations())
 def test_population_fields_match_brute_force(spec, config):
@@ -165,7 +80,7 @@ def test_population_fields_match_brute_force(spec, config):
     _compare(spec, *config)
 
 
-@settings(PROFILE, max_examples=_EXAMPLES or 80)
+@settings(PROFILE, max_examples=EXAMPLES or 80)
 @given(spec=population_kernels(aos=True), config=configurations())
 def test_array_of_structures_populations_match_brute_force(spec, config):
     """Populations of a cell side by side: row phases that depend on x, y and z together."""

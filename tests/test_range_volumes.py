@@ -13,7 +13,7 @@ import pytest
 from footprint_checks import FRACTIONS, assert_same_footprints, launch_with_ranges
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from test_properties import PROFILE, population_kernels, stencil_kernels
+from kernel_strategies import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.errors import InputError

@@ -1,17 +1,17 @@
 """Ranking: configuration spaces, order and tie-break, parallel determinism, resumable cache, outputs."""
 
 import csv
-import dataclasses
 import io
 import json
 import re
 
 import pytest
+from made_results import failed, ranked
 
 import warpspeed
 import warpspeed.studies.ranking as rank_module
 from warpspeed.interface.cli import main
-from warpspeed.studies.ranking import RankedResult, Ranking, rank
+from warpspeed.studies.ranking import Failure, RankedResult, Ranking, rank
 from warpspeed.studies.space import Configuration, block_shapes, configurations, paper_space
 
 DEV = "A100-SXM4-40GB"
@@ -45,12 +45,11 @@ def test_configurations_deduplicate_and_validate():
 
 def result(block, perf, dram, l2=10.0, l1=4.0, error=None):
     """A ranked result with these numbers (the others those of a real estimate)."""
-    if error:
-        return RankedResult(Configuration(block), {"error": error}, error)
     base = warpspeed.estimate("star3d-r1", "A100-SXM4-40GB", (32, 4, 2), domain=(64, 64, 64))
-    e = dataclasses.replace(base, block=block, performance_GLup_s=perf, limiter="DRAM", l1_cycles_per_warp_lup=l1,
-                            volumes_B_per_lup={"dram_load": dram, "dram_store": 0.0, "l2_load": l2, "l2_store": 0.0})
-    return RankedResult(Configuration(block), e.to_dict(), None, e)
+    if error:
+        return failed(base, block, error)
+    return ranked(base, block, perf, limiter="DRAM", l1_cycles=l1,
+                  volumes={"dram_load": dram, "dram_store": 0.0, "l2_load": l2, "l2_store": 0.0})
 
 
 def test_order_and_tie_break():
@@ -127,10 +126,9 @@ def test_cache_resumes_an_interrupted_sweep(tmp_path, monkeypatch):
     assert len(calls) == 9 - 5 and len(resumed.results) == 9
     fresh = rank("star3d-r1", DEV, blocks=blocks, domain=SMALL, jobs=1)
     assert resumed.to_dicts() == fresh.to_dicts()
-    # the cached rows come back typed: the same estimates (but for what the JSON does not hold)
+    # the cached rows come back typed: the same estimates, workloads included
     assert [r.estimate for r in resumed.results] == [r.estimate for r in fresh.results]
-    assert all(r.estimate is not None for r in resumed.results)
-    assert sum(r.estimate.workload is None for r in resumed.results) == 5  # the rows from the cache
+    assert [r.estimate.workload for r in resumed.results] == [r.estimate.workload for r in fresh.results]
     calls.clear()
     rank("star3d-r1", DEV, **kw)
     assert calls == []  # everything from the cache
@@ -216,13 +214,27 @@ def test_parallel_workers_send_typed_estimates_back():
     assert [r.estimate.to_dict() for r in par.results] == [r.data for r in par.results]
 
 
-def test_an_old_cache_record_is_estimated_afresh_and_an_error_record_is_kept():
-    c = Configuration((32, 4, 1))
-    assert rank_module._cached_result(c, {"error": None, "data": {"kernel": "k", "performance_GLup_s": 1.0}}) is None
-    kept = rank_module._cached_result(c, {"error": "cannot launch", "data": {"error": "cannot launch"}})
-    assert kept == RankedResult(c, {"error": "cannot launch"}, "cannot launch") and kept.estimate is None
-    with pytest.raises(ValueError, match="an estimate, or an error"):
-        RankedResult(c, {}, None, None)
+def test_an_old_cache_record_is_estimated_afresh_and_an_error_record_is_kept(tmp_path, monkeypatch):
+    cache = tmp_path / "sweep.jsonl"
+    kw = dict(blocks=[(32, 4, 1), (64, 2, 1), (1024, 1, 1)], domain=(64, 32, 32), registers=128, jobs=1, cache=cache)
+    fresh = rank("star3d-r1", DEV, **kw)
+    lines = [json.loads(line) for line in cache.read_text().splitlines()]
+    assert [bool(rec["error"]) for rec in lines].count(True) == 1  # 1024 threads of 128 registers cannot launch
+    for rec in lines:
+        if not rec["error"] and rec["configuration"]["block"] == [64, 2, 1]:
+            del rec["data"]["workload"]  # as a warpspeed before the workload key wrote it
+    cache.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    calls = []
+    real = rank_module.estimate
+    monkeypatch.setattr(rank_module, "estimate", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    resumed = rank("star3d-r1", DEV, **kw)
+    assert calls == [(64, 2, 1)]  # only the old record is estimated again; the error row is kept
+    assert resumed.to_dicts() == fresh.to_dicts()
+    failed_row = resumed.results[-1]
+    assert failed_row.estimate is None and "registers" in failed_row.error
+    assert failed_row.failure == Failure("star3d-r1", DEV, (64, 32, 32), failed_row.error)
+    with pytest.raises(ValueError, match="an estimate, or a failure"):
+        RankedResult(Configuration((32, 4, 1)))
 
 
 @pytest.mark.parametrize("kernel, device, domain, n", [

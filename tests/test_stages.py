@@ -8,7 +8,7 @@ import pickle
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from test_properties import PROFILE, stencil_kernels
+from kernel_strategies import PROFILE, stencil_kernels
 
 import warpspeed
 from warpspeed.errors import InputError

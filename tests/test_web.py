@@ -254,9 +254,9 @@ def test_plots_and_a_what_if_sweep(client, capsys, tmp_path, monkeypatch):
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("::1", True), ("localhost", True),
                                                 ("0.0.0.0", False), ("192.168.1.20", False), ("example.org", False)])
 def test_only_loopback_addresses_serve_without_a_warning(host, loopback):
-    from warpspeed.web.app import _loopback
+    from warpspeed.web.app import is_loopback_host
 
-    assert _loopback(host) is loopback
+    assert is_loopback_host(host) is loopback
 
 
 def test_serve_refuses_a_bad_port(capsys):

@@ -20,10 +20,11 @@ from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, bounds, parse, simplify
 
 PRECISIONS = ("fp32", "fp64")
-_KERNEL_KEYS = {"name", "precision", "flops_per_lup", "flops", "registers", "domain", "params", "field",
-                "fields", "shared_bytes_per_block", "description"}
-_FIELD_KEYS = {"name", "element_bytes", "shape", "offset", "loads", "stores"}
-_FLOP_KEYS = {"fma", "add", "mul", "other"}
+# the vocabulary of a kernel description (docs/kernel-format.md, tested against it): top-level, field, flops keys
+KERNEL_KEYS = frozenset({"name", "precision", "flops_per_lup", "flops", "registers", "domain", "params", "field",
+                         "fields", "shared_bytes_per_block", "description"})
+FIELD_KEYS = frozenset({"name", "element_bytes", "shape", "offset", "loads", "stores"})
+FLOP_KEYS = frozenset({"fma", "add", "mul", "other"})
 
 
 @dataclass(frozen=True)
@@ -184,10 +185,10 @@ def _flops(data: Mapping[str, Any], where: str) -> Flops:
         raise InputError(f"{where}: give either 'flops_per_lup' or a [flops] table, not both.")
     raw = data.get("flops", data.get("flops_per_lup", 0))
     if isinstance(raw, Mapping):
-        unknown = set(raw) - _FLOP_KEYS
+        unknown = set(raw) - FLOP_KEYS
         if unknown:
             raise InputError(f"{where}: unknown key(s) {sorted(unknown)} in [flops]; valid: "
-                             f"{sorted(_FLOP_KEYS)}.")
+                             f"{sorted(FLOP_KEYS)}.")
         vals = {}
         for k, v in raw.items():
             if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
@@ -235,9 +236,9 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
     where = f"kernel '{source}'"
     if not isinstance(data, Mapping):
         raise InputError(f"{where}: expected a table of kernel keys.")
-    unknown = set(data) - _KERNEL_KEYS
+    unknown = set(data) - KERNEL_KEYS
     if unknown:
-        raise InputError(f"{where}: unknown key(s) {sorted(unknown)}; valid keys: {sorted(_KERNEL_KEYS)}.")
+        raise InputError(f"{where}: unknown key(s) {sorted(unknown)}; valid keys: {sorted(KERNEL_KEYS)}.")
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise InputError(f"{where}: 'name' must be a non-empty string.")
@@ -273,13 +274,13 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
     for j, f in enumerate(raw_fields):
         if not isinstance(f, Mapping):
             raise InputError(f"{where}: [[field]] {j} must be a table.")
-        bad = set(f) - _FIELD_KEYS
+        bad = set(f) - FIELD_KEYS
         fname = f.get("name")
         if not isinstance(fname, str) or not fname:
             raise InputError(f"{where}: [[field]] {j} needs a 'name' string.")
         fw = f"{where}, field '{fname}'"
         if bad:
-            raise InputError(f"{fw}: unknown key(s) {sorted(bad)}; valid keys: {sorted(_FIELD_KEYS)}.")
+            raise InputError(f"{fw}: unknown key(s) {sorted(bad)}; valid keys: {sorted(FIELD_KEYS)}.")
         if fname in seen:
             raise InputError(f"{fw}: defined twice.")
         seen.add(fname)

@@ -382,7 +382,7 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
 def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
                  index_layout: str | None = None, name: str | None = None, config: Any = None,
                  scalars: Any = None, fill: float | None = None) -> Any:
-    """pystencils' own CUDA code of a kernel as a ``warpspeed.measurement.measure.CudaProgram`` (what
+    """pystencils' own CUDA code of a kernel as a ``warpspeed.plugin_api.CudaProgram`` (what
     ``warpspeed measure`` launches for pystencils kernels); arguments as in ``describe``, ``scalars`` = values
     of scalar parameters such as ``omega`` (default 1.0), ``fill`` = initial value of every array (default 0.1)."""
     from ._program import DEFAULT_FILL

@@ -1,4 +1,4 @@
-"""pystencils' own CUDA code as a ``warpspeed.measurement.measure.CudaProgram``: what ``warpspeed measure`` launches.
+"""pystencils' own CUDA code as a ``warpspeed.plugin_api.CudaProgram``: what ``warpspeed measure`` launches.
 
 The source is the one pystencils' cupy JIT compiles (its headers, ``RESTRICT``, ``extern "C"``); the arrays
 are the fields at the allocated shape and layout the model was given, and the argument list follows
@@ -89,7 +89,7 @@ def program_of(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: 
 def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
                  index_layout: str | None = None, name: str | None = None, config: Any = None,
                  scalars: Mapping[str, float] | None = None, fill: float = DEFAULT_FILL) -> CudaProgram:
-    """pystencils' CUDA code of a kernel (or of assignments) for ``warpspeed.measurement.measure``.
+    """pystencils' CUDA code of a kernel (or of assignments) for ``warpspeed measure``.
 
     ``shape``, ``layout``, ``index_layout`` and ``config`` as in ``describe`` (use the same values, so that
     the run and the model share the memory layout). Floating-point scalar parameters (``omega``) default to

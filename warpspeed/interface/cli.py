@@ -581,7 +581,8 @@ def _measure(a) -> str:
 
 def _validate(a) -> str:
     from ..measurement.measurements import read_measurements
-    from ..measurement.validation import report_text, validate
+    from ..measurement.validation import validate
+    from .report import report_text
 
     if a.plot:
         from .plots import output_format
@@ -639,8 +640,9 @@ def _calibrate(a) -> str:
     from pathlib import Path
 
     from ..device import device
-    from ..measurement.calibration import calibrate, calibration_text
+    from ..measurement.calibration import calibrate
     from ..measurement.measurements import read_measurements
+    from .report import calibration_text
 
     if a.plot:
         from .plots import output_format

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 
+import numpy as np
+
+from ..measurement.calibration import Calibration
+from ..measurement.validation import GroupReport, volume_errors
 from ..model.estimate import Estimate
+from ..model.latency import run_overhead_bytes
 from ..model.levels import LEVELS, VOLUME_LABELS
 from ..model.roofline import LIMITERS, limiter_names
 
@@ -190,3 +196,75 @@ def ranking_csv_rows(ranking) -> list[dict]:
                        dram_efficiency=pm.get("dram_efficiency", ""))
         rows.append(row)
     return rows
+
+
+# ----------------------------------------------------------------- validation and calibration
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f} %"
+
+
+def report_text(reports: Sequence[GroupReport]) -> str:
+    """Per group: the figures and a volume error table; the last line is the one-line summary."""
+    lines = []
+    for r in reports:
+        rho = "n/a" if r.spearman is None else f"{r.spearman:.3f}"
+        lines.append(f"{r.title}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
+                     f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
+                     f"{r.measured_best.label}")
+        if r.ratio is not None:
+            lines.append(f"  predicted ({r.model} model) / measured GLup/s: median {r.ratio.median:.2f}, p90 of "
+                         f"|ratio - 1| {r.ratio.p90_abs_deviation:.2f}")
+        if r.volume_errors:
+            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11} {'within 10 %':>12}")
+            for k, v in r.volume_errors.items():
+                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14} {_pct(v.p90):>11} {_pct(v.within):>12}")
+    lines.append(summary_line(reports))
+    return "\n".join(lines)
+
+
+def summary_line(reports: Sequence[GroupReport]) -> str:
+    """One line: configurations, groups, median Spearman, worst top-1, pooled DRAM and L2 load errors."""
+    n = sum(len(r.pairs) for r in reports)
+    rhos = [r.spearman for r in reports if r.spearman is not None]
+    parts = [f"summary: {n} configurations in {len(reports)} group{'s' if len(reports) != 1 else ''}",
+             "Spearman " + (f"{float(np.median(rhos)):.3f}" if rhos else "n/a")
+             + (" (median)" if len(rhos) > 1 else ""),
+             f"top-1 {min(r.top1_percent for r in reports):.1f} %" + (" (worst)" if len(reports) > 1 else "")]
+    pooled = volume_errors([p for r in reports for p in r.pairs])
+    for key in ("dram_load", "l2_load"):
+        if key in pooled:
+            parts.append(f"{key} error median {_pct(pooled[key].median)}, p90 {_pct(pooled[key].p90)}")
+    return "; ".join(parts)
+
+
+def calibration_text(cal: Calibration) -> str:
+    """What a calibration fitted and what it kept, one line per bandwidth, latency fit and curve."""
+    ids = ", ".join(d.id for d in cal.devices)
+    pooled = " (curves fitted to the pooled rows)" if len(cal.devices) > 1 else ""
+    lines = [f"calibrating {ids} from {cal.data_file} ({cal.gpu_name}, driver {cal.driver}){pooled}"]
+    for d, b in zip(cal.devices, cal.bandwidths, strict=True):
+        if b is not None:
+            who = f" of {d.id}" if len(cal.devices) > 1 else ""
+            lines.append(f"  dram_bw   {b.GB_s:.0f} GB/s{who} from {b.rows} streaming {b.kernel} rows (best: "
+                         f"{b.configuration}; was {d.dram_bw_GB_s:.0f} GB/s)")
+    pf = cal.parallelism
+    if pf is not None:
+        d = cal.device
+        was = run_overhead_bytes(d)
+        was_time = f"{was / d.dram_bw_GB_s:.3g} ns" if was is not None else "none"
+        rate = "none" if pf.l2_requests_per_ns is None else f"{pf.l2_requests_per_ns:g} per ns"
+        was_rate = "none" if d.l2_requests_per_ns is None else f"{d.l2_requests_per_ns:g} per ns"
+        lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_time "
+                     f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g}, L2 requests "
+                     f"{rate} from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; "
+                     f"was {d.sectors_in_flight_per_warp}, {was_time}, {d.dram_run_exponent} and {was_rate})")
+    for f in cal.fits:
+        if f.fitted is None:
+            lines.append(f"  {f.curve:<9} {len(f.points)} points: {f.kept_because}; kept "
+                         f"a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}")
+        else:
+            c = f.fitted
+            how = " (level only: no point past the drop)" if f.level_only else ""
+            lines.append(f"  {f.curve:<9} {len(f.points)} points: a={c.a:.4g} b={c.b:.4g} c={c.c:.4g} "
+                         f"(was a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}), rms {f.rms:.3f}{how}")
+    return "\n".join(lines)

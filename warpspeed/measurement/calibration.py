@@ -68,6 +68,18 @@ class CurveFit:
     old: HitRateCurve
     rms: float | None  # of the fit residuals
 
+    @property
+    def kept_because(self) -> str | None:
+        """Why the old curve stays (None where a curve was fitted)."""
+        if self.fitted is not None:
+            return None
+        return f"not enough to fit (need {MIN_POINTS})" if len(self.points) < MIN_POINTS else "the fit did not converge"
+
+    @property
+    def level_only(self) -> bool:
+        """A fitted curve whose points do not reach past the drop: only its level was fitted."""
+        return self.fitted is not None and not _spans_drop(self.points)
+
     def to_dict(self) -> dict:
         return {"curve": self.curve, "points": len(self.points), "rms": self.rms,
                 "fitted": None if self.fitted is None else self.fitted.to_dict(), "old": self.old.to_dict()}
@@ -467,41 +479,5 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                        tuple(bandwidths), parallelism)
 
 
-def calibration_text(cal: Calibration) -> str:
-    ids = ", ".join(d.id for d in cal.devices)
-    pooled = " (curves fitted to the pooled rows)" if len(cal.devices) > 1 else ""
-    lines = [f"calibrating {ids} from {cal.data_file} ({cal.gpu_name}, driver {cal.driver}){pooled}"]
-    for d, b in zip(cal.devices, cal.bandwidths, strict=True):
-        if b is not None:
-            who = f" of {d.id}" if len(cal.devices) > 1 else ""
-            lines.append(f"  dram_bw   {b.GB_s:.0f} GB/s{who} from {b.rows} streaming {b.kernel} rows (best: "
-                         f"{b.configuration}; was {d.dram_bw_GB_s:.0f} GB/s)")
-    pf = cal.parallelism
-    if pf is not None:
-        d = cal.device
-        was = run_overhead_bytes(d)
-        was_time = f"{was / d.dram_bw_GB_s:.3g} ns" if was is not None else "none"
-        rate = "none" if pf.l2_requests_per_ns is None else f"{pf.l2_requests_per_ns:g} per ns"
-        was_rate = "none" if d.l2_requests_per_ns is None else f"{d.l2_requests_per_ns:g} per ns"
-        lines.append(f"  latency   sectors_in_flight_per_warp {pf.sectors_in_flight_per_warp}, dram_run_time "
-                     f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g}, L2 requests "
-                     f"{rate} from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; "
-                     f"was {d.sectors_in_flight_per_warp}, {was_time}, {d.dram_run_exponent} and {was_rate})")
-    for f in cal.fits:
-        if f.fitted is None:
-            why = (f"not enough to fit (need {MIN_POINTS})" if len(f.points) < MIN_POINTS else
-                   "the fit did not converge")
-            lines.append(f"  {f.curve:<9} {len(f.points)} points: {why}; kept "
-                         f"a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}")
-        else:
-            c = f.fitted
-            how = "" if _spans_drop(f.points) else " (level only: no point past the drop)"
-            lines.append(f"  {f.curve:<9} {len(f.points)} points: a={c.a:.4g} b={c.b:.4g} c={c.c:.4g} "
-                         f"(was a={f.old.a:.4g} b={f.old.b:.4g} c={f.old.c:.4g}), rms {f.rms:.3f}{how}")
-    return "\n".join(lines)
-
-
-
-
-__all__ = ["Calibration", "CurveFit", "calibrate", "calibration_text", "fit_curve",
+__all__ = ["Calibration", "CurveFit", "calibrate", "fit_curve",
            "observed_hit_rates", "observed_points"]

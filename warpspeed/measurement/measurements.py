@@ -59,8 +59,8 @@ _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
 NUMBER_RANGE = (1e-15, 1e15)  # numbers are 0 or in this range: beyond, no measurement, and ratios overflow
 MAX_REGISTERS = 255  # per thread, the CUDA maximum
 _CONTROL = frozenset(chr(c) for c in [*range(0x20), 0x7F]) - {"\t"}
-_NUMERIC = ("sm_clock_MHz", "mem_clock_MHz", "registers", "repeats", "time_s", "time_min_s", "GLup_s",
-            "l1_cycles_per_warp_lup", *VOLUME_COLUMNS, "cycles")
+NUMERIC_COLUMNS = ("sm_clock_MHz", "mem_clock_MHz", "registers", "repeats", "time_s", "time_min_s", "GLup_s",
+                   "l1_cycles_per_warp_lup", *VOLUME_COLUMNS, "cycles")  # columns read as numbers
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
             if bad := next((ch for ch in v if ch in _CONTROL), None):
                 raise InputError(f"{p}, line {line}: column {k or '(unnamed)'} holds the control character "
                                  f"{bad!r}; cells are one line of printable text.")
-            if k in _NUMERIC and v:
+            if k in NUMERIC_COLUMNS and v:
                 try:
                     values[k] = float(v)
                 except ValueError:

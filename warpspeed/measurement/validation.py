@@ -162,7 +162,7 @@ def measured_value(p: Pair, key: str) -> float | None:
     return p.measured.volume("l1_cycles_per_warp_lup" if key == L1_CYCLES else key)
 
 
-def _volume_errors(pairs: Sequence[Pair]) -> dict[str, VolumeError]:
+def volume_errors(pairs: Sequence[Pair]) -> dict[str, VolumeError]:
     out = {}
     for key in (*VOLUME_COLUMNS, L1_CYCLES):
         errs = [abs(predicted_value(p, key) - m) / m for p in pairs
@@ -264,7 +264,7 @@ def _report(kernel: str, dev: str, domain, code: str, pairs: list[Pair], on: str
     meas = [p.measured.GLup_s for p in pairs]
     best_pred = pairs[int(np.argmax(pred))]
     top1 = 100.0 * best_pred.measured.GLup_s / max(meas)
-    return GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, _volume_errors(pairs), domain, code,
+    return GroupReport(kernel, dev, tuple(pairs), spearman(pred, meas), top1, volume_errors(pairs), domain, code,
                        performance_ratio(pairs), on)
 
 
@@ -280,43 +280,5 @@ def remodel(reports: Sequence[GroupReport], model: str | None) -> list[GroupRepo
             pairs.append(replace(p, estimate=e))
         out.append(_report(r.kernel, r.device, r.domain, r.code, pairs, r.estimated_on))
     return out
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
-
-
-def report_text(reports: Sequence[GroupReport]) -> str:
-    """Per group: the figures and a volume error table; the last line is the one-line summary."""
-    lines = []
-    for r in reports:
-        rho = "n/a" if r.spearman is None else f"{r.spearman:.3f}"
-        lines.append(f"{r.title}: {len(r.pairs)} configurations, Spearman {rho}, predicted best "
-                     f"{r.predicted_best.label} reaches {r.top1_percent:.1f} % of the measured best "
-                     f"{r.measured_best.label}")
-        if r.ratio is not None:
-            lines.append(f"  predicted ({r.model} model) / measured GLup/s: median {r.ratio.median:.2f}, p90 of "
-                         f"|ratio - 1| {r.ratio.p90_abs_deviation:.2f}")
-        if r.volume_errors:
-            lines.append(f"  {'volume':<12}{'n':>5}{'median |err|':>14} {'p90 |err|':>11} {'within 10 %':>12}")
-            for k, v in r.volume_errors.items():
-                lines.append(f"  {k:<12}{v.n:>5}{_pct(v.median):>14} {_pct(v.p90):>11} {_pct(v.within):>12}")
-    lines.append(summary_line(reports))
-    return "\n".join(lines)
-
-
-def summary_line(reports: Sequence[GroupReport]) -> str:
-    """One line: configurations, groups, median Spearman, worst top-1, pooled DRAM and L2 load errors."""
-    n = sum(len(r.pairs) for r in reports)
-    rhos = [r.spearman for r in reports if r.spearman is not None]
-    parts = [f"summary: {n} configurations in {len(reports)} group{'s' if len(reports) != 1 else ''}",
-             "Spearman " + (f"{float(np.median(rhos)):.3f}" if rhos else "n/a")
-             + (" (median)" if len(rhos) > 1 else ""),
-             f"top-1 {min(r.top1_percent for r in reports):.1f} %" + (" (worst)" if len(reports) > 1 else "")]
-    pooled = _volume_errors([p for r in reports for p in r.pairs])
-    for key in ("dram_load", "l2_load"):
-        if key in pooled:
-            parts.append(f"{key} error median {_pct(pooled[key].median)}, p90 {_pct(pooled[key].p90)}")
-    return "; ".join(parts)
 
 

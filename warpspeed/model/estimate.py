@@ -78,9 +78,11 @@ class FieldVolumes:
 class Estimate:
     """Inputs, occupancy, volumes by level / field / cause, the four roofline limiters and the prediction.
 
-    ``performance_GLup_s``, ``limiter`` and ``time_s`` are those of the performance model ``model``
-    (``performance`` holds its limits and reasons); ``limiters_GLup_s`` are always the four roofline
-    limits. ``workload`` is what every model reads, so :func:`with_model` re-predicts without the stages.
+    ``workload`` is what the stages measured and every performance model reads (L1 cycles, volumes,
+    resident warps, load runs, requests), so :func:`with_model` re-predicts without the stages;
+    ``performance`` is the model's prediction (GLup/s, limiter, its limits and reasons).
+    ``limiters_GLup_s`` are always the four roofline limits. ``wave_valid_lups`` are the valid cells of the
+    wave whose volumes the DRAM stage counts (the volumes are per one of them).
     """
 
     kernel: str
@@ -91,29 +93,49 @@ class Estimate:
     grid: tuple[int, int, int]
     occupancy: Occupancy
     wave_blocks: int
-    wave_valid_lups: int = field(compare=False)  # not in the JSON: 0 in an estimate rebuilt by from_dict
-    l1_cycles_per_warp_lup: float
-    volumes_B_per_lup: Mapping[str, float]
+    wave_valid_lups: int
+    workload: Workload
     fields: tuple[FieldVolumes, ...]
     l1_capacity: CacheReuse  # L1 redundant loads -> L2 load capacity misses
     layer_y: CacheReuse  # L2 reuse from the y-layer thread set
     layer_z: CacheReuse  # L2 reuse from the z-layer thread set
     partial_stores: CacheReuse  # partially written sectors whose misses are read from DRAM (and written twice)
     limiters_GLup_s: Mapping[str, float]
-    performance_GLup_s: float
-    limiter: str
-    time_s: float
+    performance: Performance
     notes: tuple[str, ...] = field(default=())
-    model: str = "roofline"
-    performance: Performance | None = None
-    workload: Workload | None = field(default=None, compare=False)
     unvalidated: tuple[str, ...] = ()  # why the access pattern lies outside the validated ones (confidence.py)
 
     @property
+    def l1_cycles_per_warp_lup(self) -> float:
+        return self.workload.l1_cycles_per_warp_lup
+
+    @property
+    def volumes_B_per_lup(self) -> Mapping[str, float]:
+        """Each level's volumes (:data:`warpspeed.model.levels.VOLUME_KEYS`) in bytes per lup of the wave."""
+        return self.workload.volumes_B_per_lup
+
+    @property
+    def performance_GLup_s(self) -> float:
+        return self.performance.GLup_s
+
+    @property
+    def limiter(self) -> str:
+        return self.performance.limiter
+
+    @property
+    def model(self) -> str:
+        """The name of the performance model that predicted ``performance``."""
+        return self.performance.model
+
+    @property
+    def time_s(self) -> float:
+        """Seconds of one sweep over the domain at the predicted rate (0 for an infinite one)."""
+        return _time_s(math.prod(self.domain), self.performance_GLup_s)
+
+    @property
     def limits_GLup_s(self) -> Mapping[str, float]:
-        """The performance model's limits in GLup/s (inf: no load); the roofline's four where the estimate
-        keeps no model detail."""
-        return self.performance.limits_GLup_s if self.performance is not None else self.limiters_GLup_s
+        """The performance model's limits in GLup/s (inf: no load)."""
+        return self.performance.limits_GLup_s
 
     @property
     def margin(self) -> tuple[str, float] | None:
@@ -146,36 +168,32 @@ class Estimate:
                        "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
             "notes": list(self.notes), "unvalidated": list(self.unvalidated), "warpspeed_version": __version__,
             "model": self.model,
-            "performance_model": self.performance.to_dict() if self.performance else {"name": self.model},
+            "performance_model": self.performance.to_dict(),
+            "wave_valid_lups": self.wave_valid_lups, "workload": self.workload.to_dict(),
             "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
         }
 
     @classmethod
     def from_dict(cls, d: Mapping) -> Estimate:
-        """The estimate back from its JSON (``to_dict``), e.g. from a rank cache: ``to_dict`` of the result
-        is the same document (but for ``warpspeed_version``, which is always this version's). It carries no
-        ``workload`` (so :func:`with_model` cannot re-predict it) and ``wave_valid_lups`` is 0.
-        A document that is not an estimate's JSON raises :class:`InputError` naming the missing key."""
+        """The estimate back from its JSON (``to_dict``), e.g. from a rank cache: equal to the estimate that
+        wrote it, and ``to_dict`` of the result is the same document (but for ``warpspeed_version``, which is
+        always this version's). A document that is not an estimate's JSON (or one of an older layout) raises
+        :class:`InputError` naming the missing key."""
         try:
-            inf = math.inf
             occ = Occupancy(d["occupancy"]["blocks_per_sm"], d["occupancy"]["limited_by"],
                             tuple(d["occupancy_limits"].items()), d["registers"], d["registers_source"])
             causes = {k: CacheReuse.from_dict(d["causes"][k])
                       for k in ("l1_capacity", "layer_y", "layer_z", "partial_stores")}
-            pm = d.get("performance_model", {"name": d.get("model", "roofline")})
-            performance = Performance.from_dict(pm, d["performance_GLup_s"], d["limiter"]) \
-                if "limits_GLup_s" in pm else None
+            volumes = FrozenMap(d["volumes_B_per_lup"])
             return cls(
                 kernel=d["kernel"], device=d["device"], block=tuple(d["block"]), folding=tuple(d["folding"]),
                 domain=tuple(d["domain"]), grid=tuple(d["grid"]), occupancy=occ,
-                wave_blocks=d["occupancy"]["wave_blocks"], wave_valid_lups=0,
-                l1_cycles_per_warp_lup=d["l1_cycles_per_warp_lup"],
-                volumes_B_per_lup=FrozenMap(d["volumes_B_per_lup"]),
+                wave_blocks=d["occupancy"]["wave_blocks"], wave_valid_lups=d["wave_valid_lups"],
+                workload=Workload.from_dict(d["workload"], d["l1_cycles_per_warp_lup"], volumes),
                 fields=tuple(FieldVolumes.from_dict(n, f) for n, f in d["fields"].items()),
-                limiters_GLup_s=FrozenMap({k: inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
-                performance_GLup_s=d["performance_GLup_s"], limiter=d["limiter"], time_s=d["time_s"],
-                notes=tuple(d["notes"]), model=d.get("model", "roofline"), performance=performance,
-                unvalidated=tuple(d.get("unvalidated", ())), **causes)
+                limiters_GLup_s=FrozenMap({k: math.inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
+                performance=Performance.from_dict(d["performance_model"], d["performance_GLup_s"], d["limiter"]),
+                notes=tuple(d["notes"]), unvalidated=tuple(d["unvalidated"]), **causes)
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"not an estimate document (docs/outputs.md): {type(e).__name__} {e}") from None
 
@@ -350,13 +368,10 @@ def with_model(e: Estimate, device: Device | str, model: str | PerformanceModel 
     """The same estimate under another performance model (``device``: the one ``e`` was made on)."""
     pm = performance_model(model)
     dev = get_device(device)
-    if e.workload is None:
-        raise InputError("this estimate carries no workload (it was rebuilt from JSON); estimate it again.")
     if dev.id != e.device:
         raise InputError(f"with_model needs the device the estimate was made on ({e.device}), got {dev.id}.")
     perf = pm.predict(e.workload, dev)
-    return replace(e, performance=perf, model=pm.name, performance_GLup_s=perf.GLup_s, limiter=perf.limiter,
-                   time_s=_time_s(math.prod(e.domain), perf.GLup_s))
+    return replace(e, performance=perf)
 
 
 SHORT_KERNEL_S = 50e-6
@@ -447,9 +462,12 @@ def _l1_parameters(dev: Device, instrs: tuple[Instruction, ...]) -> tuple:
 def _workload(k: Kernel, dev: Device, launch: Launch, blocks: BlockStage, l1_cycles: float, bt: BlockTraffic,
               volumes: dict[str, float], load_run_bytes: float, tlb: float) -> Workload:
     bps = launch.occupancy.blocks_per_sm
-    return Workload(k.precision, k.flops, l1_cycles, volumes, bps * -(-launch.threads_per_block // dev.warp_size),
-                    math.prod(launch.folding), load_run_bytes, tlb, bt.load_requests_per_byte,
-                    bt.store_requests_per_byte, bps * blocks.active_warps_per_block)
+    return Workload(k.precision, k.flops, l1_cycles, FrozenMap(volumes),
+                    warps_per_sm=bps * -(-launch.threads_per_block // dev.warp_size),
+                    lups_per_thread=math.prod(launch.folding), load_run_bytes=load_run_bytes, tlb_pages_per_lup=tlb,
+                    l2_load_requests_per_byte=bt.load_requests_per_byte,
+                    l2_store_requests_per_byte=bt.store_requests_per_byte,
+                    active_warps_per_sm=bps * blocks.active_warps_per_block)
 
 
 def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: PerformanceModel) -> Estimate:
@@ -469,17 +487,14 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes, launch=launch), counts.valid_lups)
     work = _workload(k, dev, launch, blocks, l1_cycles, bt, volumes, counts.load_run_bytes, tlb)
     performance = pm.predict(work, dev)
-    perf = performance.GLup_s
     roof = work.roofline_GLup_s(dev)
     return Estimate(
         kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
         grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks,
-        wave_valid_lups=counts.valid_lups, l1_cycles_per_warp_lup=l1_cycles, volumes_B_per_lup=FrozenMap(volumes),
-        fields=fields, l1_capacity=bt.l1_capacity, layer_y=wt.layer_y, layer_z=wt.layer_z,
-        partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
-        performance_GLup_s=perf, limiter=performance.limiter, time_s=_time_s(k.valid_lups, perf),
-        notes=tuple(_notes(k, dev, launch, min(roof.values()))), model=pm.name, performance=performance,
-        workload=work, unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes))
+        wave_valid_lups=counts.valid_lups, workload=work, fields=fields, l1_capacity=bt.l1_capacity,
+        layer_y=wt.layer_y, layer_z=wt.layer_z, partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
+        performance=performance, notes=tuple(_notes(k, dev, launch, min(roof.values()))),
+        unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes))
 
 
 __all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",

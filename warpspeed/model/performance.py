@@ -56,6 +56,26 @@ class Workload:
         if self.active_warps_per_sm is None:
             object.__setattr__(self, "active_warps_per_sm", self.warps_per_sm)
 
+    def to_dict(self) -> dict:
+        """The workload's JSON less its L1 cycles and volumes (the estimate's JSON holds those at its top)."""
+        return {"precision": self.precision, "flops": {"fma": self.flops.fma, "add": self.flops.add,
+                                                       "mul": self.flops.mul, "other": self.flops.other},
+                "warps_per_sm": self.warps_per_sm, "active_warps_per_sm": self.active_warps_per_sm,
+                "lups_per_thread": self.lups_per_thread, "load_run_bytes": self.load_run_bytes,
+                "tlb_pages_per_lup": self.tlb_pages_per_lup,
+                "l2_load_requests_per_byte": self.l2_load_requests_per_byte,
+                "l2_store_requests_per_byte": self.l2_store_requests_per_byte}
+
+    @classmethod
+    def from_dict(cls, d: Mapping, l1_cycles_per_warp_lup: float, volumes_B_per_lup: Mapping[str, float]) -> Workload:
+        """Back from ``to_dict`` and the estimate's L1 cycles and volumes."""
+        return cls(d["precision"], Flops(**d["flops"]), l1_cycles_per_warp_lup, volumes_B_per_lup,
+                   warps_per_sm=d["warps_per_sm"], lups_per_thread=d["lups_per_thread"],
+                   load_run_bytes=d["load_run_bytes"], tlb_pages_per_lup=d["tlb_pages_per_lup"],
+                   l2_load_requests_per_byte=d["l2_load_requests_per_byte"],
+                   l2_store_requests_per_byte=d["l2_store_requests_per_byte"],
+                   active_warps_per_sm=d["active_warps_per_sm"])
+
     def costs(self) -> dict[str, float]:
         """The workload's use of each limiter's resource per lup (warpspeed.model.roofline.LIMITS)."""
         levels = {lv.name: lv.cost(self.volumes_B_per_lup, self.l1_cycles_per_warp_lup) for lv in LEVELS}

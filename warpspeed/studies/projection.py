@@ -107,5 +107,5 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
     if rs.best.error or rt.best.error:
         bad = src.id if rs.best.error else tgt.id
         raise InputError(f"no configuration of {k.name} can launch on {bad}: {(rs.best.error or rt.best.error)}")
-    (c, data, err, est), = ranking.evaluate(k, tgt, [rs.best.configuration], registers, model=model)
-    return Projection(k.name, src, tgt, rs.best, rt.best, RankedResult(c, data, err, est))
+    carried_over, = ranking.evaluate(k, tgt, [rs.best.configuration], registers, model=model)
+    return Projection(k.name, src, tgt, rs.best, rt.best, carried_over)

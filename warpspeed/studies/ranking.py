@@ -34,19 +34,41 @@ from .space import Configuration, block_shapes, configurations, pystencils_defau
 
 
 @dataclass(frozen=True)
+class Failure:
+    """Why a configuration has no estimate (it cannot launch, or an internal error), with what names its row."""
+
+    kernel: str
+    device: str
+    domain: tuple[int, int, int]
+    message: str
+
+
+@dataclass(frozen=True)
 class RankedResult:
-    """One configuration's outcome: the typed estimate, or an error; ``data`` is its JSON (docs/outputs.md),
-    what the edges write (the CLI, the rank cache, the plugin's metadata). Code below them reads the
-    estimate."""
+    """One configuration's outcome: its typed estimate, or the failure that left it without one.
+    ``data`` is its JSON (docs/outputs.md), for the edges that write it (the CLI, the rank cache, the
+    plugin's metadata); code below them reads the estimate."""
 
     configuration: Configuration
-    data: dict
-    error: str | None = None
-    estimate: Estimate | None = None  # None exactly for an error
+    estimate: Estimate | None = None
+    failure: Failure | None = None  # exactly one of the two
 
     def __post_init__(self) -> None:
-        if (self.estimate is None) != bool(self.error):
-            raise ValueError("a ranked result holds an estimate, or an error")
+        if (self.estimate is None) == (self.failure is None):
+            raise ValueError("a ranked result holds an estimate, or a failure")
+
+    @property
+    def error(self) -> str | None:
+        return None if self.failure is None else self.failure.message
+
+    @cached_property
+    def data(self) -> dict:
+        """The result's JSON: the estimate's, or an error row (performance 0, no limiter, the ``error``)."""
+        if self.estimate is not None:
+            return self.estimate.to_dict()
+        c, f = self.configuration, self.failure
+        return {"kernel": f.kernel, "device": f.device, "block": list(c.block), "folding": list(c.folding),
+                "domain": list(c.domain or f.domain), "performance_GLup_s": 0, "limiter": None, "error": f.message}
 
     @property
     def performance_GLup_s(self) -> float:
@@ -124,26 +146,21 @@ class Ranking:
         return out
 
 
-def _error_data(kernel: str, device: str, c: Configuration, domain, error: str) -> dict:
-    return {"kernel": kernel, "device": device, "block": list(c.block), "folding": list(c.folding),
-            "domain": list(c.domain or domain), "performance_GLup_s": 0, "limiter": None, "error": error}
-
-
 def evaluate(kernel: Kernel, device: Device, configs: Sequence[Configuration], registers: int | None = None,
-             model: str | None = None) -> list[tuple[Configuration, dict, str | None, Estimate | None]]:
-    """Estimate configurations one by one: (configuration, JSON, error, estimate), where a failing
-    configuration is an error row without an estimate (never raises). Estimates pickle: workers send them
-    back with the JSON. ``model`` names the performance model."""
+             model: str | None = None) -> list[RankedResult]:
+    """Estimate configurations one by one, where a failing configuration is a result with its failure and no
+    estimate (never raises). Results pickle: workers send them back as they are. ``model`` names the
+    performance model."""
     out = []
     for c in configs:
         try:
             e = estimate(kernel, device, c.block, c.folding, c.domain, registers=registers, model=model)
-            out.append((c, e.to_dict(), None, e))
+            out.append(RankedResult(c, e))
         except InputError as err:
-            out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, str(err)), str(err), None))
+            out.append(RankedResult(c, failure=Failure(kernel.name, device.id, kernel.domain, str(err))))
         except Exception as err:  # an internal error in one configuration must not lose the others
             msg = f"internal error ({type(err).__name__}): {err}"
-            out.append((c, _error_data(kernel.name, device.id, c, kernel.domain, msg), msg, None))
+            out.append(RankedResult(c, failure=Failure(kernel.name, device.id, kernel.domain, msg)))
     return out
 
 
@@ -206,8 +223,9 @@ class ResultCache:
         rec = self.entries.get(self.key(c))
         return None if rec is None or "bound" not in rec else float(rec["bound"])
 
-    def add(self, c: Configuration, data: dict, error: str | None) -> None:
-        self._append({"key": self.key(c), "configuration": c.to_dict(), "data": data, "error": error})
+    def add(self, result: RankedResult) -> None:
+        c = result.configuration
+        self._append({"key": self.key(c), "configuration": c.to_dict(), "data": result.data, "error": result.error})
 
     def add_bound(self, c: Configuration, bound: float) -> None:
         self._append({"key": self.key(c), "configuration": c.to_dict(), "bound": bound})
@@ -237,11 +255,13 @@ def _check_is_rank_cache(path: Path, lines: list[str]) -> None:
 
 def _cached_result(c: Configuration, rec: dict) -> RankedResult | None:
     """The ranked result of a cache record; None for a record of an older layout (estimated afresh)."""
-    if rec["error"]:
-        return RankedResult(c, rec["data"], rec["error"])
+    data = rec["data"]
     try:
-        return RankedResult(c, rec["data"], None, Estimate.from_dict(rec["data"]))
-    except InputError:
+        if rec["error"]:
+            return RankedResult(c, failure=Failure(data["kernel"], data["device"], tuple(data["domain"]),
+                                                   rec["error"]))
+        return RankedResult(c, Estimate.from_dict(data))
+    except (KeyError, TypeError, InputError):
         return None
 
 
@@ -408,7 +428,7 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
     """Estimate every configuration of ``todo`` on every device into ``done`` (one dict per device), in this
     process or in chunks on an executor (a local process pool of ``jobs`` workers, all cores by default)."""
 
-    def finished(i: int, batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
+    def finished(i: int, batch: list[RankedResult]) -> None:
         _record(done[i], None if stores is None else stores[i], batch)
 
     def report() -> None:
@@ -442,17 +462,16 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
         ex.shutdown()
 
 
-def _record(done: dict[Configuration, RankedResult], store: ResultCache | None,
-            batch: list[tuple[Configuration, dict, str | None, Estimate | None]]) -> None:
+def _record(done: dict[Configuration, RankedResult], store: ResultCache | None, batch: list[RankedResult]) -> None:
     """Keep evaluated configurations as results (and in the cache file, if any)."""
-    for c, data, err, est in batch:
-        done[c] = RankedResult(c, data, err, est)
+    for r in batch:
+        done[r.configuration] = r
         if store is not None:
-            store.add(c, data, err)
+            store.add(r)
 
 
 def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Configuration], registers: int | None,
-                         model: str) -> list[list[tuple[Configuration, dict, str | None, Estimate | None]]]:
+                         model: str) -> list[list[RankedResult]]:
     """:func:`evaluate` of the configurations on each device (a worker's task), configuration by configuration,
     so that the devices of one configuration follow each other and share its counts."""
     out: list[list] = [[] for _ in devs]
@@ -475,5 +494,5 @@ def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: De
             return r
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    (cfg, data, err, est), = evaluate(k, dev, [c], registers, model=model)
-    return RankedResult(cfg, data, err, est)
+    result, = evaluate(k, dev, [c], registers, model=model)
+    return result

@@ -110,7 +110,7 @@ def serve(host: str = "127.0.0.1", port: int = 8765) -> None:
 
     app = create_app()
     server = make_server(host, port, app, threaded=True)
-    if not _loopback(host):
+    if not is_loopback_host(host):
         print(f"warning: serving on {host}: anyone who can reach this machine can use the page (and its CPU); "
               "there is no login.", file=sys.stderr)
     shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
@@ -123,7 +123,8 @@ def serve(host: str = "127.0.0.1", port: int = 8765) -> None:
         server.server_close()
 
 
-def _loopback(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is this machine only (the page serves others only with a warning)."""
     if host == "localhost":
         return True
     try:
