@@ -37,3 +37,18 @@ def test_version_has_one_home():
     from warpspeed._version import __version__
 
     assert warpspeed.__version__ == __version__ == version("warpspeed")
+
+
+def test_every_warpspeed_name_the_plugins_use_is_documented():
+    """docs/plugins.md names every name a shipped plugin takes from warpspeed (attributes and imports)."""
+    doc = (PLUGINS.parent / "docs" / "plugins.md").read_text()
+    used = set()
+    for py in PLUGINS.rglob("*.py"):
+        for node in ast.walk(ast.parse(py.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "warpspeed":
+                used.add(node.attr)
+            elif isinstance(node, ast.ImportFrom) and node.module in ("warpspeed", "warpspeed.plugin_api"):
+                used |= {a.name for a in node.names}
+    used -= {"__file__", "__version__", "plugin_api"}
+    assert used >= {"rank", "InputError", "CudaProgram"}  # the walk finds them
+    assert not [n for n in sorted(used) if f"`{n}" not in doc and f"`warpspeed.{n}`" not in doc]
