@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Copy this checkout into SITE (a folder on PYTHONPATH) as setuptools would install it, with the entry point
 # of the pystencils plugin: no build backend, no network (the device machine has neither wheel nor PyPI).
-# Mirrors pyproject.toml's packages and package-dir; tests/test_gpu_kit.py checks the result.
+# Mirrors pyproject.toml's packages and package-dir; tests/measurement/test_gpu_kit.py checks the result.
 set -euo pipefail
 site=${1:?usage: gpu/install-checkout.sh SITE}
 cd "$(dirname "$0")/.."

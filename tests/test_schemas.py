@@ -11,6 +11,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from paths import ROOT
 
 import warpspeed
 import warpspeed.studies.ranking as rank_module
@@ -18,7 +19,6 @@ from warpspeed import schemas
 from warpspeed.interface.cli import main
 from warpspeed.interface.report import CSV_COLUMNS
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "outputs.md"
 DOMAIN = "128,128,64"
 H100, A100 = "H100-SXM5-80GB", "A100-SXM4-40GB"

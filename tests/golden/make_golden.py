@@ -1,6 +1,6 @@
 """Write tests/golden/estimates.json: the JSON of every shipped stencil kernel on every shipped device.
 
-The golden test (tests/test_golden.py) compares today's outputs with this file, every number to float noise
+The golden test (tests/model/test_golden.py) compares today's outputs with this file, every number to float noise
 and every key (the version and the prose notes aside), so that a restructuring cannot change a number
 unnoticed. A change of the model that is meant to change numbers
 regenerates the file on purpose (``python tests/golden/make_golden.py``) and says so in its commit.

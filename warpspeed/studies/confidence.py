@@ -6,7 +6,7 @@ GLup/s of the configurations of one sweep scatter around the sweep's median rati
 |log(ratio) - median log(ratio)| over every configuration of every sweep of x-contiguous kernels).
 Configurations predicted within :data:`RELATIVE_ERROR` of the best are therefore *contenders*: the model
 cannot order them. Launching every contender reached >= 98 % of the measured best in each of those sweeps
-(tests/test_hopper_accuracy.py recomputes both figures from the data).
+(tests/measurement/test_hopper_accuracy.py recomputes both figures from the data).
 
 **Validated access patterns.** Every measured kernel reads and writes its fields x-contiguously: threads
 adjacent in x touch elements side by side. A field whose threads adjacent in x lie a whole sector or more

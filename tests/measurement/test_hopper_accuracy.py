@@ -24,7 +24,8 @@ from warpspeed.studies.confidence import RELATIVE_ERROR, assess
 from warpspeed.studies.ranking import RankedResult
 from warpspeed.studies.space import Configuration
 
-DATA = Path(__file__).parent / "data" / "hopper"
+ROOT = Path(__file__).resolve().parents[2]  # not from paths: this file also runs as a script
+DATA = ROOT / "tests" / "data" / "hopper"
 DEVICES = {"H100": "H100-SXM5-80GB", "H200": "H200-SXM-141GB"}
 
 # (file, kernel, domain) -> floors of the default (latency) model: Spearman, top-1, the predicted / measured
@@ -416,14 +417,15 @@ def readme_phrases() -> list[str]:
 @pytest.mark.parametrize("doc, phrases", [("model.md", model_doc_phrases), ("outputs.md", lambda: aos_phrases()[1:]),
                                           ("device-format.md", device_doc_phrases), ("README.md", readme_phrases)])
 def test_the_numbers_the_docs_give_are_what_the_data_give(doc, phrases):
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     text = " ".join((root / doc if doc == "README.md" else root / "docs" / doc).read_text().split())
     missing = [phrase for phrase in phrases() if phrase not in text]
-    assert not missing, f"docs/{doc} does not say (print them: python tests/test_hopper_accuracy.py): {missing}"
+    assert not missing, (f"docs/{doc} does not say (print them: python tests/measurement/test_hopper_accuracy.py): "
+                         f"{missing}")
 
 
 # ----------------------------------------------------------------------------- the README's accuracy table
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 _STAR, _LBM = ("star3d-r4", "640x512x512"), "256x256x256"
 # the table's rows: (label, the sweeps of its cells: one, or the H100's and the H200's)
 TABLE = (
@@ -477,7 +479,7 @@ def accuracy_table() -> str:
 
 def test_the_readme_accuracy_table_is_what_the_data_give():
     """Every figure of the README's table comes from the committed data: regenerate it with
-    `python tests/test_hopper_accuracy.py` after a model change."""
+    `python tests/measurement/test_hopper_accuracy.py` after a model change."""
     assert accuracy_table() in README.read_text()
 
 

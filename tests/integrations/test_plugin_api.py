@@ -1,7 +1,8 @@
 """Plugins use the package face and warpspeed.plugin_api only; the names there are the real objects."""
 
 import ast
-from pathlib import Path
+
+from paths import ROOT
 
 import warpspeed
 import warpspeed.plugin_api as api
@@ -10,7 +11,7 @@ from warpspeed.measurement import measure
 from warpspeed.model import launch
 from warpspeed.studies import ranking
 
-PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+PLUGINS = ROOT / "plugins"
 
 
 def test_plugin_api_reexports_the_real_objects():

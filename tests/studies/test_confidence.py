@@ -1,7 +1,7 @@
 """warpspeed.studies.confidence: contenders of a ranking, access patterns outside the validated ones, what to measure.
 
 The figures on real data (the 5 % resolution, contenders reaching the measured best) are checked in
-tests/test_hopper_accuracy.py, which already estimates every committed sweep."""
+tests/measurement/test_hopper_accuracy.py, which already estimates every committed sweep."""
 
 import json
 

@@ -10,11 +10,12 @@ import shutil
 import threading
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("flask")
+
+from paths import ROOT
 
 from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
@@ -56,7 +57,7 @@ def test_an_estimate_is_the_command_lines(client, capsys):
 
 
 def test_a_typed_kernel_is_estimated_and_checked(client, capsys, tmp_path):
-    toml = (Path(__file__).parent.parent / "kernels" / "star3d-r1.toml").read_text()
+    toml = (ROOT / "kernels" / "star3d-r1.toml").read_text()
     doc = client.post("/api/estimate", json={"toml": toml, "device": A100, "block": "32,4,2"}).get_json()
     f = tmp_path / "kernel.toml"
     f.write_text(toml)
@@ -79,7 +80,7 @@ def test_a_ranking_is_the_command_lines(client, capsys):
 @pytest.mark.parametrize(("query", "part", "words"), [
     ({"kernel": "no-such-kernel", "device": H100}, "kernel", "no-such-kernel"),
     ({"toml": "name = 'x'\nfield = [", "device": H100}, "kernel", "the kernel's TOML"),
-    ({"toml": (Path(__file__).parent.parent / "kernels" / "star3d-r1.toml").read_text().replace(
+    ({"toml": (ROOT / "kernels" / "star3d-r1.toml").read_text().replace(
         '"tidx+2"', '"tidx+*2"', 1), "device": H100}, "kernel", "field 'src', load 2, index 0: expected a number"),
     ({"kernel": "copy", "device": "no-such-gpu"}, "device", "unknown device 'no-such-gpu'"),
     ({"kernel": "copy", "device": H100, "overrides": [["clock_GHz", "1500"]]}, "device", "did you mean '1500MHz'"),

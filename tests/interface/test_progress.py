@@ -1,9 +1,9 @@
 """Progress of long work: callbacks reach the end, bars appear on a terminal only."""
 
 import io
-from pathlib import Path
 
 import pytest
+from paths import HOPPER_DATA
 
 from warpspeed.interface.cli import main
 from warpspeed.measurement.measurements import read_measurements
@@ -12,7 +12,7 @@ from warpspeed.progress import progress_bar, scaled
 from warpspeed.studies.projection import project
 from warpspeed.studies.whatif import whatif
 
-DATA = Path(__file__).parent / "data" / "hopper"
+DATA = HOPPER_DATA
 
 
 class Recorder:

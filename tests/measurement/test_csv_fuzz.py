@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from ncu_exports import ncu_export
+from paths import HOPPER_DATA
 
 import warpspeed
 import warpspeed.measurement.validation
@@ -32,7 +33,7 @@ from warpspeed.measurement.measured import measured_run, project_measured
 from warpspeed.measurement.measurements import NUMERIC_COLUMNS, read_measurements
 from warpspeed.measurement.ncu import USED_METRICS, read_ncu_csv, select_launches
 
-DATA = Path(__file__).parent / "data" / "hopper"
+DATA = HOPPER_DATA
 H100, A100 = warpspeed.device("H100-SXM5-80GB"), warpspeed.device("A100-SXM4-40GB")
 
 # --------------------------------------------------------------------------------------------- the mutator

@@ -8,8 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from paths import ROOT
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

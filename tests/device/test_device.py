@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from paths import ROOT
 
 from warpspeed.device import (
     HIT_RATE_CURVES,
@@ -30,7 +31,7 @@ from warpspeed.errors import InputError
 IDS = ["V100-PCIe-32GB", "V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A40", "L40S",
        "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200"]
 AMD_IDS = ["MI210", "MI250X-GCD", "MI300X"]
-DEVICE_DIR = Path(__file__).resolve().parents[1] / "warpspeed" / "devices"
+DEVICE_DIR = ROOT / "warpspeed" / "devices"
 MiB = 2**20
 
 

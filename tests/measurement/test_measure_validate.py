@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cuda_on_cpu import run_on_cpu
+from paths import HOPPER_DATA
 
 import warpspeed
 from warpspeed.errors import InputError
@@ -503,7 +504,7 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
     from warpspeed.interface.plots import validation_plot
     from warpspeed.measurement.measurements import read_measurements
 
-    reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"))
+    reports = validate(read_measurements(HOPPER_DATA / "star3d-r4-H100.csv"))
     fig = validation_plot(reports)
     keys = ["GLup_s", *reports[0].volume_errors]
     assert len(fig.axes) == len(keys) == 7 and all(ax.get_visible() for ax in fig.axes)
@@ -526,7 +527,7 @@ def test_calibration_plot_draws_a_fit_solid_only_where_observations_support_it()
     from warpspeed.measurement.calibration import calibrate
     from warpspeed.measurement.measurements import read_measurements
 
-    f = Path(__file__).parent / "data" / "hopper" / "star3d-r4-H100.csv"
+    f = HOPPER_DATA / "star3d-r4-H100.csv"
     cal = calibrate(read_measurements(f), warpspeed.device("H100-SXM5-80GB"), f, date="2026-11-25")
     fig = calibration_plot(cal)
     for ax, fit in zip(fig.axes, cal.fits, strict=True):

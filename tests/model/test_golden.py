@@ -10,13 +10,13 @@ import importlib.util
 import json
 import math
 import pickle
-from pathlib import Path
 
 import pytest
+from paths import HOPPER_DATA, TESTS
 
 import warpspeed
 
-HERE = Path(__file__).parent / "golden"
+HERE = TESTS / "golden"
 _spec = importlib.util.spec_from_file_location("make_golden", HERE / "make_golden.py")
 make_golden = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_golden)
@@ -108,7 +108,7 @@ def test_every_sweep_result_pickles():
     assert pickle.loads(pickle.dumps(points)) == points and len(points) == 2
     p = project(k, "A100-SXM4-40GB", "H100-SXM5-80GB", threads=(256,), jobs=1)
     assert pickle.loads(pickle.dumps(p)) == p
-    reports = validate(read_measurements(Path(__file__).parent / "data" / "hopper" / "bandwidth-copy-H100.csv"))
+    reports = validate(read_measurements(HOPPER_DATA / "bandwidth-copy-H100.csv"))
     back = pickle.loads(pickle.dumps(reports))
     assert [r.ratio for r in back] == [r.ratio for r in reports] and back[0].pairs == reports[0].pairs
 

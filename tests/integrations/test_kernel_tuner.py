@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from paths import TESTS
 
 import warpspeed
 from warpspeed import InputError
@@ -21,7 +22,7 @@ from warpspeed.measurement.validation import validate
 
 kernel_tuner = pytest.importorskip("kernel_tuner")
 
-HERE = Path(__file__).parent
+HERE = TESTS
 CSV = HERE / "data" / "hopper" / "star3d-r4-H100.csv"
 CACHE = HERE / "data" / "kernel_tuner" / "star3d-r4-H100.star3d_r4.json"
 DEVICE = "H100-SXM5-80GB"

@@ -2,13 +2,12 @@
 --cache that is not a ranking cache stop the command at once, with no estimate run."""
 
 import importlib
-from pathlib import Path
 
 import pytest
+from paths import ROOT
 
 from warpspeed.interface.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
 SWEEP = "tests/data/hopper/star3d-r4-H200.csv"
 
 
