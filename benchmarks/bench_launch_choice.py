@@ -1,10 +1,12 @@
-"""Seconds a pystencils kernel created without a shape spends choosing its block at launch time.
+"""Seconds the pystencils plugin spends choosing a block: at launch time, and in ``create_kernel`` with a shape.
 
 Runs on the stand-in GPU of the tests (tests/fake_gpu: pystencils' cupy JIT around a cupy that compiles and
 launches nothing), so what is timed is warpspeed's part of a launch: describing the kernel for the arrays,
 ranking the blocks, reading the disk cache. Each case runs in a fresh process with one cache folder:
 first the cold run (nothing cached), then the same program again (the choice is read back).
-Prints per case and run: the first call at each array shape, and a repeated call.
+Prints per case and run: the first call at each array shape, and a repeated call. Then ``create_kernel`` with
+``shape=`` and ``device=`` (the block chosen at creation; registers from nvcc where it is installed), cold and
+cached, each in a fresh process.
 Run: python benchmarks/bench_launch_choice.py [GPU-NAME]
 """
 
@@ -48,6 +50,21 @@ out["repeat_call_s"] = time.perf_counter() - t
 print(json.dumps(out))
 """
 
+CHILD_SHAPE = r"""
+import json, sys, time
+import pystencils as ps, warpspeed_pystencils as wp
+case, shape = sys.argv[1], json.loads(sys.argv[2])
+if case == "star3d-r1":
+    src, dst = ps.fields("src, dst: double[3D]", layout="fzyx")
+    offsets = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
+    assignments = [ps.Assignment(dst.center, sum(src[o] for o in offsets) - 6 * src.center)]
+else:
+    assignments = wp.lbm_d3q19_srt()
+t = time.perf_counter()
+kernel = wp.create_kernel(assignments, shape=shape, device="H100-SXM5-80GB")
+print(json.dumps({"create_s": time.perf_counter() - t, "block": kernel.metadata["warpspeed"]["block"]}))
+"""
+
 CASES = (("star3d-r1", [[130, 66, 34], [514, 514, 514]]), ("d3q19-srt", [[66, 66, 66], [258, 258, 258]]))
 
 
@@ -65,6 +82,17 @@ def main() -> int:
                 firsts = ", ".join(f"{tuple(s)}: {t:.3f}" for s, t in zip(shapes, r["first_call_s"], strict=True))
                 print(f"{case:10s} {run:6s}  create_kernel {r['create_s']:.3f}  first call {firsts}  "
                       f"repeat {r['repeat_call_s'] * 1e3:.2f} ms")
+    print("create_kernel(assignments, shape=..., device='H100-SXM5-80GB') (seconds of wall time)")
+    env = dict(os.environ)
+    for case, shapes in CASES:
+        with tempfile.TemporaryDirectory() as cache:
+            env["WARPSPEED_CACHE_DIR"] = cache
+            for run in ("cold", "cached", "cached"):
+                done = subprocess.run([sys.executable, "-c", CHILD_SHAPE, case, json.dumps(shapes[-1])], env=env,
+                                      capture_output=True, text=True, check=True)
+                r = json.loads(done.stdout.strip().splitlines()[-1])
+                print(f"{case:10s} {run:6s}  shape {tuple(shapes[-1])}: create_kernel {r['create_s']:.3f} "
+                      f"(block {tuple(r['block'])})")
     return 0
 
 

@@ -1,15 +1,31 @@
-"""warpspeed: analytic GPU performance estimates for generated stencil kernels, without a GPU."""
+"""warpspeed: analytic GPU performance estimates for generated stencil kernels, without a GPU.
 
-from . import kernels
+The names below are loaded on first use (``warpspeed.rank`` imports the ranking when it is first asked for),
+so that ``import warpspeed`` stays cheap for a caller that needs only a little of it, such as a plugin
+reading its cache. ``device`` is bound at once: it is also the name of the ``warpspeed.device`` subpackage,
+which must not shadow the function.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from ._version import __version__
-from .device import Device, detected_device, device, device_for_gpu_name, device_ids
+from .device import device
 from .errors import InputError
-from .kernel import Field, Kernel, kernel_from_dict, load_kernel
-from .kernels import catalog, find_kernel
-from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
-from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
-from .studies.ranking import Ranking, rank
-from .studies.space import Configuration, block_shapes, paper_space
+
+_HOMES = {
+    "Device": ".device", "detected_device": ".device", "device_for_gpu_name": ".device", "device_ids": ".device",
+    "Field": ".kernel", "Kernel": ".kernel", "kernel_from_dict": ".kernel", "load_kernel": ".kernel",
+    "catalog": ".kernels", "find_kernel": ".kernels",
+    "Estimate": ".model.estimate", "KernelAnalysis": ".model.estimate", "estimate": ".model.estimate",
+    "with_model": ".model.estimate",
+    "DEFAULT_MODEL": ".model.performance", "MODELS": ".model.performance", "Performance": ".model.performance",
+    "Workload": ".model.performance",
+    "Ranking": ".studies.ranking", "rank": ".studies.ranking",
+    "Configuration": ".studies.space", "block_shapes": ".studies.space", "paper_space": ".studies.space",
+}
 
 __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
            "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",
@@ -17,3 +33,29 @@ __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
            "device", "device_for_gpu_name", "device_ids",
            "estimate", "find_kernel", "kernel_from_dict", "kernels", "load_kernel", "paper_space", "rank",
            "with_model"]
+
+
+def __getattr__(name: str):
+    if name == "kernels":
+        return importlib.import_module(".kernels", __name__)
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'warpspeed' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value  # the next access finds it directly
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # what checkers and editors see: the same names, imported eagerly
+    from . import kernels
+    from .device import Device, detected_device, device_for_gpu_name, device_ids
+    from .kernel import Field, Kernel, kernel_from_dict, load_kernel
+    from .kernels import catalog, find_kernel
+    from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
+    from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
+    from .studies.ranking import Ranking, rank
+    from .studies.space import Configuration, block_shapes, paper_space

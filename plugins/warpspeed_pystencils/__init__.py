@@ -20,9 +20,12 @@ lbmpy 2.0 (only the API that survives 2.1 is used).
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from . import _cache
 
 __all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "cuda_program", "describe",
            "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "rank_block_sizes", "ranking_summary",
@@ -108,27 +111,31 @@ def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None)
 
 def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
               registers: int | None = None, name: str | None = None, index_layout: str | None = None,
-              arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None) -> Any:
+              arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
+              made: tuple[Any, list | None] | None = None) -> Any:
     import warpspeed
 
     spec = _describe_spec(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
-                          index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers)
+                          index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers,
+                          made=made)
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
 
 
 def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",
                    registers: int | None = None, name: str | None = None, index_layout: str | None = None,
                    arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
-                   arrays: Any = None, registers_source: str = "the registers argument") -> dict:
+                   arrays: Any = None, registers_source: str = "the registers argument",
+                   made: tuple[Any, list | None] | None = None) -> dict:
     """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``; ``arrays`` (field name ->
-    ``_extract.ArrayLayout``) replace ``shape`` and the layouts by the arrays of a launch."""
+    ``_extract.ArrayLayout``) replace ``shape`` and the layouts by the arrays of a launch; ``made``: what
+    ``_as_kernel`` already gave for ``kernel_or_assignments`` and ``config``."""
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
     if not isinstance(layout, str) or (index_layout is not None and not isinstance(index_layout, str)):
         raise _input_error(f"layout and index_layout must be layout names such as 'fzyx', got {layout!r}, "
                            f"{index_layout!r}.")
-    kernel, assignments = _as_kernel(kernel_or_assignments, config)
+    kernel, assignments = made if made is not None else _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
     if arrays is None:
         _check_layout_matches(kernel, layout)
@@ -219,8 +226,6 @@ def _ranking_cache(kernel: Any, device: Any) -> Any:
     import warpspeed
     from warpspeed.plugin_api import kernel_content
 
-    from . import _cache
-
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     key = _cache.content_key(kernel_content(kernel), kernel.domain, dev.to_dict(), _cache.model_version())
     path = _cache.path_for("rankings", key, ".jsonl")
@@ -267,8 +272,6 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     import pystencils as ps
     from pystencils.codegen import Kernel
 
-    from warpspeed.plugin_api import progress_bar
-
     if isinstance(assignments, Kernel):
         raise _input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
                            "size); use rank_block_sizes or describe for an existing kernel.")
@@ -288,9 +291,20 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     rank_options.setdefault("threads", CREATE_KERNEL_THREADS)
     rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
+    fallback = rank_options.pop("fallback_registers", None)
+    made = _as_kernel(assignments, base)
+    choice = None
+    if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
+        choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
+        cached = _cache.read_json("choices", choice) if choice is not None else None
+        if cached is not None:
+            _check_layout_matches(made[0], layout)
+            return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+    from warpspeed.plugin_api import progress_bar
+
     dkw.setdefault("arch", arch_for(device))
     wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
-                        fallback_registers=rank_options.pop("fallback_registers", None), **dkw)
+                        fallback_registers=fallback, made=made, **dkw)
     if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
         rank_options["cache"] = _ranking_cache(wkernel, device)
     with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:
@@ -300,14 +314,52 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     if best.error:
         raise _input_error(f"no block shape can launch on {ranking.device}: {best.error}")
     block = tuple(int(b) for b in best.configuration.block)
+    spatial = max(f.spatial_dimensions for f in made[0].get_fields())
+    meta = dict(best.data)
+    meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given)
+    meta = json.loads(json.dumps(meta))  # as the choice cache gives it back
+    if choice is not None and wkernel.registers is not None:  # unknown registers: warn again next time
+        _cache.write_json("choices", choice, {"block": list(block), "metadata": meta})
+    return _with_block(assignments, base, block, meta)
+
+
+def _with_block(assignments: Any, base: Any, block: tuple[int, ...], meta: dict) -> Any:
+    """pystencils' kernel of ``assignments`` with ``block`` as its default block size and warpspeed's estimate
+    (``meta``) in its metadata."""
+    import pystencils as ps
+
     cfg = base.copy()
     cfg.gpu.default_block_size = block
     kernel = ps.create_kernel(assignments, cfg)
-    spatial = max(f.spatial_dimensions for f in kernel.get_fields())
-    meta = dict(best.data)
-    meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given)
     kernel.metadata["warpspeed"] = meta
     return kernel
+
+
+_NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how a ranking runs, not its result
+
+
+def _choice_key(analysed: Any, shape: Sequence[int], device: Any, layout: str, registers: int | None,
+                fallback: int | None, describe_options: dict, rank_options: dict) -> str | None:
+    """The key of ``create_kernel``'s choice: the kernel's CUDA code (what pystencils generated from the
+    assignments and the config), the shape and layout, the device's full description, every option that can
+    change the ranking, whether nvcc can count the registers, and the versions of this plugin, pystencils,
+    lbmpy and warpspeed's code and data. None where an option is not plain data (the choice is not cached)."""
+    import warpspeed
+
+    from . import _registers
+
+    if isinstance(device, str) and device in warpspeed.device_ids():
+        dev = device  # a shipped device: its file is in the model version
+    else:
+        dev = (device if isinstance(device, warpspeed.Device) else warpspeed.device(device)).to_dict()
+    options = {k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}
+    try:
+        return _cache.content_key("choice", analysed.get_c_code(), list(shape), layout, registers, fallback,
+                                  describe_options, json.loads(json.dumps(options)), dev,
+                                  registers is None and _registers.find_nvcc() is not None,
+                                  _cache.code_version(), _cache.model_version())
+    except (TypeError, ValueError):
+        return None
 
 
 def _check_gpu_target(config: Any) -> None:

@@ -17,7 +17,7 @@ ps = pytest.importorskip("pystencils")
 pytest.importorskip("lbmpy")
 
 import warpspeed_pystencils as wp  # noqa: E402
-from warpspeed_pystencils import _registers  # noqa: E402
+from warpspeed_pystencils import _extract, _registers  # noqa: E402
 
 import warpspeed  # noqa: E402
 
@@ -252,10 +252,18 @@ def test_a_second_run_with_registers_from_nvcc_neither_compiles_nor_ranks(tmp_pa
     first = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS)
     assert calls and log.read_text().count("x") == 1
     calls.clear()
+    described = []
+    real_describe = _extract.kernel_dict
+    monkeypatch.setattr(_extract, "kernel_dict", lambda *a, **kw: described.append(1) or real_describe(*a, **kw))
     second = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS)
     assert calls == [] and log.read_text().count("x") == 1  # no ranking, no compiler
+    assert described == []  # nor a description of the kernel: the choice itself is read back
     assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 1
+    assert len(list((tmp_path / "cache" / "choices").glob("*.json"))) == 1
     assert second.metadata["warpspeed"] == first.metadata["warpspeed"]
+    assert tuple(second.get_launch_configuration().default_block_size) == tuple(first.metadata["warpspeed"]["block"])
+    wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS, threads=(256,))
+    assert described == [1]  # another option: described and ranked afresh
     wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device="H100-SXM5-80GB", blocks=SMALL_BLOCKS)
     assert calls and log.read_text().count("x") == 2  # another device: ranked (and compiled for sm_90) afresh
     assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 2
