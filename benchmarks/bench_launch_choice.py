@@ -21,18 +21,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CHILD = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
-import cupy, pystencils as ps, warpspeed_pystencils as wp
-case, shapes = sys.argv[2], json.loads(sys.argv[3])
-if case == "star3d-r1":
+# the two cases: a 7-point stencil (fields of any shape) or the D3Q19 kernel, as ``assignments``
+ASSIGNMENTS = '''if case == "star3d-r1":
     src, dst = ps.fields("src, dst: double[3D]", layout="fzyx")
     offsets = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
     assignments = [ps.Assignment(dst.center, sum(src[o] for o in offsets) - 6 * src.center)]
 else:
     assignments = wp.lbm_d3q19_srt()
-t = time.perf_counter()
+'''
+
+CHILD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import cupy, pystencils as ps, warpspeed_pystencils as wp
+case, shapes = sys.argv[2], json.loads(sys.argv[3])
+{ASSIGNMENTS}t = time.perf_counter()
 run = wp.create_kernel(assignments).compile()
 out = {"create_s": time.perf_counter() - t, "first_call_s": []}
 for shape in shapes:
@@ -48,22 +51,16 @@ t = time.perf_counter()
 run(**arrays, **scalars)
 out["repeat_call_s"] = time.perf_counter() - t
 print(json.dumps(out))
-"""
+""".replace("{ASSIGNMENTS}", ASSIGNMENTS)
 
 CHILD_SHAPE = r"""
 import json, sys, time
 import pystencils as ps, warpspeed_pystencils as wp
 case, shape = sys.argv[1], json.loads(sys.argv[2])
-if case == "star3d-r1":
-    src, dst = ps.fields("src, dst: double[3D]", layout="fzyx")
-    offsets = [(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
-    assignments = [ps.Assignment(dst.center, sum(src[o] for o in offsets) - 6 * src.center)]
-else:
-    assignments = wp.lbm_d3q19_srt()
-t = time.perf_counter()
+{ASSIGNMENTS}t = time.perf_counter()
 kernel = wp.create_kernel(assignments, shape=shape, device="H100-SXM5-80GB")
 print(json.dumps({"create_s": time.perf_counter() - t, "block": kernel.metadata["warpspeed"]["block"]}))
-"""
+""".replace("{ASSIGNMENTS}", ASSIGNMENTS)
 
 CASES = (("star3d-r1", [[130, 66, 34], [514, 514, 514]]), ("d3q19-srt", [[66, 66, 66], [258, 258, 258]]))
 

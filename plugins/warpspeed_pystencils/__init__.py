@@ -137,15 +137,21 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
                            f"{index_layout!r}.")
     kernel, assignments = made if made is not None else _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
-    if arrays is None:
-        _check_layout_matches(kernel, layout)
-    flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
-    spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
-                                flops=flops, arrays=arrays)
-    if registers is not None:
+    count = _registers.RegisterCount(kernel.get_c_code(), arch) if registers is None else None  # nvcc starts now
+    try:
+        if arrays is None:
+            _check_layout_matches(kernel, layout)
+        flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
+        spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
+                                    flops=flops, arrays=arrays)
+    except BaseException:
+        if count is not None:
+            count.cancel()
+        raise
+    if count is None:
         spec["registers"], source = registers, registers_source
     else:
-        n, source = _registers.registers_for(kernel.get_c_code(), arch)
+        n, source = count.result()  # described meanwhile: the compiler ran beside the description
         if n is None and fallback_registers is not None:
             n, source = fallback_registers, f"measured with nvcc {DEFAULT_ARCH} (recorded; {source})"
         if n is not None:

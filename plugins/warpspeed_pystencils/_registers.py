@@ -46,37 +46,95 @@ def _store(source: str, arch: str, registers: int, nvcc: str) -> None:
     write_json("nvcc-registers", _key(source, arch), {"registers": registers, "arch": arch, "nvcc": nvcc})
 
 
-def compile_registers(source: str, arch: str, nvcc: str) -> int | None:
-    """Compile with nvcc and parse ``Used N registers``; None (with a warning) when that fails."""
-    with tempfile.TemporaryDirectory(prefix="warpspeed-nvcc-") as d:
-        cu = Path(d) / "kernel.cu"
+class _Compilation:
+    """nvcc compiling one kernel in the background (a separate process: the caller goes on meanwhile)."""
+
+    def __init__(self, source: str, arch: str, nvcc: str):
+        self.arch = arch
+        self._dir = tempfile.TemporaryDirectory(prefix="warpspeed-nvcc-")
+        cu = Path(self._dir.name) / "kernel.cu"
         cu.write_text(PRELUDE + source)
         cmd = [nvcc, f"-arch={arch}", "--resource-usage", "-cubin", "-o", os.devnull, str(cu)]
+        self.error: Exception | None = None
         try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=NVCC_TIMEOUT_S, cwd=d)
-        except (OSError, subprocess.SubprocessError) as e:
-            warnings.warn(f"warpspeed_pystencils: running nvcc failed ({e}); registers per thread unknown.",
-                          stacklevel=3)
+            self._proc: subprocess.Popen | None = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self._dir.name)
+        except OSError as e:
+            self._proc, self.error = None, e
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.communicate()
+        self._dir.cleanup()
+
+    def registers(self) -> int | None:
+        """Wait for nvcc and parse ``Used N registers``; None (with a warning) when that fails."""
+        try:
+            if self._proc is None:
+                warnings.warn(f"warpspeed_pystencils: running nvcc failed ({self.error}); registers per thread "
+                              "unknown.", stacklevel=4)
+                return None
+            try:
+                out, err = self._proc.communicate(timeout=NVCC_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.communicate()
+                warnings.warn(f"warpspeed_pystencils: nvcc took over {NVCC_TIMEOUT_S} s; registers per thread "
+                              "unknown.", stacklevel=4)
+                return None
+        finally:
+            self._dir.cleanup()
+        found = [int(n) for n in _USED.findall(out + err)]
+        if self._proc.returncode != 0 or not found:
+            tail = (err or out).strip().splitlines()[-3:]
+            warnings.warn(f"warpspeed_pystencils: nvcc -arch={self.arch} did not report registers (exit "
+                          f"{self._proc.returncode}{': ' + ' | '.join(tail) if tail else ''}); registers per thread "
+                          "unknown.", stacklevel=4)
             return None
-    found = [int(n) for n in _USED.findall(run.stdout + run.stderr)]
-    if run.returncode != 0 or not found:
-        tail = (run.stderr or run.stdout).strip().splitlines()[-3:]
-        warnings.warn(f"warpspeed_pystencils: nvcc -arch={arch} did not report registers (exit {run.returncode}"
-                      f"{': ' + ' | '.join(tail) if tail else ''}); registers per thread unknown.", stacklevel=3)
-        return None
-    return max(found)
+        return max(found)
+
+
+def compile_registers(source: str, arch: str, nvcc: str) -> int | None:
+    """Compile with nvcc and parse ``Used N registers``; None (with a warning) when that fails."""
+    return _Compilation(source, arch, nvcc).registers()
+
+
+class RegisterCount:
+    """The registers per thread of a kernel source, as :func:`registers_for` gives them, begun at once: from the
+    cache, or from nvcc started in the background, so that describing the kernel overlaps the compiler."""
+
+    def __init__(self, source: str, arch: str):
+        self.source, self.arch = source, arch
+        self._compilation: _Compilation | None = None
+        self._nvcc = None
+        n = cached_registers(source, arch)
+        self._result: tuple[int | None, str] | None = (n, f"nvcc {arch} (cached)") if n is not None else None
+        if self._result is None:
+            self._nvcc = find_nvcc()
+            if self._nvcc is None:
+                self._result = (None, "nvcc not found")
+            else:
+                self._compilation = _Compilation(source, arch, self._nvcc)
+
+    def cancel(self) -> None:
+        """Stop nvcc where it still runs (the kernel turned out not to be needed)."""
+        if self._compilation is not None and self._result is None:
+            self._compilation.stop()
+            self._result = (None, "nvcc stopped")
+
+    def result(self) -> tuple[int | None, str]:
+        """(registers, where from): waits for nvcc where it runs (then caches its count)."""
+        if self._result is None:
+            n = self._compilation.registers()
+            if n is None:
+                self._result = (None, f"nvcc {self.arch} failed")
+            else:
+                _store(self.source, self.arch, n, self._nvcc)
+                self._result = (n, f"nvcc {self.arch}")
+        return self._result
 
 
 def registers_for(source: str, arch: str) -> tuple[int | None, str]:
     """(registers, where from): the cache, else nvcc (then cached), else (None, reason)."""
-    n = cached_registers(source, arch)
-    if n is not None:
-        return n, f"nvcc {arch} (cached)"
-    nvcc = find_nvcc()
-    if nvcc is None:
-        return None, "nvcc not found"
-    n = compile_registers(source, arch, nvcc)
-    if n is None:
-        return None, f"nvcc {arch} failed"
-    _store(source, arch, n, nvcc)
-    return n, f"nvcc {arch}"
+    return RegisterCount(source, arch).result()
