@@ -309,3 +309,34 @@ def test_a_warp_moves_its_own_lanes_worth_of_sectors(device):
     sectors = level("L2").traffic_B_per_lup(e.volumes_B_per_lup) / 32
     assert pm["sectors_in_flight_per_warp"] == pytest.approx(min(dev.sectors_in_flight_per_warp,
                                                                  sectors * dev.warp_size))
+
+
+BOUND_CASES = [("star3d-r4", (256, 128, 128)), ("star3d-r1", (130, 66, 66)), ("box3d-r1", (66, 66, 34)),
+               ("copy", (4096, 64, 1)), ("star2d-r1", (1024, 256, 1))]
+BOUND_BLOCKS = [((32, 4, 2), (1, 1, 1)), ((256, 1, 1), (1, 2, 1)), ((8, 8, 8), (1, 1, 2)), ((1, 32, 8), (1, 1, 1)),
+                ((64, 2, 2), (2, 1, 1)), ((1024, 1, 1), (1, 1, 1))]
+
+
+@pytest.mark.parametrize("device", ["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"])
+@pytest.mark.parametrize("kernel, domain", BOUND_CASES)
+def test_the_screening_bound_is_never_below_the_estimate_and_counts_dram(kernel, domain, device):
+    """performance_bound (block stage + least DRAM volumes) is an upper bound of every model's estimate; where
+    nothing is reused in the L2 and no sector is written partly (copy, most blocks) the least DRAM volumes are
+    the estimate's, so the roofline's bound is its estimate (the DRAM volumes count)."""
+    from warpspeed.model.estimate import performance_bound
+
+    for block, folding in BOUND_BLOCKS:
+        if domain[2] == 1 and block[2] > 1:
+            block = (block[0], block[1] * block[2], 1)
+        for model in ("latency", "roofline"):
+            try:
+                e = warpspeed.estimate(kernel, device, block, folding, domain, registers=32, model=model)
+            except warpspeed.InputError:
+                continue
+            bound = performance_bound(kernel, device, block, folding, domain, registers=32, model=model)
+            assert bound >= e.performance_GLup_s * (1 - 1e-9), (block, folding, model)
+            least_load = e.volumes_B_per_lup["dram_load_compulsory"] - e.layer_y.potential_B_per_lup \
+                - e.layer_z.potential_B_per_lup
+            assert least_load <= e.volumes_B_per_lup["dram_load"] * (1 + 1e-9)
+            if kernel == "copy" and model == "roofline" and e.partial_stores.miss_B_per_lup == 0:
+                assert bound == pytest.approx(e.performance_GLup_s, rel=1e-12)

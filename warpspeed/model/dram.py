@@ -62,12 +62,30 @@ def layer_ranges(grid: tuple[int, int, int], start: int, count: int) -> tuple[tu
 
 
 @dataclass(frozen=True)
+class WaveSectors:
+    """The sector counts behind the wave traffic, per field: ``compulsory`` sectors of the wave's loads,
+    ``stores`` its stored sectors, ``over_y`` / ``over_z`` the sectors the y- / z-layer already loaded (None
+    where there is no such layer). With them alone the DRAM volumes are bounded below (every layer hit at
+    most its overlap: :meth:`least_dram_B_per_lup`), without the costlier line counts."""
+
+    compulsory: tuple[int, ...]
+    stores: tuple[int, ...]
+    over_y: tuple[int, ...] | None
+    over_z: tuple[int, ...] | None
+
+    def least_dram_B_per_lup(self, sector_bytes: int, valid_lups: int) -> tuple[float, float]:
+        """Lower bounds of (dram_load, dram_store) in B/lup on any device with these counts: the layers hit
+        at rate 1 and no partial-store miss."""
+        per_lup = sector_bytes / valid_lups
+        overlap = sum(self.over_y or ()) + sum(self.over_z or ())
+        return max(0.0, (sum(self.compulsory) - overlap) * per_lup), sum(self.stores) * per_lup
+
+
+@dataclass(frozen=True)
 class WaveCounts:
     """The sector and line counts behind the wave traffic: the same on every device with the same sector and
-    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them). Per field:
-    ``compulsory`` sectors of the wave's loads, ``stores`` its stored sectors, ``over_y`` / ``over_z`` the
-    sectors the y- / z-layer already loaded (None where there is no such layer); the lines allocated
-    since each layer ran and by the wave itself."""
+    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them): the sectors
+    (:class:`WaveSectors`' fields) and the lines allocated since each layer ran and by the wave itself."""
 
     compulsory: tuple[int, ...]
     stores: tuple[int, ...]
@@ -78,27 +96,41 @@ class WaveCounts:
     wave_lines: int
 
 
-def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines: FootprintCounter) -> WaveCounts:
-    """Count the wave's sectors and lines (``sectors`` and ``lines`` count at the L2's sector and line size)."""
+def _layer_cells(launch: Launch) -> tuple[tuple[int, int], CellSet | None, tuple[int, int]]:
+    """The y-layer's block range and cells (those below the last block row), and the z-layer's block range."""
+    (ya, yb), (za, zb) = layer_ranges(launch.grid, launch.wave_start, launch.wave_blocks)
+    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]) if ya < yb else None
+    return (ya, yb), y_cells, (za, zb)
+
+
+def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> WaveSectors:
+    """Count the wave's sectors (``sectors`` counts at the L2's sector size)."""
     s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
     wave = cell_set(launch, s, e)
     f_wave = sectors.footprint(wave)
     stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
     empty = sectors.empty()
+    (ya, yb), y_cells, (za, zb) = _layer_cells(launch)
+    f_y, over_y, over_z = empty, None, None
+    if ya < yb:
+        f_y = sectors.footprint(y_cells)
+        over_y = sectors.count_by_field(f_y.intersect(f_wave))
+    if za < zb:
+        over_z = sectors.count_by_field(sectors.footprint(cell_set(launch, za, zb)).intersect(f_wave).subtract(f_y))
+    return WaveSectors(sectors.count_by_field(f_wave), stores, over_y, over_z)
 
-    def layer(first: int, stop: int, cells: CellSet, exclude):
-        if stop <= first:
-            return empty, None, 0
-        fp = sectors.footprint(cells)
-        return (fp, sectors.count_by_field(fp.intersect(f_wave).subtract(exclude)),
-                lines.footprint_size(cell_set(launch, first, e), stores=True))
 
-    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
-    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1])
-    f_y, over_y, y_lines = layer(ya, yb, y_cells, empty)
-    _, over_z, z_lines = layer(za, zb, cell_set(launch, za, zb), f_y)
-    return WaveCounts(sectors.count_by_field(f_wave), stores, over_y, over_z, y_lines, z_lines,
-                      lines.footprint_size(wave, stores=True))
+def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines: FootprintCounter,
+                counted: WaveSectors | None = None) -> WaveCounts:
+    """Count the wave's sectors (unless ``counted`` gives them) and lines (``sectors`` and ``lines`` count at
+    the L2's sector and line size)."""
+    ws = counted if counted is not None else wave_sectors(kernel, launch, sectors)
+    e = launch.wave_start + launch.wave_blocks
+    (ya, yb), _, (za, zb) = _layer_cells(launch)
+    y_lines = lines.footprint_size(cell_set(launch, ya, e), stores=True) if ya < yb else 0
+    z_lines = lines.footprint_size(cell_set(launch, za, e), stores=True) if za < zb else 0
+    return WaveCounts(ws.compulsory, ws.stores, ws.over_y, ws.over_z, y_lines, z_lines,
+                      lines.footprint_size(cell_set(launch, launch.wave_start, e), stores=True))
 
 
 def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: FootprintCounter,
@@ -146,5 +178,5 @@ def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_s
         layer_y=ly, layer_z=lz, partial_stores=ps, fields=fields)
 
 
-__all__ = ["FieldWaveTraffic", "WaveCounts", "WaveTraffic", "layer_ranges", "traffic_of_counts", "wave_counts",
-           "wave_traffic"]
+__all__ = ["FieldWaveTraffic", "WaveCounts", "WaveSectors", "WaveTraffic", "layer_ranges", "traffic_of_counts",
+           "wave_counts", "wave_sectors", "wave_traffic"]

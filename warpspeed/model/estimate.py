@@ -26,7 +26,7 @@ from ..kernel import Kernel, load_kernel
 from ..schemas import SCHEMA_VERSION
 from .capacity import CacheReuse
 from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
-from .dram import WaveCounts, traffic_of_counts, wave_counts
+from .dram import WaveCounts, WaveSectors, traffic_of_counts, wave_counts, wave_sectors
 from .footprint import (
     BlockCounts,
     Instruction,
@@ -216,6 +216,7 @@ class KernelAnalysis:
         self._footprints: dict[tuple[int, bool, str], FootprintCounter] = {}  # (granularity, exact, counter)
         self._block_stages: dict[tuple, BlockStage] = {}
         self._wave_counts: dict[tuple, WaveCounts] = {}
+        self._wave_sectors: dict[tuple, WaveSectors] = {}
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
@@ -257,13 +258,23 @@ class KernelAnalysis:
             _remember(self._block_stages, key, stage)
         return stage
 
+    def wave_sectors(self, launch: Launch, sector_bytes: int) -> WaveSectors:
+        """The wave's sector counts (kept: a ranking's bound counts them, its full estimate then adds the lines)."""
+        key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes)
+        counted = self._wave_sectors.get(key)
+        if counted is None:
+            counted = wave_sectors(self.kernel, launch, self.footprints(sector_bytes, launch=launch))
+            _remember(self._wave_sectors, key, counted)
+        return counted
+
     def wave_counts(self, launch: Launch, sector_bytes: int, line_bytes: int) -> WaveCounts:
         """The wave's sector and line counts (kept for the next configuration or device with the same wave)."""
         key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes, line_bytes)
         counts = self._wave_counts.get(key)
         if counts is None:
             counts = wave_counts(self.kernel, launch, self.footprints(sector_bytes, launch=launch),
-                                 self.footprints(line_bytes, exact=False, launch=launch))
+                                 self.footprints(line_bytes, exact=False, launch=launch),
+                                 self.wave_sectors(launch, sector_bytes))
             _remember(self._wave_counts, key, counts)
         return counts
 
@@ -415,12 +426,16 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
 def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
                       folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
                       registers: int | None = None, model: str | None = None,
-                      analysis: KernelAnalysis | None = None) -> float:
+                      analysis: KernelAnalysis | None = None, least_dram: bool = True) -> float:
     """An upper bound of :func:`estimate`'s ``performance_GLup_s`` for the same arguments, from the block stage
-    alone (the L1 cycles and L2 volumes, exact) with no DRAM traffic: the shipped models' prediction never
-    rises with the DRAM volumes (more time at the DRAM, and more of the sectors in flight wait for the DRAM,
-    whose latency is the longer). ``inf`` where no bound is known (another model, a device whose DRAM latency
-    is below its L2's). A ranking screens with it (:func:`warpspeed.studies.ranking.rank`, ``screen``)."""
+    (the L1 cycles, L2 volumes and load runs, exact) and the wave's sector counts, with the DRAM volumes at
+    their least (:meth:`~warpspeed.model.dram.WaveSectors.least_dram_B_per_lup`: every layer hit, no
+    partial-store miss; the line counts behind the hit rates, the dearest counts, are left out) and no TLB
+    walks: the shipped models' prediction never rises with the DRAM volumes (more time at the DRAM, and more
+    of the sectors in flight wait for the DRAM, whose latency is the longer). ``least_dram=False``: a looser,
+    cheaper bound from the block stage alone (no DRAM traffic at all). ``inf`` where no bound is known
+    (another model, a device whose DRAM latency is below its L2's). A ranking screens with both
+    (:func:`warpspeed.studies.ranking.rank`, ``screen``)."""
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
@@ -432,10 +447,15 @@ def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: 
     if dev.dram_latency_s is not None and dev.l2_latency_s is not None and dev.dram_latency_s < dev.l2_latency_s:
         return math.inf
     blocks, l1_cycles, bt = _block_part(k, dev, launch, analysis)
+    dram_load = dram_store = 0.0
+    if least_dram:
+        counted = analysis.wave_sectors(launch, dev.l2_sector_bytes)
+        dram_load, dram_store = counted.least_dram_B_per_lup(dev.l2_sector_bytes, blocks.counts.valid_lups)
     volumes = {"l1_load": bt.l1_load, "l2_load_compulsory": bt.l2_load_compulsory, "l2_load": bt.l2_load,
-               "l2_store": bt.l2_store, "dram_load_compulsory": 0.0, "dram_load": 0.0, "dram_store": 0.0}
-    return pm.predict(_workload(k, dev, launch, blocks, l1_cycles, bt, {v: volumes[v] for v in VOLUME_KEYS}, 0.0,
-                                0.0), dev).GLup_s
+               "l2_store": bt.l2_store, "dram_load_compulsory": dram_load, "dram_load": dram_load,
+               "dram_store": dram_store}
+    return pm.predict(_workload(k, dev, launch, blocks, l1_cycles, bt, {v: volumes[v] for v in VOLUME_KEYS},
+                                blocks.counts.load_run_bytes, 0.0), dev).GLup_s
 
 
 def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> tuple[BlockStage, float, BlockTraffic]:

@@ -333,15 +333,26 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     or the contenders of the best (into ``done``), and, where those are unvalidated, the best of every
     x-extent (:mod:`warpspeed.studies.confidence`); the bounds of the others. A configuration whose bound fails is
     estimated (its error row)."""
-    bounds: dict[Configuration, float] = {}
+    def bound(c: Configuration, least_dram: bool) -> float:
+        try:
+            return performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model,
+                                     least_dram=least_dram)
+        except Exception:  # the full estimate reports it as the configuration's error
+            return math.inf
+
+    bounds: dict[Configuration, float] = {}  # first the cheap bounds of the block stage (no DRAM traffic)
     for c in todo:
         known = store.bound(c) if store is not None else None
-        if known is None:
-            try:
-                known = performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model)
-            except Exception:  # the full estimate reports it as the configuration's error
-                known = math.inf
-        bounds[c] = known
+        bounds[c] = known if known is not None else bound(c, least_dram=False)
+    tightened: set[Configuration] = set()
+
+    def tighter(c: Configuration) -> float:
+        """The bound with the least DRAM volumes too (once per configuration: it counts the wave's sectors)."""
+        if c not in tightened:
+            tightened.add(c)
+            bounds[c] = min(bounds[c], bound(c, least_dram=True))
+        return bounds[c]
+
     best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
 
     def estimate_one(c: Configuration) -> None:
@@ -352,14 +363,21 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
         if progress is not None:
             progress(len(done), total)
 
-    rest = sorted(todo, key=lambda c: _by_bound(c, bounds[c]))
+    def below(b: float) -> bool:
+        """Whether a bound keeps a configuration from the n best and the contenders of the best (with a margin
+        for rounding: a bound may differ from the estimate in the last digits where it is reached)."""
+        return len(best) == n and b < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN)
+
+    rest, passed = sorted(todo, key=lambda c: _by_bound(c, bounds[c])), []
     while rest:
-        # neither this one nor any after it reaches the n best or the contenders of the best (with a margin
-        # for rounding: a bound computed with no DRAM traffic may differ from the estimate in the last digits
-        # where DRAM adds nothing)
-        if len(best) == n and bounds[rest[0]] < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN):
+        if below(bounds[rest[0]]):  # neither this one nor any after it (cheap bounds, highest first)
             break
-        estimate_one(rest.pop(0))
+        c = rest.pop(0)
+        if below(tighter(c)):  # the best only rises: a configuration passed stays out
+            passed.append(c)
+        else:
+            estimate_one(c)
+    rest = sorted(passed + rest, key=lambda c: _by_bound(c, bounds[c]))
     if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
         best_of_x: dict[int, float] = {}  # the best estimated performance per x-extent
 
@@ -372,7 +390,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
             found(r)
         for c in list(rest):  # highest bound first: the best of each x-extent, as the full ranking has it
             x = c.block[0] * c.folding[0]
-            if x not in best_of_x or bounds[c] >= best_of_x[x] * (1 - BOUND_MARGIN):
+            if x not in best_of_x or tighter(c) >= best_of_x[x] * (1 - BOUND_MARGIN):
                 rest.remove(c)
                 estimate_one(c)
                 found(done[c])
