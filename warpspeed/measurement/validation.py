@@ -274,8 +274,8 @@ def remodel(reports: Sequence[GroupReport], model: str | None) -> list[GroupRepo
     for r in reports:
         pairs = []
         for p in r.pairs:
-            if p.estimate.workload is None or p.device is None:
-                raise InputError("these reports carry no estimates to re-predict; validate again with the model.")
+            if p.device is None:
+                raise InputError("these reports carry no device to re-predict on; validate again with the model.")
             e = with_model(p.estimate, p.device, model)
             pairs.append(replace(p, estimate=e))
         out.append(_report(r.kernel, r.device, r.domain, r.code, pairs, r.estimated_on))
