@@ -63,17 +63,17 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
 
 
 @st.composite
-def population_kernels(draw, aos=False):
+def population_kernels(draw, aos=False, populations=(4, 9)):
     """LBM-like kernels: 4-D fields (x, y, z, q) with a ghost layer, population q read at cell - c_q and
     written at the cell (or in place). Random velocity subsets and plane paddings make neighbouring
     q-planes share granules or not, so the access groups of isl_volumes split and merge.
 
-    ``aos``: array of structures (q, x, y, z), q fastest: rows of one cell whose byte phases mostly cycle
-    with x, y and z together (counted by enumeration, ``enumerated_volumes``), sometimes with one index or
-    none (counted by ISL)."""
+    ``aos``: array of structures (q, x, y, z), q fastest, with ``populations`` (least, most) velocities:
+    rows of one cell whose byte phases mostly cycle with x, y and z together (counted by enumeration,
+    ``enumerated_volumes``), sometimes with one index or none (counted by ISL)."""
     domain = (draw(st.integers(2, 24)), draw(st.integers(1, 8)), draw(st.integers(1, 6)))
     vel = st.tuples(st.integers(-1, 1), st.integers(-1, 1), st.integers(-1, 1))
-    n_vel = draw(st.integers(4, 9)) if aos else None
+    n_vel = draw(st.integers(*populations)) if aos else None
     velocities = draw(st.lists(vel, min_size=n_vel or 1, max_size=n_vel or 6, unique=True))
     eb = draw(st.sampled_from([4, 8, 8, 8] if aos else [4, 8]))
     shape = [domain[0] + 2 + draw(st.integers(0, 3)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),

@@ -146,3 +146,48 @@ def test_lbm_fields_are_marked_by_slices_in_both_layouts():
         fp = EnumeratedFootprints(warpspeed.find_kernel(name), 32)
         assert all(s is not None for s in fp._slices), name
     assert EnumeratedFootprints(_aos(10, 9), 32)._slices[0] is not None
+
+
+def _aos_field_kernel(q: int, nx: int, loads: list[list[str]]):
+    return warpspeed.kernel_from_dict({
+        "name": "aos", "precision": "fp64", "flops_per_lup": 1, "domain": [nx, 2, 2],
+        "field": [{"name": "f", "element_bytes": 8, "shape": [q, nx + 2, 4, 4], "loads": loads, "stores": []}]})
+
+
+def test_rows_of_one_cell_are_counted_in_closed_form_with_a_known_count():
+    """19 doubles per cell (152 B), every population read: a row starts 24 B further into a 128 B line per
+    cell, so 14 of every 16 rows span two lines and 2 (starting 112 and 120 B in) span three: 34 lines per 16
+    cells, counted once per row (exact=False)."""
+    import warpspeed.model.cell_rows as cr
+
+    kernel = _aos_field_kernel(19, 64, [[str(q), "tidx", "tidy", "tidz"] for q in range(19)])
+    counter = EnumeratedFootprints(kernel, 128, exact=False)
+    cells = cell_set(make_launch(kernel, H100, (64, 1, 1)), 0, 1)  # x 0..63 of row (y, z) = (0, 0)
+    calls = []
+    real = cr.row_granule_count
+    cr.row_granule_count = lambda *a: calls.append(1) or real(*a)
+    try:
+        assert counter.footprint_size(cells) == 4 * 34
+    finally:
+        cr.row_granule_count = real
+    assert calls == [1]
+    assert EnumeratedFootprints(kernel, 128, exact=False, closed_form=False).footprint_size(cells) == 4 * 34
+
+
+@PROFILE
+@given(spec=st.one_of(population_kernels(aos=True), population_kernels(aos=True, populations=(15, 27))),
+       block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]))
+def test_closed_form_rows_count_what_the_bitmap_counts(spec, block, ranges, granularity):
+    """The per-row counts of array-of-structures fields in closed form (cell_rows) equal the bitmap's and the
+    points' (exact=False), for loads, stores and both, over wave-like ranges of blocks (rows of 15-27
+    populations: 60-216 B, a line long or not)."""
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    closed = EnumeratedFootprints(kernel, granularity, exact=False)
+    bitmap = EnumeratedFootprints(kernel, granularity, exact=False, closed_form=False)
+    points = EnumeratedFootprints(kernel, granularity, exact=False, slices=False)
+    for lo, hi in id_ranges:
+        cells = cell_set(launch, lo, hi)
+        for loads, stores in ((True, False), (False, True), (True, True)):
+            n = closed.footprint_size(cells, loads=loads, stores=stores)
+            assert n == bitmap.footprint_size(cells, loads=loads, stores=stores)
+            assert n == points.footprint(cells, loads=loads, stores=stores).size()

@@ -7,8 +7,8 @@ The stages in the order one estimate runs them (docs/model.md describes each):
 - ``l1``: L1 wavefronts (cycles per warp-lup); ``l2``: the L2 -> L1 loads and L1 -> L2 stores of a block;
 - ``capacity``: hit-rate curves of an oversubscribed cache (the reuse each cache keeps);
 - ``dram``: the wave's DRAM volumes with the L2 layer conditions and partial stores; ``tlb``: pages per lup;
-- ``counters`` with ``range_volumes``, ``isl_volumes`` and ``enumerated_volumes``: the footprint counters
-  behind the block and wave counts (one interface, exact twins of each other);
+- ``counters`` with ``range_volumes``, ``isl_volumes`` and ``enumerated_volumes`` (with ``cell_rows``): the
+  footprint counters behind the block and wave counts (one interface, exact twins of each other);
 - ``levels``: the memory hierarchy as data; ``roofline``: the limits; ``performance``: the model seam, with
   ``latency`` (the default model); ``patterns``: access patterns outside the validated ones;
 - ``estimate``: runs the stages for one configuration.

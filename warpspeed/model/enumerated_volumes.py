@@ -30,6 +30,8 @@ import numpy as np
 
 from ..expressions import affine_form, evaluate
 from ..kernel import Access, Field, Kernel
+from . import cell_rows
+from .cell_rows import cell_row_accesses
 from .cells import Box, CellSet, as_cell_set
 from .isl_volumes import field_encodings, per_dimension_index
 
@@ -386,11 +388,15 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
 class EnumeratedFootprints:
     """``isl_volumes.Footprints`` by enumeration (same methods; footprints are :class:`AddressSet`)."""
 
-    def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True, slices: bool = True):
+    def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True, slices: bool = True,
+                 closed_form: bool = True):
         """``exact=False`` counts as ``isl_volumes.Footprints(exact=False)`` does, so that both counters
         always agree: a granule that two rows of a field share counts once per row, for the fields ISL
-        encodes by rows. ``slices=False`` lists every point (the reference for the slice bitmaps)."""
+        encodes by rows. ``slices=False`` lists every point (the reference for the slice bitmaps);
+        ``closed_form=False`` counts rows that are single cells from the bitmap too (the reference for
+        :mod:`warpspeed.model.cell_rows`)."""
         self.kernel = kernel
+        self.closed_form = closed_form
         self.granularity = granularity
         self.nfields = len(kernel.fields)
         self._slices = [field_slice_accesses(f, kernel.domain) if slices else None for f in kernel.fields]
@@ -443,11 +449,26 @@ class EnumeratedFootprints:
             if self._per_row[i] and self._slices[i] is not None and not pieces.points:
                 ld, st = self._slices[i]
                 wanted = (ld if loads else []) + (st if stores else [])
-                n = row_granule_count(f, wanted, pieces.boxes, self.granularity) if wanted else 0
+                n = self._cell_rows_count(f, wanted, pieces) if wanted else 0
+                if n is None:
+                    n = row_granule_count(f, wanted, pieces.boxes, self.granularity)
             if n is None:
                 n = self._field_footprint(i, f, pieces, loads, stores).size
             total += n
         return total
+
+    def _cell_rows_count(self, f: Field, wanted: list[SliceAccess], cells: CellSet) -> int | None:
+        """The per-row count in closed form where the field's rows are single cells, at least a granule long
+        (:mod:`warpspeed.model.cell_rows`); None elsewhere (then the rows are counted from the bitmap)."""
+        if not self.closed_form or f.shape[0] * f.element_bytes < self.granularity:
+            return None
+        accesses = cell_row_accesses(f, wanted)
+        if accesses is None:
+            return None
+        try:
+            return cell_rows.row_granule_count(f, accesses, cells.boxes, self.granularity)
+        except ValueError:  # cells that share a row
+            return None
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
         """Granules of a footprint per field."""
