@@ -191,3 +191,15 @@ def test_closed_form_rows_count_what_the_bitmap_counts(spec, block, ranges, gran
             n = closed.footprint_size(cells, loads=loads, stores=stores)
             assert n == bitmap.footprint_size(cells, loads=loads, stores=stores)
             assert n == points.footprint(cells, loads=loads, stores=stores).size()
+
+
+@given(st.lists(st.integers(0, 2**41), max_size=300), st.lists(st.integers(0, 2**41), max_size=300))
+def test_address_set_operations_are_numpys_set_operations(a, b):
+    """Intersection and difference by binary search equal numpy's sort-based ones (and stay sorted)."""
+    from warpspeed.model.enumerated_volumes import AddressSet
+
+    ka, kb = np.unique(np.array(a, dtype=np.int64)), np.unique(np.array(b, dtype=np.int64))
+    sa, sb = AddressSet(ka), AddressSet(kb)
+    assert np.array_equal(sa.intersect(sb).keys, np.intersect1d(ka, kb))
+    assert np.array_equal(sa.subtract(sb).keys, np.setdiff1d(ka, kb))
+    assert np.array_equal(sb.subtract(sa).keys, np.setdiff1d(kb, ka))

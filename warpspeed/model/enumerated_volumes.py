@@ -47,13 +47,22 @@ class AddressSet:
     keys: np.ndarray
 
     def intersect(self, other: AddressSet) -> AddressSet:
-        return AddressSet(np.intersect1d(self.keys, other.keys, assume_unique=True))
+        return AddressSet(self.keys[_members(self.keys, other.keys)])
 
     def subtract(self, other: AddressSet) -> AddressSet:
-        return AddressSet(np.setdiff1d(self.keys, other.keys, assume_unique=True))
+        return AddressSet(self.keys[~_members(self.keys, other.keys)])
 
     def size(self) -> int:
         return int(self.keys.size)
+
+
+def _members(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """Which of the sorted distinct ``keys`` are in the sorted distinct ``of``: a binary search each, no sort
+    of the two together (both stay in order, so the results are sorted too)."""
+    if keys.size == 0 or of.size == 0:
+        return np.zeros(keys.size, dtype=bool)
+    at = np.searchsorted(of, keys)
+    return of[np.minimum(at, of.size - 1)] == keys
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
