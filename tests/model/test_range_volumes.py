@@ -163,3 +163,25 @@ def test_box_counts_are_each_boxs_own_footprint(spec, block, fractions):
                 by_field = [ref.keys[(ref.keys >> FIELD_SHIFT) == i] for i in range(len(kernel.fields))]
                 assert tuple(c.coarser[g][0][j]) == tuple(k.size for k in by_field)
                 assert tuple(c.coarser[g][1][j]) == tuple(int((np.diff(k) > 1).sum() + (k.size > 0)) for k in by_field)
+
+
+def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
+    """Rows of 66 doubles (528 B) start 16 B further into a 128 B line each: of every 8 rows one starts on a
+    line and its 64 read doubles (512 B) span 4 lines, the other 7 span 5: 39 lines per 8 rows (exact=False
+    counts a line two rows share once per row). The closed form (cell_rows) counts it, not the listed ranges."""
+    import warpspeed.model.range_volumes as rv
+
+    kernel = warpspeed.kernel_from_dict({
+        "name": "rows", "precision": "fp64", "flops_per_lup": 1, "domain": [64, 16, 1],
+        "field": [{"name": "a", "element_bytes": 8, "shape": [66, 16, 2], "loads": [["tidx", "tidy", "tidz"]],
+                   "stores": []}]})
+    cells = CellSet(boxes=(((0, 0, 0), (63, 15, 0)),))
+    counter = RangeFootprints(kernel, 128, exact=False)
+    calls = []
+    real = rv.row_granule_count
+    rv.row_granule_count = lambda *a: calls.append(1) or real(*a)
+    try:
+        assert counter.footprint_size(cells) == 2 * 39
+    finally:
+        rv.row_granule_count = real
+    assert calls == [1] and counter.footprint(cells).size() == 2 * 39  # the listed ranges agree

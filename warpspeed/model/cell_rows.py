@@ -1,20 +1,20 @@
-"""Per-row granule counts in closed form for fields whose rows are single cells (array-of-structures layouts).
+"""Per-row granule counts in closed form: the counts where a granule two rows share counts once per row.
 
-A field laid out ``(q, x, y, z)`` with ``q`` fastest (lbmpy's ``zyxf``: a cell's populations side by side)
-has rows of one cell each: row ``R`` holds elements ``S0 R .. S0 R + S0 - 1``. Where the granules two rows
-share count once per row (``exact=False``, the cheap ISL count the L2 line counts use), the count of a set
-of cells is the sum over the rows they touch of the distinct granules of the row's touched elements. Each
-access reads one constant element ``q`` of the row of the cell shifted by a constant, so:
+A field's row is its first dimension: row ``R`` holds elements ``S0 R .. S0 R + S0 - 1``. Where granules count
+once per row (``exact=False``, the cheap ISL count the L2 line counts use), the count of a set of cells is
+the sum over the rows they touch of the distinct granules among the row's touched elements. Here every
+index of every access is a cell coordinate plus a constant, or a constant, the same axes in every access:
 
-- the touched ``q`` of a row depend only on which shifted copies of the cell boxes hold the row: constant
-  on the pieces of the overlay of those copies (coordinate compression);
-- the granules that a set of ``q`` spans in a row depend only on where the row starts inside a granule,
-  ``(offset + S0 R) eb mod g``, which repeats every ``p = g / gcd(S0 eb, g)`` rows; ``R`` modulo ``p`` is
-  ``u1 + S1 u2 + S1 S2 u3`` modulo ``p`` in the row's field indices, so a piece's rows per residue are a
-  cyclic convolution of three per-dimension histograms.
+- an array-of-structures field (``q`` fastest) reads a constant element of the row of a shifted cell;
+- a structure-of-arrays field (``x`` fastest) reads a stretch of a row, the boxes' x-range shifted.
 
-The count costs the pieces times ``p``, not the cells: exact, and the same number the enumeration lists
-(``enumerated_volumes.row_granule_count``, the reference the tests compare it with).
+A row's touched elements then depend only on which shifted copies of the cell boxes hold the row, which is
+constant on the pieces of the overlay of those copies in the row dimensions (coordinate compression), and
+the granules they span depend only on where the row starts inside a granule, ``(offset + S0 R) eb mod g``,
+which repeats every ``p = g / gcd(S0 eb, g)`` rows. ``R`` modulo ``p`` is ``u1 + S1 u2 + S1 S2 u3`` modulo
+``p`` in the row's indices, so a piece's rows per residue are a cyclic convolution of per-dimension
+histograms. The cost grows with the pieces times ``p``, not with the cells or the rows: exact, and the same
+numbers as the listed rows (``enumerated_volumes``, ``range_volumes``: the references the tests compare).
 """
 
 from __future__ import annotations
@@ -28,35 +28,33 @@ import numpy as np
 from ..kernel import Field
 from .cells import Box
 
-MAX_POPULATIONS = 63  # the touched elements of a row are a bit mask in one int64
+SliceIndex = tuple[int, int]  # (cell axis 0-2, or -1 for a constant; the constant added)
 
 
 @dataclass(frozen=True)
-class CellRowAccess:
-    """An access that reads element ``q`` of the row of the cell shifted by ``shift`` (per field dimension
-    after the first: the cell axis it follows and the constant added)."""
+class RowAccess:
+    """One access: the element of the row (``first``) and the row's indices (``rest``), each a cell axis plus a
+    constant or a constant."""
 
-    q: int
-    shift: tuple[tuple[int, int], ...]
+    first: SliceIndex
+    rest: tuple[SliceIndex, ...]
 
 
-def cell_row_accesses(fld: Field, slices: Sequence[tuple[tuple[int, int], ...]]) -> list[CellRowAccess] | None:
-    """The field's accesses (slice accesses: per dimension (cell axis or -1, constant)) as cell-row accesses,
-    or None where the field's rows are not single cells: the first dimension must be a constant inside it,
-    every further dimension a cell coordinate plus a constant, the same axes in every access."""
-    if len(fld.shape) < 2 or fld.shape[0] > MAX_POPULATIONS:
+def row_accesses(fld: Field, slices: Sequence[tuple[SliceIndex, ...]]) -> list[RowAccess] | None:
+    """The field's accesses (slice accesses: per dimension (cell axis or -1, constant)) as row accesses, or
+    None where the closed form does not count them: every access must follow the same cell axes in the same
+    dimensions, each axis once."""
+    if len(fld.shape) < 2 or not slices:
         return None
-    out, axes = [], None
+    pattern = tuple(a for a, _ in slices[0])
+    used = [a for a in pattern if a >= 0]
+    if len(set(used)) != len(used):
+        return None
+    out = []
     for acc in slices:
-        (a0, q), rest = acc[0], acc[1:]
-        if a0 != -1 or not 0 <= q < fld.shape[0] or any(a < 0 for a, _ in rest):
+        if tuple(a for a, _ in acc) != pattern:
             return None
-        these = tuple(a for a, _ in rest)
-        if axes is None:
-            axes = these
-        if these != axes or len(set(these)) != len(these):
-            return None
-        out.append(CellRowAccess(q, tuple(rest)))
+        out.append(RowAccess(acc[0], tuple(acc[1:])))
     return out
 
 
@@ -64,16 +62,13 @@ def _residue_histograms(lo: np.ndarray, hi: np.ndarray, p: int, factor: int) -> 
     """Per interval [lo, hi] (inclusive): how many of its values v have ``factor v mod p`` = each residue."""
     n = hi - lo + 1
     out = np.repeat((n // p)[:, None], p, axis=1)
-    rest = n % p
     steps = np.arange(p)
-    extra = (steps[None, :] < rest[:, None])  # the first n mod p values after the whole periods
+    extra = steps[None, :] < (n % p)[:, None]  # the first n mod p values after the whole periods
     residues = (lo[:, None] + steps[None, :]) % p
     np.add.at(out, (np.repeat(np.arange(lo.size), p), residues.ravel()), extra.ravel().astype(np.int64))
     if factor % p != 1:
-        mapped = (np.arange(p) * factor) % p
         moved = np.zeros_like(out)
-        for r in range(p):
-            moved[:, mapped[r]] += out[:, r]
+        np.add.at(moved.T, (np.arange(p) * factor) % p, out.T)
         out = moved
     return out
 
@@ -84,65 +79,77 @@ def _cyclic(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
     return np.einsum("is,jks->ijk", a, shifted)
 
 
-def row_granule_count(fld: Field, accesses: Sequence[CellRowAccess], boxes: Sequence[Box], granularity: int) -> int:
+def _span(index: SliceIndex, box: Box) -> tuple[int, int]:
+    """The index range an access's dimension takes over a box (a constant: one value)."""
+    axis, c = index
+    return (box[0][axis] + c, box[1][axis] + c) if axis >= 0 else (c, c)
+
+
+def _granules_of(lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int, g: int) -> np.ndarray:
+    """Distinct granules of the union of the element intervals [lo, hi] of a row, for each row start in
+    ``start`` (bytes into its granule)."""
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    new = np.ones(lo.size, dtype=bool)
+    new[1:] = lo[1:] > reach[:-1] + 1  # apart: not overlapping, not adjacent
+    first_of = np.flatnonzero(new)
+    lo, hi = lo[first_of], reach[np.concatenate((first_of[1:], [lo.size])) - 1]
+    first = (start[:, None] + lo[None, :] * eb) // g
+    last = (start[:, None] + hi[None, :] * eb + eb - 1) // g
+    count = last - first + 1  # the intervals are apart and ascending: only an end granule can be shared
+    return count.sum(axis=1) - (first[:, 1:] == last[:, :-1]).sum(axis=1)
+
+
+def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int) -> int:
     """Σ over the rows the boxes' cells touch through ``accesses`` of the distinct granules of ``granularity``
-    bytes among the row's touched elements (granules two rows share count once per row)."""
+    bytes among the row's touched elements. ``ValueError`` where the closed form does not hold for these cells:
+    several cells share a row (an axis no dimension follows spans several values), or an access leaves its
+    dimension's extent (it would read a neighbouring row)."""
     if not accesses or not boxes:
         return 0
     eb, s0 = fld.element_bytes, fld.shape[0]
     dims = len(fld.shape) - 1
-    axes = [a for a, _ in accesses[0].shift]
-    # unmapped cell axes: one value in every box, else several cells would share a row
-    unmapped = [a for a in range(3) if a not in axes]
-    if any(len({b[0][a] for b in boxes} | {b[1][a] for b in boxes}) > 1 for a in unmapped):
-        raise ValueError("cells that share a row")
+    followed = {a for a, _ in (accesses[0].first, *accesses[0].rest) if a >= 0}
+    for axis in set(range(3)) - followed:
+        if len({b[0][axis] for b in boxes} | {b[1][axis] for b in boxes}) > 1:
+            raise ValueError("cells that share a row")
+    for acc in accesses:
+        for b in boxes:
+            for d, index in enumerate((acc.first, *acc.rest)):
+                lo, hi = _span(index, b)
+                if lo < 0 or hi >= fld.shape[d]:
+                    raise ValueError("an access outside its dimension")
     row_bytes = s0 * eb
     p = granularity // math.gcd(row_bytes, granularity)
-    strides = [math.prod(fld.shape[1:1 + d]) for d in range(dims)]  # rows per step of each field dimension
-    # the overlay of the boxes shifted by every access, per field dimension
-    edges = []
-    for d in range(dims):
-        ax = axes[d]
-        shifts = {acc.shift[d][1] for acc in accesses}
-        e = {b[0][ax] + c for b in boxes for c in shifts} | {b[1][ax] + c + 1 for b in boxes for c in shifts}
-        edges.append(np.array(sorted(e), dtype=np.int64))
-    lows = [e[:-1] for e in edges]
-    highs = [e[1:] - 1 for e in edges]
-    # the touched q of every piece: bit q set where some access's shifted box holds the piece
+    strides = [math.prod(fld.shape[1:1 + d]) for d in range(dims)]  # rows per step of each row index
+    # the overlay of every (access, box) in the row dimensions
+    pairs = [(acc, b) for acc in accesses for b in boxes]
+    spans = np.array([[_span(index, b) for index in (acc.first, *acc.rest)] for acc, b in pairs],
+                     dtype=np.int64)  # (pairs, 1 + dims, 2)
+    edges = [np.unique(np.concatenate((spans[:, 1 + d, 0], spans[:, 1 + d, 1] + 1))) for d in range(dims)]
+    lows, highs = [e[:-1] for e in edges], [e[1:] - 1 for e in edges]
     shape = tuple(lo.size for lo in lows)
-    touched = np.zeros(shape, dtype=np.int64)
-    for acc in accesses:
-        inside = np.zeros(shape, dtype=bool)
-        for b in boxes:
-            held = None
-            for d in range(dims):
-                ax, c = acc.shift[d]
-                along = (lows[d] >= b[0][ax] + c) & (highs[d] <= b[1][ax] + c)
-                view = along.reshape([-1 if k == d else 1 for k in range(dims)])
-                held = view if held is None else held & view
-            inside |= held
-        touched[inside] |= np.int64(1) << acc.q
+    holds = np.ones((len(pairs), *shape), dtype=bool)  # which (access, box) pairs hold each piece
+    for d in range(dims):
+        along = (lows[d][None, :] >= spans[:, 1 + d, 0, None]) & (highs[d][None, :] <= spans[:, 1 + d, 1, None])
+        holds &= along.reshape([len(pairs)] + [-1 if k == d else 1 for k in range(dims)])
+    holds = holds.reshape(len(pairs), -1).T  # (pieces, pairs)
     # rows per residue of R mod p in every piece: the cyclic convolution of the dimensions' histograms
     hist = [_residue_histograms(lows[d], highs[d], p, strides[d] % p) for d in range(dims)]
     per_residue = hist[0]
     for d in range(1, dims):
-        per_residue = _cyclic(per_residue.reshape(-1, p), hist[d], p).reshape(-1, p)
-    per_residue = per_residue.reshape(*shape, p)
-    # the rows of each set of touched q, per residue; then the granules such a set spans in a row
-    masks = touched.ravel()
-    kept = masks != 0
-    sets, which = np.unique(masks[kept], return_inverse=True)
-    rows = np.zeros((sets.size, p), dtype=np.int64)
-    np.add.at(rows, which, per_residue.reshape(-1, p)[kept])
+        per_residue = _cyclic(per_residue.reshape(-1, p), hist[d], p)
+    per_residue = per_residue.reshape(-1, p)
+    touched = holds.any(axis=1)
+    sets, which = np.unique(holds[touched], axis=0, return_inverse=True)
+    rows = np.zeros((sets.shape[0], p), dtype=np.int64)
+    np.add.at(rows, which.ravel(), per_residue[touched])
     start = (fld.offset * eb + row_bytes * np.arange(p)) % granularity  # where a row starts in its granule
-    bits = ((sets[:, None] >> np.arange(s0)[None, :]) & 1).astype(bool)  # (sets, q)
-    granule = (start[:, None] + np.arange(s0)[None, :] * eb) // granularity  # (p, q): ascending in q
     total = 0
-    for i in range(sets.size):
-        g = granule[:, bits[i]]  # the touched q's granules, ascending: a new granule where it steps
-        spanned = 1 + np.count_nonzero(g[:, 1:] != g[:, :-1], axis=1)
-        total += int(rows[i] @ spanned)
+    for i, held in enumerate(sets):
+        total += int(rows[i] @ _granules_of(spans[held, 0, 0], spans[held, 0, 1], start, eb, granularity))
     return total
 
 
-__all__ = ["CellRowAccess", "MAX_POPULATIONS", "cell_row_accesses", "row_granule_count"]
+__all__ = ["RowAccess", "row_accesses", "row_granule_count"]

@@ -31,7 +31,7 @@ import numpy as np
 from ..expressions import affine_form, evaluate
 from ..kernel import Access, Field, Kernel
 from . import cell_rows
-from .cell_rows import cell_row_accesses
+from .cell_rows import row_accesses
 from .cells import Box, CellSet, as_cell_set
 from .isl_volumes import field_encodings, per_dimension_index
 
@@ -402,7 +402,7 @@ class EnumeratedFootprints:
         """``exact=False`` counts as ``isl_volumes.Footprints(exact=False)`` does, so that both counters
         always agree: a granule that two rows of a field share counts once per row, for the fields ISL
         encodes by rows. ``slices=False`` lists every point (the reference for the slice bitmaps);
-        ``closed_form=False`` counts rows that are single cells from the bitmap too (the reference for
+        ``closed_form=False`` counts every row from the bitmap (the reference for
         :mod:`warpspeed.model.cell_rows`)."""
         self.kernel = kernel
         self.closed_form = closed_form
@@ -467,16 +467,16 @@ class EnumeratedFootprints:
         return total
 
     def _cell_rows_count(self, f: Field, wanted: list[SliceAccess], cells: CellSet) -> int | None:
-        """The per-row count in closed form where the field's rows are single cells, at least a granule long
-        (:mod:`warpspeed.model.cell_rows`); None elsewhere (then the rows are counted from the bitmap)."""
+        """The per-row count in closed form (:mod:`warpspeed.model.cell_rows`) where it applies and rows are at
+        least a granule long; None elsewhere (then the rows are counted from the bitmap)."""
         if not self.closed_form or f.shape[0] * f.element_bytes < self.granularity:
             return None
-        accesses = cell_row_accesses(f, wanted)
+        accesses = row_accesses(f, wanted)
         if accesses is None:
             return None
         try:
             return cell_rows.row_granule_count(f, accesses, cells.boxes, self.granularity)
-        except ValueError:  # cells that share a row
+        except ValueError:  # cells that share a row, or an index outside its extent
             return None
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
