@@ -17,7 +17,7 @@ from kernel_strategies import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.errors import InputError
-from warpspeed.model.cells import CellSet, as_cell_set
+from warpspeed.model.cells import CellSet, as_cell_set, cell_set
 from warpspeed.model.counters import footprint_counter
 from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
 from warpspeed.model.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
@@ -178,10 +178,34 @@ def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
     cells = CellSet(boxes=(((0, 0, 0), (63, 15, 0)),))
     counter = RangeFootprints(kernel, 128, exact=False)
     calls = []
-    real = rv.row_granule_count
-    rv.row_granule_count = lambda *a: calls.append(1) or real(*a)
+    real = rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES
+    rv.row_granule_count = lambda *a: calls.append(1) or real[0](*a)
+    rv.CLOSED_FORM_MIN_RANGES = 0  # so few rows would be listed
     try:
         assert counter.footprint_size(cells) == 2 * 39
     finally:
-        rv.row_granule_count = real
+        rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES = real
     assert calls == [1] and counter.footprint(cells).size() == 2 * 39  # the listed ranges agree
+
+
+@PROFILE
+@given(spec=st.one_of(stencil_kernels(max_domain=(40, 16, 8)), population_kernels()), block=BLOCKS,
+       fractions=FRACTIONS, granularity=st.sampled_from([32, 128]))
+def test_per_row_counts_in_closed_form_are_the_listed_ones(spec, block, fractions, granularity):
+    """With the closed form taken wherever it applies (no cost threshold), the per-row counts (exact=False)
+    equal those of the listed ranges, for loads, stores and both."""
+    import warpspeed.model.range_volumes as rv
+
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, fractions)
+    assume(applies(kernel, granularity, exact=False))
+    counter = RangeFootprints(kernel, granularity, exact=False)
+    saved = rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE
+    rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = 0, float("inf")
+    try:
+        for lo, hi in id_ranges:
+            cells = cell_set(launch, lo, hi)
+            for loads, stores in ((True, False), (False, True), (True, True)):
+                assert counter.footprint_size(cells, loads=loads, stores=stores) == \
+                    counter.footprint(cells, loads=loads, stores=stores).size()
+    finally:
+        rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = saved

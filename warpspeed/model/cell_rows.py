@@ -101,6 +101,19 @@ def _granules_of(lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int, g: 
     return count.sum(axis=1) - (first[:, 1:] == last[:, :-1]).sum(axis=1)
 
 
+def overlay_size(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> int:
+    """Pieces of the overlay times (access, box) pairs: what :func:`row_granule_count` works through."""
+    pieces = 1
+    for d in range(len(accesses[0].rest)):
+        edges = set()
+        for acc in accesses:
+            for b in boxes:
+                lo, hi = _span(acc.rest[d], b)
+                edges |= {lo, hi + 1}
+        pieces *= max(1, len(edges) - 1)
+    return pieces * len(accesses) * len(boxes)
+
+
 def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int) -> int:
     """Σ over the rows the boxes' cells touch through ``accesses`` of the distinct granules of ``granularity``
     bytes among the row's touched elements. ``ValueError`` where the closed form does not hold for these cells:
@@ -152,4 +165,4 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     return total
 
 
-__all__ = ["RowAccess", "row_accesses", "row_granule_count"]
+__all__ = ["RowAccess", "overlay_size", "row_accesses", "row_granule_count"]

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..expressions import affine_form
 from ..kernel import Field, Kernel
-from .cell_rows import row_accesses, row_granule_count
+from .cell_rows import overlay_size, row_accesses, row_granule_count
 from .cells import CellSet, as_cell_set
 from .enumerated_volumes import FIELD_SHIFT, field_slice_accesses
 from .isl_volumes import FieldEncoding, field_encodings
@@ -226,6 +226,13 @@ class _RowGroup:
     shifts: tuple[tuple[int, int], ...]
     stretches: np.ndarray
 
+
+CLOSED_FORM_MIN_RANGES = 50_000
+CLOSED_FORM_OVERLAY_SHARE = 0.5
+"""A field's per-row count is taken in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would
+take at least ``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this
+share of them: elsewhere listing is faster (profiled: a star stencil's 25 accesses make many overlay pieces;
+an LBM wave's layer sets list 300 k ranges). Both numbers change the speed only, never a count."""
 
 MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 
@@ -449,6 +456,9 @@ class RangeFootprints:
         accesses = row_accesses(f, wanted)
         if accesses is None:
             return None
+        listed = sum((hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1) for lo, hi in cells.boxes) * len(wanted)
+        if listed < CLOSED_FORM_MIN_RANGES or overlay_size(accesses, cells.boxes) > CLOSED_FORM_OVERLAY_SHARE * listed:
+            return None  # listing the ranges is cheaper
         try:
             return row_granule_count(f, accesses, cells.boxes, self.granularity)
         except ValueError:  # cells that share a row, or an index outside its extent
