@@ -178,13 +178,13 @@ def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
     cells = CellSet(boxes=(((0, 0, 0), (63, 15, 0)),))
     counter = RangeFootprints(kernel, 128, exact=False)
     calls = []
-    real = rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES
+    real = rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE
     rv.row_granule_count = lambda *a: calls.append(1) or real[0](*a)
-    rv.CLOSED_FORM_MIN_RANGES = 0  # so few rows would be listed
+    rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = 0, float("inf")  # so few rows would be listed
     try:
         assert counter.footprint_size(cells) == 2 * 39
     finally:
-        rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES = real
+        rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = real
     assert calls == [1] and counter.footprint(cells).size() == 2 * 39  # the listed ranges agree
 
 

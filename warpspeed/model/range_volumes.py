@@ -228,11 +228,12 @@ class _RowGroup:
 
 
 CLOSED_FORM_MIN_RANGES = 50_000
-CLOSED_FORM_OVERLAY_SHARE = 0.5
+CLOSED_FORM_OVERLAY_SHARE = 0.05
 """A field's per-row count is taken in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would
 take at least ``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this
-share of them: elsewhere listing is faster (profiled: a star stencil's 25 accesses make many overlay pieces;
-an LBM wave's layer sets list 300 k ranges). Both numbers change the speed only, never a count."""
+share of them (profiled: an overlay unit costs about 0.4 us, a listed range 0.03-0.17 us; an LBM wave's layer
+sets list 300 k ranges over an overlay of 9 k; a star stencil's 25 accesses make many overlay pieces, and
+listing stays faster). Both numbers change the speed only, never a count."""
 
 MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 
