@@ -173,8 +173,8 @@ def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
 
     kernel = warpspeed.kernel_from_dict({
         "name": "rows", "precision": "fp64", "flops_per_lup": 1, "domain": [64, 16, 1],
-        "field": [{"name": "a", "element_bytes": 8, "shape": [66, 16, 2], "loads": [["tidx", "tidy", "tidz"]],
-                   "stores": []}]})
+        "field": [{"name": "a", "element_bytes": 8, "shape": [66, 16, 2, 3], "loads": [["tidx", "tidy", "tidz", "1"]],
+                   "stores": []}]})  # population 1 of three, as an LBM field in fzyx
     cells = CellSet(boxes=(((0, 0, 0), (63, 15, 0)),))
     counter = RangeFootprints(kernel, 128, exact=False)
     calls = []
