@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ..device import Device, HitRateCurve
 from ..kernel import Kernel
 from .capacity import CacheReuse, reuse
-from .cells import CellSet, cell_set
+from .cells import cell_set
 from .counters import FootprintCounter
 from .launch import Launch
 
@@ -84,23 +84,13 @@ class WaveSectors:
 @dataclass(frozen=True)
 class WaveCounts:
     """The sector and line counts behind the wave traffic: the same on every device with the same sector and
-    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them): the sectors
-    (:class:`WaveSectors`' fields) and the lines allocated since each layer ran and by the wave itself."""
+    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them): the sectors, and the
+    lines allocated since each layer ran and by the wave itself."""
 
-    compulsory: tuple[int, ...]
-    stores: tuple[int, ...]
-    over_y: tuple[int, ...] | None
-    over_z: tuple[int, ...] | None
+    sectors: WaveSectors
     y_allocated_lines: int
     z_allocated_lines: int
     wave_lines: int
-
-
-def _layer_cells(launch: Launch) -> tuple[tuple[int, int], CellSet | None, tuple[int, int]]:
-    """The y-layer's block range and cells (those below the last block row), and the z-layer's block range."""
-    (ya, yb), (za, zb) = layer_ranges(launch.grid, launch.wave_start, launch.wave_blocks)
-    y_cells = cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]) if ya < yb else None
-    return (ya, yb), y_cells, (za, zb)
 
 
 def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> WaveSectors:
@@ -109,11 +99,10 @@ def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> W
     wave = cell_set(launch, s, e)
     f_wave = sectors.footprint(wave)
     stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
-    empty = sectors.empty()
-    (ya, yb), y_cells, (za, zb) = _layer_cells(launch)
-    f_y, over_y, over_z = empty, None, None
-    if ya < yb:
-        f_y = sectors.footprint(y_cells)
+    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
+    f_y, over_y, over_z = sectors.empty(), None, None
+    if ya < yb:  # the y-layer's cells below the last block row
+        f_y = sectors.footprint(cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]))
         over_y = sectors.count_by_field(f_y.intersect(f_wave))
     if za < zb:
         over_z = sectors.count_by_field(sectors.footprint(cell_set(launch, za, zb)).intersect(f_wave).subtract(f_y))
@@ -124,13 +113,12 @@ def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines
                 counted: WaveSectors | None = None) -> WaveCounts:
     """Count the wave's sectors (unless ``counted`` gives them) and lines (``sectors`` and ``lines`` count at
     the L2's sector and line size)."""
-    ws = counted if counted is not None else wave_sectors(kernel, launch, sectors)
-    e = launch.wave_start + launch.wave_blocks
-    (ya, yb), _, (za, zb) = _layer_cells(launch)
+    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
+    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
     y_lines = lines.footprint_size(cell_set(launch, ya, e), stores=True) if ya < yb else 0
     z_lines = lines.footprint_size(cell_set(launch, za, e), stores=True) if za < zb else 0
-    return WaveCounts(ws.compulsory, ws.stores, ws.over_y, ws.over_z, y_lines, z_lines,
-                      lines.footprint_size(cell_set(launch, launch.wave_start, e), stores=True))
+    return WaveCounts(counted if counted is not None else wave_sectors(kernel, launch, sectors), y_lines, z_lines,
+                      lines.footprint_size(cell_set(launch, s, e), stores=True))
 
 
 def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: FootprintCounter,
@@ -158,9 +146,10 @@ def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_s
             return (0,) * nf, reuse(0.0, 0.0, cap, curve)
         return over, reuse(sum(over) * S2 * per_lup, allocated_lines * device.l2_line_bytes, cap, curve)
 
-    over_y, ly = layer(counts.over_y, counts.y_allocated_lines, device.hit_rates.l2_y)
-    over_z, lz = layer(counts.over_z, counts.z_allocated_lines, device.hit_rates.l2_z)
-    comp, stores = counts.compulsory, counts.stores
+    ws = counts.sectors
+    over_y, ly = layer(ws.over_y, counts.y_allocated_lines, device.hit_rates.l2_y)
+    over_z, lz = layer(ws.over_z, counts.z_allocated_lines, device.hit_rates.l2_z)
+    comp, stores = ws.compulsory, ws.stores
     wave_alloc = counts.wave_lines * device.l2_line_bytes
     # partially written sectors: the wave's stored sectors that no single block writes completely; the blocks
     # that complete them run at nearly the same time, but the sector may leave the L2 before they do
