@@ -169,6 +169,7 @@ def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
     """Rows of 66 doubles (528 B) start 16 B further into a 128 B line each: of every 8 rows one starts on a
     line and its 64 read doubles (512 B) span 4 lines, the other 7 span 5: 39 lines per 8 rows (exact=False
     counts a line two rows share once per row). The closed form (cell_rows) counts it, not the listed ranges."""
+    import warpspeed.model.cell_rows as cr
     import warpspeed.model.range_volumes as rv
 
     kernel = warpspeed.kernel_from_dict({
@@ -178,13 +179,13 @@ def test_rows_counted_once_per_row_in_closed_form_with_a_known_count():
     cells = CellSet(boxes=(((0, 0, 0), (63, 15, 0)),))
     counter = RangeFootprints(kernel, 128, exact=False)
     calls = []
-    real = rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE
-    rv.row_granule_count = lambda *a: calls.append(1) or real[0](*a)
+    real = cr.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE
+    cr.row_granule_count = lambda *a: calls.append(1) or real[0](*a)
     rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = 0, float("inf")  # so few rows would be listed
     try:
         assert counter.footprint_size(cells) == 2 * 39
     finally:
-        rv.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = real
+        cr.row_granule_count, rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = real
     assert calls == [1] and counter.footprint(cells).size() == 2 * 39  # the listed ranges agree
 
 

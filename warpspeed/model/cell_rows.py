@@ -101,17 +101,37 @@ def _granules_of(lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int, g: 
     return count.sum(axis=1) - (first[:, 1:] == last[:, :-1]).sum(axis=1)
 
 
+def _pair_spans(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> np.ndarray:
+    """Every (access, box) pair's index range per field dimension: (pairs, dimensions, 2), access-major."""
+    return np.array([[_span(index, b) for index in (acc.first, *acc.rest)] for acc in accesses for b in boxes],
+                    dtype=np.int64)
+
+
+def _overlay_edges(spans: np.ndarray) -> list[np.ndarray]:
+    """Per row dimension, the sorted edges of the overlay of the pairs' ranges (first and one past last)."""
+    return [np.unique(np.concatenate((spans[:, d, 0], spans[:, d, 1] + 1))) for d in range(1, spans.shape[1])]
+
+
 def overlay_size(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> int:
     """Pieces of the overlay times (access, box) pairs: what :func:`row_granule_count` works through."""
-    pieces = 1
-    for d in range(len(accesses[0].rest)):
-        edges = set()
-        for acc in accesses:
-            for b in boxes:
-                lo, hi = _span(acc.rest[d], b)
-                edges |= {lo, hi + 1}
-        pieces *= max(1, len(edges) - 1)
-    return pieces * len(accesses) * len(boxes)
+    if not accesses or not boxes:
+        return 0
+    spans = _pair_spans(accesses, boxes)
+    return math.prod(max(1, e.size - 1) for e in _overlay_edges(spans)) * spans.shape[0]
+
+
+def count_if_cheaper(fld: Field, accesses: Sequence[RowAccess] | None, boxes: Sequence[Box], granularity: int,
+                     budget: float) -> int | None:
+    """:func:`row_granule_count` where it applies and its work (:func:`overlay_size`) is within ``budget`` (the
+    caller's cost of listing the rows, in overlay units); None where the caller should list them: no row
+    accesses, rows shorter than a granule (the listed counts tell rows apart by parity only), a dearer
+    overlay, or cells outside the closed form."""
+    if accesses is None or fld.shape[0] * fld.element_bytes < granularity or overlay_size(accesses, boxes) > budget:
+        return None
+    try:
+        return row_granule_count(fld, accesses, boxes, granularity)
+    except ValueError:  # cells that share a row, or an index outside its extent
+        return None
 
 
 def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int) -> int:
@@ -137,17 +157,16 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     p = granularity // math.gcd(row_bytes, granularity)
     strides = [math.prod(fld.shape[1:1 + d]) for d in range(dims)]  # rows per step of each row index
     # the overlay of every (access, box) in the row dimensions
-    pairs = [(acc, b) for acc in accesses for b in boxes]
-    spans = np.array([[_span(index, b) for index in (acc.first, *acc.rest)] for acc, b in pairs],
-                     dtype=np.int64)  # (pairs, 1 + dims, 2)
-    edges = [np.unique(np.concatenate((spans[:, 1 + d, 0], spans[:, 1 + d, 1] + 1))) for d in range(dims)]
+    spans = _pair_spans(accesses, boxes)  # (pairs, 1 + dims, 2)
+    npairs = spans.shape[0]
+    edges = _overlay_edges(spans)
     lows, highs = [e[:-1] for e in edges], [e[1:] - 1 for e in edges]
     shape = tuple(lo.size for lo in lows)
-    holds = np.ones((len(pairs), *shape), dtype=bool)  # which (access, box) pairs hold each piece
+    holds = np.ones((npairs, *shape), dtype=bool)  # which (access, box) pairs hold each piece
     for d in range(dims):
         along = (lows[d][None, :] >= spans[:, 1 + d, 0, None]) & (highs[d][None, :] <= spans[:, 1 + d, 1, None])
-        holds &= along.reshape([len(pairs)] + [-1 if k == d else 1 for k in range(dims)])
-    holds = holds.reshape(len(pairs), -1).T  # (pieces, pairs)
+        holds &= along.reshape([npairs] + [-1 if k == d else 1 for k in range(dims)])
+    holds = holds.reshape(npairs, -1).T  # (pieces, pairs)
     # rows per residue of R mod p in every piece: the cyclic convolution of the dimensions' histograms
     hist = [_residue_histograms(lows[d], highs[d], p, strides[d] % p) for d in range(dims)]
     per_residue = hist[0]
@@ -165,4 +184,4 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     return total
 
 
-__all__ = ["RowAccess", "overlay_size", "row_accesses", "row_granule_count"]
+__all__ = ["RowAccess", "count_if_cheaper", "overlay_size", "row_accesses", "row_granule_count"]

@@ -472,20 +472,13 @@ class EnumeratedFootprints:
         return total
 
     def _cell_rows_count(self, f: Field, wanted: list[SliceAccess], cells: CellSet) -> int | None:
-        """The per-row count in closed form (:mod:`warpspeed.model.cell_rows`) where it applies and rows are at
-        least a granule long; None elsewhere (then the rows are counted from the bitmap)."""
-        if not self.closed_form or f.shape[0] * f.element_bytes < self.granularity:
-            return None
-        accesses = row_accesses(f, wanted)
-        if accesses is None:
+        """The per-row count in closed form (:mod:`warpspeed.model.cell_rows`) where it applies and pays (see
+        :data:`CLOSED_FORM_OVERLAY_SHARE`); None elsewhere (then the rows are counted from the bitmap)."""
+        if not self.closed_form:
             return None
         marked = sum(math.prod(hi[a] - lo[a] + 1 for a in range(3)) for lo, hi in cells.boxes) * len(wanted)
-        if cell_rows.overlay_size(accesses, cells.boxes) > CLOSED_FORM_OVERLAY_SHARE * marked:
-            return None  # the bitmap is cheaper
-        try:
-            return cell_rows.row_granule_count(f, accesses, cells.boxes, self.granularity)
-        except ValueError:  # cells that share a row, or an index outside its extent
-            return None
+        return cell_rows.count_if_cheaper(f, row_accesses(f, wanted), cells.boxes, self.granularity,
+                                          CLOSED_FORM_OVERLAY_SHARE * marked)
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
         """Granules of a footprint per field."""

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..expressions import affine_form
 from ..kernel import Field, Kernel
-from .cell_rows import overlay_size, row_accesses, row_granule_count
+from .cell_rows import count_if_cheaper, row_accesses
 from .cells import CellSet, as_cell_set
 from .enumerated_volumes import FIELD_SHIFT, field_slice_accesses
 from .isl_volumes import FieldEncoding, field_encodings
@@ -447,10 +447,9 @@ class RangeFootprints:
         return total
 
     def _closed_form_count(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool) -> int | None:
-        if cells.points or f.shape[0] * f.element_bytes < self.granularity:
-            return None
+        """Field ``i``'s per-row count in closed form where it pays (:data:`CLOSED_FORM_MIN_RANGES`), else None."""
         slices = self._slices[i]
-        if slices is None:
+        if cells.points or slices is None:
             return None
         wanted = (slices[0] if loads else []) + (slices[1] if stores else [])
         if not wanted:
@@ -464,12 +463,9 @@ class RangeFootprints:
         if accesses is None or all(a >= 0 for a, _ in accesses[0].rest):
             return None
         listed = sum((hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1) for lo, hi in cells.boxes) * len(wanted)
-        if listed < CLOSED_FORM_MIN_RANGES or overlay_size(accesses, cells.boxes) > CLOSED_FORM_OVERLAY_SHARE * listed:
-            return None  # listing the ranges is cheaper
-        try:
-            return row_granule_count(f, accesses, cells.boxes, self.granularity)
-        except ValueError:  # cells that share a row, or an index outside its extent
+        if listed < CLOSED_FORM_MIN_RANGES:
             return None
+        return count_if_cheaper(f, accesses, cells.boxes, self.granularity, CLOSED_FORM_OVERLAY_SHARE * listed)
 
     def count_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
         """Granules of a footprint per field."""
