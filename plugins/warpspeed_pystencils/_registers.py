@@ -95,11 +95,6 @@ class _Compilation:
         return max(found)
 
 
-def compile_registers(source: str, arch: str, nvcc: str) -> int | None:
-    """Compile with nvcc and parse ``Used N registers``; None (with a warning) when that fails."""
-    return _Compilation(source, arch, nvcc).registers()
-
-
 class RegisterCount:
     """The registers per thread of a kernel source, as :func:`registers_for` gives them, begun at once: from the
     cache, or from nvcc started in the background, so that describing the kernel overlaps the compiler."""

@@ -327,7 +327,7 @@ def test_registers_parsed_from_compiler_output(tmp_path, monkeypatch):
 
 def test_registers_argument_wins_over_nvcc(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, "exit 3")))
-    monkeypatch.setattr(_registers, "compile_registers", lambda *a: pytest.fail("nvcc must not run"))
+    monkeypatch.setattr(_registers, "_Compilation", lambda *a: pytest.fail("nvcc must not run"))
     k = wp.describe(wp.star_stencil(1), (34, 34, 34), registers=40)
     assert k.registers == 40
 
