@@ -87,3 +87,21 @@ def test_the_contract_check_sees_relative_absolute_and_function_level_imports(tm
                      "def f():\n    from ..interface import cli\n")
     assert [name for _, name in package_imports(probe, ["warpspeed", "model"])] == ["studies", "interface", "model",
                                                                                      "interface"]
+
+
+def test_the_lazy_package_face_lists_each_name_once_for_runtime_and_for_checkers():
+    """warpspeed/__init__.py loads its names on first use (_HOMES) and imports them for type checkers under
+    TYPE_CHECKING: the two lists must name the same things from the same modules, and every name loads."""
+    import ast
+
+    import warpspeed
+
+    tree = ast.parse((PACKAGE / "__init__.py").read_text())
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    for_checkers = {(a.asname or a.name): "." * n.level + (n.module or "")
+                    for n in block.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    homes = ast.literal_eval(next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                                  and getattr(n.targets[0], "id", "") == "_HOMES"))
+    assert for_checkers == {**homes, "kernels": "."}
+    assert set(warpspeed.__all__) == {*homes, "kernels", "device", "InputError", "__version__"}
+    assert all(getattr(warpspeed, name) is not None for name in warpspeed.__all__)
