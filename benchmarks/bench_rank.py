@@ -20,7 +20,7 @@ import sys
 import time
 
 import warpspeed
-from warpspeed.model.estimate import _cached_analysis
+from warpspeed.model.estimate import _analysis_of
 from warpspeed.studies.whatif import whatif
 
 
@@ -32,7 +32,7 @@ def cpu_s() -> float:
 
 def fresh() -> None:
     """Drop what this process kept of earlier sweeps (the counts estimates share), so each sweep counts afresh."""
-    _cached_analysis.cache_clear()
+    _analysis_of.cache_clear()
 
 
 def timed(f):

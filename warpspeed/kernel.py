@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -109,6 +109,18 @@ class Kernel:
         if domain is None or tuple(_domain3(domain, self.source)) == self.domain:
             return self
         return kernel_from_dict(dict(self.spec), source=self.source, domain=domain)
+
+    def without_registers(self) -> Kernel:
+        """The same kernel with its registers unknown: what an analysis of its accesses is keyed on (kept, so
+        its hash is computed once)."""
+        if self.registers is None:
+            return self
+        twin = self.__dict__.get("_without_registers")
+        if twin is None:
+            twin = replace(self, registers=None,
+                           spec=MappingProxyType({k: v for k, v in self.spec.items() if k != "registers"}))
+            object.__setattr__(self, "_without_registers", twin)
+        return twin
 
     def with_registers(self, registers: int | None) -> Kernel:
         if registers is None:

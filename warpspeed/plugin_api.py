@@ -11,14 +11,16 @@ modules without breaking plugins:
 - :data:`DEFAULT_REGISTERS`: the registers per thread warpspeed assumes when a kernel does not say;
 - :func:`reference_estimate`: a ranking's row for a given block (e.g. the generator's default block);
 - :func:`progress_bar`: a terminal-only progress bar for long work;
-- :func:`kernel_content`: what a kernel's numbers depend on (its description less prose), to key caches.
+- :func:`kernel_content`: what a kernel's numbers depend on (its description less prose), to key caches;
+- :func:`precount`: count ahead what a screened ranking will ask for while the plugin waits (for the
+  compiler's register count, say), with guessed registers; the ranking then reuses what matches.
 """
 
 from .kernels import CatalogEntry
 from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 from .model.launch import DEFAULT_REGISTERS
 from .progress import progress_bar
-from .studies.ranking import kernel_content, reference_estimate
+from .studies.ranking import kernel_content, precount, reference_estimate
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
-           "kernel_content", "progress_bar", "reference_estimate"]
+           "kernel_content", "precount", "progress_bar", "reference_estimate"]

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from . import _cache
@@ -112,23 +113,41 @@ def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None)
 def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
               registers: int | None = None, name: str | None = None, index_layout: str | None = None,
               arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
-              made: tuple[Any, list | None] | None = None) -> Any:
-    import warpspeed
-
+              made: tuple[Any, list | None] | None = None,
+              meanwhile: Callable[[Any, Callable[[], bool]], None] | None = None) -> Any:
+    """``describe``; ``meanwhile(kernel, running)``: called with the warpspeed kernel, its registers guessed
+    (``fallback_registers``, else warpspeed's default), while nvcc counts the real ones."""
     spec = _describe_spec(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
                           index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers,
-                          made=made)
+                          made=made, meanwhile=None if meanwhile is None else partial(
+                              _with_guessed_registers, meanwhile, fallback_registers))
+    return _as_warpspeed_kernel(spec)
+
+
+def _as_warpspeed_kernel(spec: dict) -> Any:
+    import warpspeed
+
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
+
+
+def _with_guessed_registers(meanwhile: Callable[[Any, Callable[[], bool]], None], guess: int | None, spec: dict,
+                            running: Callable[[], bool]) -> None:
+    from warpspeed.plugin_api import DEFAULT_REGISTERS
+
+    meanwhile(_as_warpspeed_kernel(dict(spec, registers=guess or DEFAULT_REGISTERS)), running)
 
 
 def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",
                    registers: int | None = None, name: str | None = None, index_layout: str | None = None,
                    arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
                    arrays: Any = None, registers_source: str = "the registers argument",
-                   made: tuple[Any, list | None] | None = None) -> dict:
+                   made: tuple[Any, list | None] | None = None,
+                   meanwhile: Callable[[dict, Callable[[], bool]], None] | None = None) -> dict:
     """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``; ``arrays`` (field name ->
     ``_extract.ArrayLayout``) replace ``shape`` and the layouts by the arrays of a launch; ``made``: what
-    ``_as_kernel`` already gave for ``kernel_or_assignments`` and ``config``."""
+    ``_as_kernel`` already gave for ``kernel_or_assignments`` and ``config``; ``meanwhile(spec, running)``
+    is called where nvcc still counts the registers once the rest is described (``spec`` without
+    ``registers``; ``running()`` says whether nvcc still runs), to use the wait."""
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
@@ -151,6 +170,8 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
     if count is None:
         spec["registers"], source = registers, registers_source
     else:
+        if meanwhile is not None and count.running():
+            meanwhile(dict(spec), count.running)
         n, source = count.result()  # described meanwhile: the compiler ran beside the description
         if n is None and fallback_registers is not None:
             n, source = fallback_registers, f"measured with nvcc {DEFAULT_ARCH} (recorded; {source})"
@@ -242,6 +263,23 @@ def _ranking_cache(kernel: Any, device: Any) -> Any:
     return path if os.access(path.parent, os.W_OK) else None
 
 
+_SPACE_OPTIONS = ("threads", "folding", "domain", "blocks", "domains", "configs", "model", "screen")
+
+
+def _rank_ahead(device: Any, rank_options: dict, kernel: Any, running: Callable[[], bool]) -> None:
+    """While nvcc counts the registers: the screened ranking's counts for ``kernel`` (registers guessed), which
+    the ranking with the real registers reuses where the guess gives the same blocks per SM."""
+    from warpspeed.plugin_api import precount
+
+    if rank_options.get("screen") is None:  # a full ranking may run in worker processes: nothing to share
+        return
+    try:
+        precount(kernel, device, until=lambda: not running(),
+                 **{k: rank_options[k] for k in _SPACE_OPTIONS if k in rank_options})
+    except Exception:  # noqa: BLE001 - only time is at stake: the ranking itself reports what is wrong
+        return
+
+
 def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] | None = None,
                   device: Any = "auto", layout: str = "fzyx", registers: int | None = None,
                   **rank_options: Any) -> Any:
@@ -310,7 +348,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
 
     dkw.setdefault("arch", arch_for(device))
     wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
-                        fallback_registers=fallback, made=made, **dkw)
+                        fallback_registers=fallback, made=made, meanwhile=partial(_rank_ahead, device, rank_options),
+                        **dkw)
     if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
         rank_options["cache"] = _ranking_cache(wkernel, device)
     with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:

@@ -62,6 +62,9 @@ class _Compilation:
         except OSError as e:
             self._proc, self.error = None, e
 
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
     def stop(self) -> None:
         if self._proc is not None:
             self._proc.kill()
@@ -117,6 +120,10 @@ class RegisterCount:
         if self._compilation is not None and self._result is None:
             self._compilation.stop()
             self._result = (None, "nvcc stopped")
+
+    def running(self) -> bool:
+        """Whether nvcc still runs (``result`` would wait)."""
+        return self._result is None and self._compilation is not None and self._compilation.running()
 
     def result(self) -> tuple[int | None, str]:
         """(registers, where from): waits for nvcc where it runs (then caches its count)."""

@@ -443,3 +443,38 @@ def test_describe_compiles_for_the_device_it_is_given(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, 'echo "ptxas info    : Used 66 registers"')))
     assert "nvcc sm_90" in wp.describe(wp.star_stencil(1), (34, 34, 34), device="H100-SXM5-80GB").spec["description"]
     assert "nvcc sm_80" in wp.describe(wp.star_stencil(1), (34, 34, 34)).spec["description"]
+
+
+def test_create_kernel_counts_the_ranking_ahead_while_nvcc_runs(tmp_path, monkeypatch):
+    """While nvcc counts the registers (here a stand-in taking 0.5 s) the ranking's counts are made with guessed
+    registers; the choice is the one made with the registers known up front. A failure while counting ahead
+    costs nothing but the time."""
+    import warpspeed.plugin_api
+
+    sleep = shutil.which("sleep")
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'{sleep} 0.5; echo "ptxas info : Used 24 registers"')))
+    real, ahead = warpspeed.plugin_api.precount, []
+
+    def watched(kernel, device, *args, until, **kw):
+        ahead.append((kernel.registers, until()))
+        return real(kernel, device, *args, until=until, **kw)
+
+    monkeypatch.setattr(warpspeed.plugin_api, "precount", watched)
+    shape = (66, 66, 66)
+    found = wp.create_kernel(wp.star_stencil(1), shape=shape, device=A100, blocks=SMALL_BLOCKS, cache=None)
+    assert ahead == [(warpspeed.plugin_api.DEFAULT_REGISTERS, False)]
+    given = wp.create_kernel(wp.star_stencil(1), shape=shape, device=A100, blocks=SMALL_BLOCKS, cache=None,
+                             registers=24)
+    assert len(ahead) == 1  # registers known: nothing to wait for
+    assert found.metadata["warpspeed"]["registers"] == 24
+    assert found.metadata["warpspeed"] == given.metadata["warpspeed"]
+
+    def broken(*a, **kw):
+        raise RuntimeError("counting ahead failed")
+
+    monkeypatch.setattr(warpspeed.plugin_api, "precount", broken)
+    again = wp.create_kernel(wp.star_stencil(2), shape=shape, device=A100, blocks=SMALL_BLOCKS, cache=None)
+    assert again.metadata["warpspeed"]["registers"] == 24
+    full = wp.create_kernel(wp.star_stencil(2), shape=shape, device=A100, blocks=SMALL_BLOCKS, cache=None,
+                            screen=None)
+    assert full.metadata["warpspeed"]["block"] == again.metadata["warpspeed"]["block"]

@@ -346,3 +346,71 @@ def test_a_tiny_domain_ranking_says_what_estimate_says(capsys):
     assert "note: the grid has 1 blocks" in head
     assert "% ahead of the ranked blocks: rank its thread count too" in head  # 8x8x4 has 256 threads, not 1024
     assert "registers per thread" not in head
+
+
+def _counting_block_stages(monkeypatch) -> list:
+    """The block stages counted from here on (each (block, wave blocks) once per count)."""
+    import warpspeed.model.estimate as estimate_module
+
+    counted = []
+    real = estimate_module._block_stage
+
+    def counting(an, launch, dev, modulus):
+        counted.append((launch.block, launch.wave_blocks))
+        return real(an, launch, dev, modulus)
+
+    monkeypatch.setattr(estimate_module, "_block_stage", counting)
+    return counted
+
+
+@pytest.mark.parametrize("guess, reused", [(16, True), (200, False)])
+def test_counts_made_ahead_with_guessed_registers_serve_the_real_ranking(monkeypatch, guess, reused):
+    """precount with registers that give the same blocks per SM (16 and 24 registers both leave the threads as
+    the limit) leaves the ranking with the real ones no block stage to count; a guess that changes the waves
+    (200 registers) leaves them all. The ranking is the same either way."""
+    from warpspeed.model.estimate import _analysis_of
+
+    k = warpspeed.find_kernel("star3d-r1").with_domain((130, 66, 34))
+    threads, dev = (256, 512), "H100-SXM5-80GB"
+    _analysis_of.cache_clear()
+    alone = warpspeed.rank(k.with_registers(24), dev, threads, screen=1)
+    _analysis_of.cache_clear()
+    counted = _counting_block_stages(monkeypatch)
+    rank_module.precount(k.with_registers(guess), dev, threads, until=lambda: False)
+    ahead = len(counted)
+    assert ahead > 0
+    after = warpspeed.rank(k.with_registers(24), dev, threads, screen=1)
+    assert after.to_dicts() == alone.to_dicts()
+    assert (len(counted) == ahead) is reused
+    if not reused:
+        assert {w for _, w in counted[ahead:]}.isdisjoint({w for _, w in counted[:ahead]})
+    _analysis_of.cache_clear()
+
+
+def test_precount_stops_when_told_and_checks_its_input(monkeypatch):
+    from warpspeed.model.estimate import _analysis_of
+
+    k = warpspeed.find_kernel("star3d-r1").with_domain((130, 66, 34))
+    _analysis_of.cache_clear()
+    counted = _counting_block_stages(monkeypatch)
+    rank_module.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: len(counted) >= 3)
+    assert len(counted) == 3
+    rank_module.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: True)
+    assert len(counted) == 3
+    with pytest.raises(warpspeed.InputError, match=r"screen \(--screen\) must be a positive number"):
+        rank_module.precount(k, "H100-SXM5-80GB", (256,), until=lambda: False, screen=0)
+    _analysis_of.cache_clear()
+
+
+def test_one_analysis_serves_a_kernel_with_any_registers():
+    from warpspeed.model.estimate import KernelAnalysis
+
+    k = warpspeed.find_kernel("star3d-r4").with_domain((256, 128, 128))
+    an = KernelAnalysis(k.with_registers(40))
+    assert an.kernel.registers is None and an.serves(k) and an.serves(k.with_registers(200))
+    assert not an.serves(k.with_domain((128, 128, 128)))
+    assert k.without_registers() is k.without_registers() and "registers" not in k.without_registers().spec
+    for regs in (40, 64):
+        shared = warpspeed.estimate(k.with_registers(regs), DEV, (32, 4, 8), analysis=an)
+        own = warpspeed.estimate(k.with_registers(regs), DEV, (32, 4, 8), analysis=KernelAnalysis(k))
+        assert shared.to_dict() == own.to_dict() and shared.occupancy.registers == regs

@@ -207,16 +207,25 @@ class KernelAnalysis:
     counters, and the counts of each configuration that do not depend on the device's cache sizes or
     bandwidths (its block stage and wave counts, kept for the next configuration or device that shares them,
     at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.model.counters`;
-    ``auto`` by default)."""
+    ``auto`` by default).
+
+    The analysis is of the kernel's accesses: registers per thread enter an estimate only through its launch
+    (the blocks per SM, hence the wave), which keys every kept count. So one analysis serves the kernel with
+    any register count (``kernel`` is kept without them; :meth:`serves`), and counts made with guessed
+    registers while the compiler runs are reused by the real ones wherever the wave is the same."""
 
     def __init__(self, kernel: Kernel, *, counter: str = DEFAULT_COUNTER):
-        self.kernel = kernel
+        self.kernel = kernel.without_registers()
         self.counter = check_counter(counter)
         self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
         self._footprints: dict[tuple[int, bool, str], FootprintCounter] = {}  # (granularity, exact, counter)
         self._block_stages: dict[tuple, BlockStage] = {}
         self._wave_counts: dict[tuple, WaveCounts] = {}
         self._wave_sectors: dict[tuple, WaveSectors] = {}
+
+    def serves(self, kernel: Kernel) -> bool:
+        """Whether this is an analysis of ``kernel`` (whatever its registers)."""
+        return self.kernel == kernel.without_registers()
 
     def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
         if folding not in self._instructions:
@@ -340,9 +349,13 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
                       launch.active_warps_per_block(dev.warp_size), kept)
 
 
-@lru_cache(maxsize=16)
 def _cached_analysis(kernel: Kernel, counter: str) -> KernelAnalysis:
-    """Repeated estimates of one kernel (a sweep, a benchmark) share their parsed maps."""
+    """Repeated estimates of one kernel (a sweep, a benchmark), with any registers, share their analysis."""
+    return _analysis_of(kernel.without_registers(), counter)
+
+
+@lru_cache(maxsize=16)
+def _analysis_of(kernel: Kernel, counter: str) -> KernelAnalysis:
     return KernelAnalysis(kernel, counter=counter)
 
 
@@ -369,7 +382,7 @@ def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device, **(overrides or {}))
-    if analysis is None or analysis.kernel != k or (counter is not None and analysis.counter != counter):
+    if analysis is None or not analysis.serves(k) or (counter is not None and analysis.counter != counter):
         analysis = _cached_analysis(k, counter or DEFAULT_COUNTER)
     launch = make_launch(k, dev, block, folding, registers)
     return _estimate(k, dev, launch, analysis, pm)
@@ -439,7 +452,7 @@ def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: 
     pm = performance_model(model)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    if analysis is None or analysis.kernel != k:
+    if analysis is None or not analysis.serves(k):
         analysis = _cached_analysis(k, DEFAULT_COUNTER)
     launch = make_launch(k, dev, block, folding, registers)
     if type(pm) not in {type(m) for m in models().values()}:

@@ -291,9 +291,8 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     model = performance_model(model).name
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
-    if screen is not None and (isinstance(screen, bool) or not isinstance(screen, int) or screen < 1):
-        raise InputError(f"screen (--screen) must be a positive number of best configurations to rank exactly, "
-                         f"got {screen!r}.")
+    if screen is not None:
+        _check_screen(screen)
     space = _space(dev, threads, folding, blocks, domains, configs, k.domain)
     done: dict[Configuration, RankedResult] = {}
     store = ResultCache(cache, k, dev, model) if cache is not None else None
@@ -317,6 +316,12 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
                    screen)
 
 
+def _check_screen(screen: object) -> None:
+    if isinstance(screen, bool) or not isinstance(screen, int) or screen < 1:
+        raise InputError(f"screen (--screen) must be a positive number of best configurations to rank exactly, "
+                         f"got {screen!r}.")
+
+
 def _by_bound(c: Configuration, bound: float) -> tuple:
     """Highest bound first; ties in the order of :meth:`RankedResult.sort_key` (a domain of None first)."""
     return (-bound, c.block, c.folding, c.domain or ())
@@ -327,12 +332,15 @@ BOUND_MARGIN = 1e-9
 
 
 def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Configuration, RankedResult], n: int,
-              registers: int | None, model: str, store: ResultCache | None, progress, total: int
-              ) -> dict[Configuration, float]:
+              registers: int | None, model: str, store: ResultCache | None, progress, total: int,
+              stop: Callable[[], bool] | None = None) -> dict[Configuration, float]:
     """Estimate in full, highest bound first, the configurations of ``todo`` that can be among the ``n`` best
     or the contenders of the best (into ``done``), and, where those are unvalidated, the best of every
     x-extent (:mod:`warpspeed.studies.confidence`); the bounds of the others. A configuration whose bound fails is
-    estimated (its error row)."""
+    estimated (its error row). ``stop``: asked before each bound and estimate; once true, the screening ends
+    where it is, unfinished (:func:`precount`)."""
+    halted = stop if stop is not None else (lambda: False)
+
     def bound(c: Configuration, least_dram: bool) -> float:
         try:
             return performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model,
@@ -342,6 +350,8 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
 
     bounds: dict[Configuration, float] = {}  # first the cheap bounds of the block stage (no DRAM traffic)
     for c in todo:
+        if halted():
+            return {}
         known = store.bound(c) if store is not None else None
         bounds[c] = known if known is not None else bound(c, least_dram=False)
     tightened: set[Configuration] = set()
@@ -372,6 +382,8 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     while rest:
         if below(bounds[rest[0]]):  # neither this one nor any after it (cheap bounds, highest first)
             break
+        if halted():
+            return {}
         c = rest.pop(0)
         if below(tighter(c)):  # the best only rises: a configuration passed stays out
             passed.append(c)
@@ -389,6 +401,8 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
         for r in done.values():
             found(r)
         for c in list(rest):  # highest bound first: the best of each x-extent, as the full ranking has it
+            if halted():
+                return {}
             x = c.block[0] * c.folding[0]
             if x not in best_of_x or tighter(c) >= best_of_x[x] * (1 - BOUND_MARGIN):
                 rest.remove(c)
@@ -400,6 +414,27 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     if progress is not None:
         progress(total, total)
     return {c: bounds[c] for c in rest}
+
+
+def precount(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
+             folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
+             until: Callable[[], bool], blocks: Iterable[Sequence[int]] | None = None,
+             domains: Iterable[Sequence[int]] | None = None, configs: Iterable[Configuration] | None = None,
+             registers: int | None = None, model: str | None = None, screen: int = 1) -> None:
+    """Count ahead, in this process, what ``rank(..., screen=screen)`` of the same space will ask for, in the
+    order it will ask, until ``until()`` is true (asked before each bound and estimate); nothing is returned.
+
+    For time that would otherwise be spent waiting, such as the compiler's register count: the counts stay in
+    the kernel's analysis, which serves every register count (:class:`~warpspeed.model.estimate.KernelAnalysis`),
+    so the ranking with the real registers reuses each count whose wave the guessed ``registers`` got right
+    (the same blocks per SM) and counts the others itself. The ranking's results do not depend on what was
+    counted ahead, only its time does. Bad input raises here as in :func:`rank`."""
+    _check_screen(screen)
+    model = performance_model(model).name
+    k = resolve_kernel(kernel, domain)
+    dev = get_device(device)
+    todo = _space(dev, threads, folding, blocks, domains, configs, k.domain)
+    _screened(k, dev, todo, {}, screen, registers, model, None, None, len(todo), stop=until)
 
 
 def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str], threads: Iterable[int] = (1024,),
