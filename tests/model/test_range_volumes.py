@@ -210,3 +210,33 @@ def test_per_row_counts_in_closed_form_are_the_listed_ones(spec, block, fraction
                     counter.footprint(cells, loads=loads, stores=stores).size()
     finally:
         rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = saved
+
+
+D3Q19 = [(0, 0, 0), (0, 1, 0), (0, -1, 0), (-1, 0, 0), (1, 0, 0), (0, 0, 1), (0, 0, -1), (-1, 1, 0), (1, 1, 0),
+         (-1, -1, 0), (1, -1, 0), (0, 1, 1), (0, -1, 1), (-1, 0, 1), (1, 0, 1), (0, 1, -1), (0, -1, -1),
+         (-1, 0, -1), (1, 0, -1)]
+
+
+@pytest.mark.parametrize("granularity", [32, 128])
+def test_populations_count_in_closed_form_as_one_plane_moved(granularity):
+    """An LBM field's populations (one access per q-plane) never share a row: the closed form counts one
+    plane's overlay and moves it to the others (their rows' residues and x shifts), so its work is one plane's
+    plus one unit per plane, and its count is the sum of the planes counted one by one, and the listed one."""
+    from warpspeed.model.cell_rows import overlay_size, row_accesses, row_granule_count
+
+    shape = [37, 19, 11, 19]  # rows of 37 doubles: every start phase in a 128 B line, with padding
+    spec = {"name": "pull", "precision": "fp64", "flops_per_lup": 1, "domain": [33, 16, 8],
+            "field": [{"name": "src", "element_bytes": 8, "shape": shape, "offset": 3, "stores": [],
+                       "loads": [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
+                                 for q, (cx, cy, cz) in enumerate(D3Q19)]}]}
+    kernel = warpspeed.kernel_from_dict(spec)
+    fld = kernel.fields[0]
+    slices = [tuple((axis, int(c)) for axis, c in enumerate((1 - cx, 1 - cy, 1 - cz))) + ((-1, q),)
+              for q, (cx, cy, cz) in enumerate(D3Q19)]
+    accesses = row_accesses(fld, slices)
+    boxes = (((0, 0, 0), (32, 7, 3)), ((0, 8, 0), (12, 8, 3)), ((5, 9, 4), (20, 15, 7)))
+    assert overlay_size(accesses, boxes) == overlay_size(accesses[:1], boxes) + len(D3Q19) - 1
+    total = row_granule_count(fld, accesses, boxes, granularity)
+    assert total == sum(row_granule_count(fld, [a], boxes, granularity) for a in accesses)
+    cells = CellSet(boxes=boxes)
+    assert total == RangeFootprints(kernel, granularity, exact=False).footprint(cells).size()

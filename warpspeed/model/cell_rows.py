@@ -15,6 +15,12 @@ which repeats every ``p = g / gcd(S0 eb, g)`` rows. ``R`` modulo ``p`` is ``u1 +
 ``p`` in the row's indices, so a piece's rows per residue are a cyclic convolution of per-dimension
 histograms. The cost grows with the pieces times ``p``, not with the cells or the rows: exact, and the same
 numbers as the listed rows (``enumerated_volumes``, ``range_volumes``: the references the tests compare).
+
+Accesses that differ in a constant row index (an LBM field's populations, one q-plane each) never share a
+row, so each such group counts by itself; where the groups are translates of one another (one access per
+plane always is) one group's overlay is counted and moved to the others: a translate's rows are ``Σ strides
+t`` rows further (their residues modulo ``p`` move) and its elements ``t0`` further along the row. The
+overlay of all accesses together would grow with the product of every plane's edges instead.
 """
 
 from __future__ import annotations
@@ -112,12 +118,55 @@ def _overlay_edges(spans: np.ndarray) -> list[np.ndarray]:
     return [np.unique(np.concatenate((spans[:, d, 0], spans[:, d, 1] + 1))) for d in range(1, spans.shape[1])]
 
 
+def _apart(accesses: Sequence[RowAccess]) -> list[list[RowAccess]]:
+    """The accesses grouped by the constants of their constant row indices (an LBM field's population): rows
+    of different groups differ in such an index, so no row is touched from two groups and each group counts
+    by itself (its overlay holds only its own pairs, not every access's: far fewer pieces)."""
+    groups: dict[tuple[int, ...], list[RowAccess]] = {}
+    for acc in accesses:
+        groups.setdefault(tuple(c for a, c in acc.rest if a < 0), []).append(acc)
+    return list(groups.values())
+
+
+def _constants(acc: RowAccess) -> tuple[int, ...]:
+    return tuple(c for _, c in (acc.first, *acc.rest))
+
+
+def _translates(groups: list[list[RowAccess]]) -> np.ndarray | None:
+    """Per group, the translation (one constant per field dimension) that makes the first group into it, or
+    None where the groups are not translates of one another (an LBM field's populations, one access each,
+    always are)."""
+    base = np.array(sorted(_constants(a) for a in groups[0]), dtype=np.int64)
+    out = []
+    for group in groups:
+        consts = np.array(sorted(_constants(a) for a in group), dtype=np.int64)
+        if consts.shape != base.shape or not np.array_equal(consts - consts[0], base - base[0]):
+            return None
+        out.append(consts[0] - base[0])
+    return np.array(out, dtype=np.int64)
+
+
+def _plan(accesses: Sequence[RowAccess]) -> list[tuple[list[RowAccess], np.ndarray]]:
+    """The groups to count, each with the translations it stands for: one group and every group's translation
+    where all are translates, else each group by itself."""
+    groups = _apart(accesses)
+    moves = _translates(groups)
+    if moves is not None:
+        return [(groups[0], moves)]
+    zero = np.zeros((1, 1 + len(accesses[0].rest)), dtype=np.int64)
+    return [(group, zero) for group in groups]
+
+
 def overlay_size(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> int:
-    """Pieces of the overlay times (access, box) pairs: what :func:`row_granule_count` works through."""
+    """Pieces of the overlays times (access, box) pairs, plus the translations: what :func:`row_granule_count`
+    works through."""
     if not accesses or not boxes:
         return 0
-    spans = _pair_spans(accesses, boxes)
-    return math.prod(max(1, e.size - 1) for e in _overlay_edges(spans)) * spans.shape[0]
+    total = 0
+    for group, moves in _plan(accesses):
+        spans = _pair_spans(group, boxes)
+        total += math.prod(max(1, e.size - 1) for e in _overlay_edges(spans)) * spans.shape[0] + moves.shape[0]
+    return total
 
 
 def count_if_cheaper(fld: Field, accesses: Sequence[RowAccess] | None, boxes: Sequence[Box], granularity: int,
@@ -141,8 +190,6 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     dimension's extent (it would read a neighbouring row)."""
     if not accesses or not boxes:
         return 0
-    eb, s0 = fld.element_bytes, fld.shape[0]
-    dims = len(fld.shape) - 1
     followed = {a for a, _ in (accesses[0].first, *accesses[0].rest) if a >= 0}
     for axis in set(range(3)) - followed:
         if len({b[0][axis] for b in boxes} | {b[1][axis] for b in boxes}) > 1:
@@ -153,6 +200,16 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
                 lo, hi = _span(index, b)
                 if lo < 0 or hi >= fld.shape[d]:
                     raise ValueError("an access outside its dimension")
+    return sum(_group_granule_count(fld, group, boxes, granularity, moves) for group, moves in _plan(accesses))
+
+
+def _group_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int,
+                         moves: np.ndarray) -> int:
+    """:func:`row_granule_count` of accesses that may share rows (one group of :func:`_apart`, checked), and of
+    its translates by each row of ``moves`` (constants per field dimension): a translate's rows are the
+    group's, ``Σ strides t`` rows on (which moves their residues modulo ``p``), and its elements ``t0`` on."""
+    eb, s0 = fld.element_bytes, fld.shape[0]
+    dims = len(fld.shape) - 1
     row_bytes = s0 * eb
     p = granularity // math.gcd(row_bytes, granularity)
     strides = [math.prod(fld.shape[1:1 + d]) for d in range(dims)]  # rows per step of each row index
@@ -178,9 +235,14 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     rows = np.zeros((sets.shape[0], p), dtype=np.int64)
     np.add.at(rows, which.ravel(), per_residue[touched])
     start = (fld.offset * eb + row_bytes * np.arange(p)) % granularity  # where a row starts in its granule
+    # per translate (n) and residue r of the group's rows: where the translated row starts, from the row
+    # r + Σ strides t lands on and the elements t0 it moves along
+    rows_on = (moves[:, 1:] * np.array(strides, dtype=np.int64)[None, :]).sum(axis=1)
+    starts = start[(np.arange(p)[None, :] + rows_on[:, None]) % p] + moves[:, :1] * eb  # (n, p)
     total = 0
     for i, held in enumerate(sets):
-        total += int(rows[i] @ _granules_of(spans[held, 0, 0], spans[held, 0, 1], start, eb, granularity))
+        granules = _granules_of(spans[held, 0, 0], spans[held, 0, 1], starts.ravel(), eb, granularity)
+        total += int((granules.reshape(starts.shape) * rows[i][None, :]).sum())
     return total
 
 
