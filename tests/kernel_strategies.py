@@ -63,10 +63,13 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
 
 
 @st.composite
-def population_kernels(draw, aos=False, populations=(4, 9)):
+def population_kernels(draw, aos=False, populations=(4, 9), x_padding=(0, 3)):
     """LBM-like kernels: 4-D fields (x, y, z, q) with a ghost layer, population q read at cell - c_q and
     written at the cell (or in place). Random velocity subsets and plane paddings make neighbouring
     q-planes share granules or not, so the access groups of isl_volumes split and merge.
+
+    ``x_padding``: (least, most) elements a row holds beyond the domain and its ghost layers (wide padding
+    keeps a block's rows apart, as in a large domain).
 
     ``aos``: array of structures (q, x, y, z), q fastest, with ``populations`` (least, most) velocities:
     rows of one cell whose byte phases mostly cycle with x, y and z together (counted by enumeration,
@@ -76,7 +79,7 @@ def population_kernels(draw, aos=False, populations=(4, 9)):
     n_vel = draw(st.integers(*populations)) if aos else None
     velocities = draw(st.lists(vel, min_size=n_vel or 1, max_size=n_vel or 6, unique=True))
     eb = draw(st.sampled_from([4, 8, 8, 8] if aos else [4, 8]))
-    shape = [domain[0] + 2 + draw(st.integers(0, 3)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),
+    shape = [domain[0] + 2 + draw(st.integers(*x_padding)), domain[1] + 2, domain[2] + 2 + draw(st.integers(0, 1)),
              len(velocities)]
     loads = [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
              for q, (cx, cy, cz) in enumerate(velocities)]

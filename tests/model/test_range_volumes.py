@@ -240,3 +240,65 @@ def test_populations_count_in_closed_form_as_one_plane_moved(granularity):
     assert total == sum(row_granule_count(fld, [a], boxes, granularity) for a in accesses)
     cells = CellSet(boxes=boxes)
     assert total == RangeFootprints(kernel, granularity, exact=False).footprint(cells).size()
+
+
+@PROFILE
+@given(spec=population_kernels(x_padding=(0, 80)), block=BLOCKS, fractions=FRACTIONS)
+def test_box_counts_of_rows_kept_apart_are_each_boxs_own_footprint(spec, block, fractions):
+    """Without ``per``, a field whose populations are one access per q-plane and whose rows stay two granules
+    apart is counted in closed form (cell_rows.separated_row_counts); with or without it, per box and field:
+    the elements, their runs, the sectors and lines and their runs of the box's own footprint."""
+    kernel, launch, ((a, b), _) = launch_with_ranges(spec, block, fractions)
+    assume(applies(kernel, ELEMENTS) and b > a)
+    from warpspeed.model.footprint import block_boxes
+
+    boxes = block_boxes(launch, launch.wave_block_coords(a, min(b, a + 40)))
+    elements = RangeFootprints(kernel, ELEMENTS)
+    for loads, stores in ((True, False), (False, True)):
+        c = elements.box_counts(boxes, loads=loads, stores=stores, coarser=(32, 128))
+        for j, (lo, hi) in enumerate(boxes.tolist()):
+            cells = CellSet(((tuple(lo), tuple(hi)),))
+            for g, (granules, runs) in ((ELEMENTS, (c.granules, c.runs)), *c.coarser.items()):
+                ref = EnumeratedFootprints(kernel, g or 8, slices=False) if g else None
+                keys = ref.footprint(cells, loads=loads, stores=stores).keys if ref else None
+                if keys is None:  # elements: from the listed ranges, one key per element
+                    fp = elements.footprint(cells, loads=loads, stores=stores)
+                    keys = np.concatenate([np.arange(s, t) for s, t in zip(fp.starts, fp.stops, strict=True)]
+                                          or [np.empty(0, dtype=np.int64)])
+                by_field = [keys[(keys >> FIELD_SHIFT) == i] for i in range(len(kernel.fields))]
+                assert tuple(granules[j]) == tuple(k.size for k in by_field)
+                assert tuple(runs[j]) == tuple(int((np.diff(k) > 1).sum() + (k.size > 0)) for k in by_field)
+
+
+def test_rows_kept_apart_are_counted_in_closed_form_with_a_known_count():
+    """D3Q19 pulled from rows of 300 doubles (a row starts 12 doubles further into a 128 B line than the one
+    before), blocks of 16 x 4 x 2 cells at x multiple of 16: population q reads 16 doubles from element
+    1 - cx on, which span one 128 B line where they start on one, else two. They start on one only for the 5
+    velocities with cx = 1 and rows R = 0 mod 4 (12 R = 0 mod 16; R = y' mod 4 as 20 rows make a plane
+    layer): one of a box's 4 y values, both z. So a box has 2 x 19 x 8 - 5 x 2 = 294 lines, every row its
+    own run; the closed form applies (rows 282 doubles apart) and gives the listed counts."""
+    from warpspeed.model.cell_rows import row_accesses, separated_row_counts
+
+    shape = [300, 20, 12, 19]
+    spec = {"name": "pull", "precision": "fp64", "flops_per_lup": 1, "domain": [64, 16, 8],
+            "field": [{"name": "src", "element_bytes": 8, "shape": shape, "offset": 0, "stores": [],
+                       "loads": [[f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}", str(q)]
+                                 for q, (cx, cy, cz) in enumerate(D3Q19)]}]}
+    kernel = warpspeed.kernel_from_dict(spec)
+    elements = RangeFootprints(kernel, ELEMENTS)
+    origins = np.array([[16 * i, 4 * j, 2 * m] for i in range(4) for j in range(4) for m in range(4)])
+    boxes = np.stack([origins, origins + [15, 3, 1]], axis=1)
+    slices = [tuple((axis, int(c)) for axis, c in enumerate((1 - cx, 1 - cy, 1 - cz))) + ((-1, q),)
+              for q, (cx, cy, cz) in enumerate(D3Q19)]
+    fast = separated_row_counts(kernel.fields[0], row_accesses(kernel.fields[0], slices), origins, (16, 4, 2),
+                                (32, 128))
+    assert fast is not None
+    c = elements.box_counts(boxes, coarser=(32, 128))
+    assert (c.granules[:, 0] == 19 * 8 * 16).all() and (c.runs[:, 0] == 19 * 8).all()
+    for j, (lo, hi) in enumerate(boxes.tolist()):
+        cells = CellSet(((tuple(lo), tuple(hi)),))
+        for g in (32, 128):
+            ref = EnumeratedFootprints(kernel, g, slices=False).footprint(cells).keys
+            assert c.coarser[g][0][j, 0] == fast[g][j] == ref.size
+            assert c.coarser[g][1][j, 0] == 19 * 8  # every row a run of its own
+    assert (fast[128] == 2 * 19 * 8 - 5 * 2).all()

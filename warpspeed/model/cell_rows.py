@@ -200,14 +200,52 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
                 lo, hi = _span(index, b)
                 if lo < 0 or hi >= fld.shape[d]:
                     raise ValueError("an access outside its dimension")
-    return sum(_group_granule_count(fld, group, boxes, granularity, moves) for group, moves in _plan(accesses))
+    return sum(int(_group_granule_counts(fld, group, boxes, granularity, moves).sum())
+               for group, moves in _plan(accesses))
 
 
-def _group_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int,
-                         moves: np.ndarray) -> int:
+def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origins: np.ndarray,
+                         extent: tuple[int, int, int], granularities: Sequence[int]) -> dict[int, np.ndarray] | None:
+    """Per box (``origins`` (k, 3), each box ``extent`` cells) and byte granularity: the distinct granules its
+    cells touch through ``accesses``, where every access is alone in its rows (one per q-plane, as an LBM
+    field's populations in ``fzyx``), reads a stretch along its row, stays inside every dimension, and no two
+    touched rows come within two granules of each other. Then a granule is never shared by two rows, the
+    per-row count of the closed form is the exact count, and every row is a run of its own. None where this
+    does not hold (the caller lists the rows)."""
+    if accesses is None or origins.shape[0] == 0:
+        return None
+    groups = _apart(accesses)
+    first_axis = accesses[0].first[0]
+    if first_axis < 0 or any(len(g) > 1 for g in groups):
+        return None
+    eb, shape = fld.element_bytes, fld.shape
+    consts = np.array([_constants(a) for a in accesses], dtype=np.int64)  # (n, dims): every access's constants
+    axes = [a for a, _ in (accesses[0].first, *accesses[0].rest)]
+    if any(extent[a] > 1 for a in set(range(3)) - set(axes)):  # cells of a box would share a row
+        return None
+    gap_bytes = (shape[0] - extent[first_axis] - int(np.ptp(consts[:, 0]))) * eb  # between neighbouring rows
+    if gap_bytes < 2 * max((*granularities, eb)):
+        return None
+    # every (box, access) index range inside its dimension: no stretch runs into the next row
+    at = np.stack([origins[:, a] if a >= 0 else np.zeros(origins.shape[0], dtype=np.int64) for a in axes], axis=1)
+    lo = at[:, None, :] + consts[None, :, :]  # (k, n, dims)
+    reach = np.array([extent[a] - 1 if a >= 0 else 0 for a in axes], dtype=np.int64)
+    if (lo < 0).any() or (lo + reach >= np.array(shape, dtype=np.int64)).any():
+        return None
+    base = lo[0, 0]
+    box = (tuple(int(v) for v in origins[0]), tuple(int(o + e - 1) for o, e in zip(origins[0], extent, strict=True)))
+    moves = (lo - base).reshape(-1, len(axes))
+    k, n = origins.shape[0], len(accesses)
+    return {g: _group_granule_counts(fld, accesses[:1], [box], g, moves).reshape(k, n).sum(axis=1)
+            for g in granularities}
+
+
+def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int,
+                          moves: np.ndarray) -> np.ndarray:
     """:func:`row_granule_count` of accesses that may share rows (one group of :func:`_apart`, checked), and of
-    its translates by each row of ``moves`` (constants per field dimension): a translate's rows are the
-    group's, ``Σ strides t`` rows on (which moves their residues modulo ``p``), and its elements ``t0`` on."""
+    its translates by each row of ``moves`` (constants per field dimension), one count per translate: a
+    translate's rows are the group's, ``Σ strides t`` rows on (which moves their residues modulo ``p``), and
+    its elements ``t0`` on."""
     eb, s0 = fld.element_bytes, fld.shape[0]
     dims = len(fld.shape) - 1
     row_bytes = s0 * eb
@@ -230,20 +268,24 @@ def _group_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Seque
     for d in range(1, dims):
         per_residue = _cyclic(per_residue.reshape(-1, p), hist[d], p)
     per_residue = per_residue.reshape(-1, p)
-    touched = holds.any(axis=1)
-    sets, which = np.unique(holds[touched], axis=0, return_inverse=True)
-    rows = np.zeros((sets.shape[0], p), dtype=np.int64)
-    np.add.at(rows, which.ravel(), per_residue[touched])
+    if npairs == 1:  # one piece, held by the one pair
+        sets, rows = holds, per_residue
+    else:
+        touched = holds.any(axis=1)
+        sets, which = np.unique(holds[touched], axis=0, return_inverse=True)
+        rows = np.zeros((sets.shape[0], p), dtype=np.int64)
+        np.add.at(rows, which.ravel(), per_residue[touched])
     start = (fld.offset * eb + row_bytes * np.arange(p)) % granularity  # where a row starts in its granule
     # per translate (n) and residue r of the group's rows: where the translated row starts, from the row
     # r + Σ strides t lands on and the elements t0 it moves along
     rows_on = (moves[:, 1:] * np.array(strides, dtype=np.int64)[None, :]).sum(axis=1)
     starts = start[(np.arange(p)[None, :] + rows_on[:, None]) % p] + moves[:, :1] * eb  # (n, p)
-    total = 0
+    total = np.zeros(moves.shape[0], dtype=np.int64)
     for i, held in enumerate(sets):
         granules = _granules_of(spans[held, 0, 0], spans[held, 0, 1], starts.ravel(), eb, granularity)
-        total += int((granules.reshape(starts.shape) * rows[i][None, :]).sum())
+        total += (granules.reshape(starts.shape) * rows[i][None, :]).sum(axis=1)
     return total
 
 
-__all__ = ["RowAccess", "count_if_cheaper", "overlay_size", "row_accesses", "row_granule_count"]
+__all__ = ["RowAccess", "count_if_cheaper", "overlay_size", "row_accesses", "row_granule_count",
+           "separated_row_counts"]

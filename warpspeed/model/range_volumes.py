@@ -19,6 +19,7 @@ to the other counters (:func:`applies`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,7 +29,7 @@ import numpy as np
 
 from ..expressions import affine_form
 from ..kernel import Field, Kernel
-from .cell_rows import count_if_cheaper, row_accesses
+from .cell_rows import RowAccess, count_if_cheaper, row_accesses, separated_row_counts
 from .cells import CellSet, as_cell_set
 from .enumerated_volumes import FIELD_SHIFT, field_slice_accesses
 from .isl_volumes import FieldEncoding, field_encodings
@@ -317,6 +318,8 @@ class RangeFootprints:
         for i in range(self.nfields):
             if not self._shifts[i, loads, stores]:
                 continue
+            if per is None and self._separated_counts(i, loads, stores, boxes, classes, out):
+                continue
             step = per[i] if per is not None else 1
             firsts, stops, owner = [], [], []
             base_of = np.zeros(k, dtype=np.int64)
@@ -350,6 +353,42 @@ class RangeFootprints:
                     granules[:, i] = _per_box(box_g, merged.stops - merged.starts, k)
                     runs[:, i] = np.bincount(box_g, minlength=k)
         return out
+
+    def _separated_counts(self, i: int, loads: bool, stores: bool, boxes: np.ndarray,
+                          classes: dict[tuple[int, ...], list[int]], out: BoxCounts) -> bool:
+        """Field ``i``'s column of ``out`` in closed form where its rows are apart
+        (:func:`~warpspeed.model.cell_rows.separated_row_counts`: one access per q-plane, rows never within two
+        granules of each other, so each touched row is a run of its own and no granule is shared); False
+        (nothing written) where that does not hold for every class of boxes."""
+        accesses = self._row_access_list(i, loads, stores)
+        if self.granularity != ELEMENTS or accesses is None:
+            return False
+        first_axis = accesses[0].first[0]
+        followed = [a for a, _ in accesses[0].rest if a >= 0]
+        counted = []
+        for extent, members in classes.items():
+            coarse = separated_row_counts(self.kernel.fields[i], accesses, boxes[members, 0, :], extent,
+                                          tuple(out.coarser))
+            if coarse is None:
+                return False
+            counted.append((extent, members, coarse))
+        for extent, members, coarse in counted:
+            runs = math.prod(extent[a] for a in followed) * len(accesses)  # rows touched, each a run
+            out.granules[members, i] = runs * extent[first_axis]
+            out.runs[members, i] = runs
+            for g, (granules, g_runs) in out.coarser.items():
+                granules[members, i] = coarse[g]
+                g_runs[members, i] = runs
+        return True
+
+    def _row_access_list(self, i: int, loads: bool, stores: bool) -> list[RowAccess] | None:
+        """Field ``i``'s loads and/or stores as row accesses (:mod:`warpspeed.model.cell_rows`), or None."""
+        key = (i, loads, stores)
+        if key not in self._row_accesses:
+            slices = self._slices[i]
+            wanted = [] if slices is None else (slices[0] if loads else []) + (slices[1] if stores else [])
+            self._row_accesses[key] = row_accesses(self.kernel.fields[i], wanted) if wanted else None
+        return self._row_accesses[key]
 
     def _element_ranges(self, i: int, loads: bool, stores: bool, origins: np.ndarray,
                         extent: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -454,10 +493,7 @@ class RangeFootprints:
         wanted = (slices[0] if loads else []) + (slices[1] if stores else [])
         if not wanted:
             return 0
-        key = (i, loads, stores)
-        if key not in self._row_accesses:
-            self._row_accesses[key] = row_accesses(f, wanted)
-        accesses = self._row_accesses[key]
+        accesses = self._row_access_list(i, loads, stores)
         # only fields with a constant index (LBM populations) pay: a stencil's accesses all overlap in the
         # same rows and make as many overlay pieces as rows (profiled on star3d-r4)
         if accesses is None or all(a >= 0 for a, _ in accesses[0].rest):
