@@ -254,14 +254,18 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     # the overlay of every (access, box) in the row dimensions
     spans = _pair_spans(accesses, boxes)  # (pairs, 1 + dims, 2)
     npairs = spans.shape[0]
-    edges = _overlay_edges(spans)
-    lows, highs = [e[:-1] for e in edges], [e[1:] - 1 for e in edges]
-    shape = tuple(lo.size for lo in lows)
-    holds = np.ones((npairs, *shape), dtype=bool)  # which (access, box) pairs hold each piece
-    for d in range(dims):
-        along = (lows[d][None, :] >= spans[:, 1 + d, 0, None]) & (highs[d][None, :] <= spans[:, 1 + d, 1, None])
-        holds &= along.reshape([npairs] + [-1 if k == d else 1 for k in range(dims)])
-    holds = holds.reshape(npairs, -1).T  # (pieces, pairs)
+    if npairs == 1:  # one piece: the pair's own ranges
+        lows, highs = [spans[0, 1 + d, :1] for d in range(dims)], [spans[0, 1 + d, 1:] for d in range(dims)]
+        holds = np.ones((1, 1), dtype=bool)
+    else:
+        edges = _overlay_edges(spans)
+        lows, highs = [e[:-1] for e in edges], [e[1:] - 1 for e in edges]
+        shape = tuple(lo.size for lo in lows)
+        holds = np.ones((npairs, *shape), dtype=bool)  # which (access, box) pairs hold each piece
+        for d in range(dims):
+            along = (lows[d][None, :] >= spans[:, 1 + d, 0, None]) & (highs[d][None, :] <= spans[:, 1 + d, 1, None])
+            holds &= along.reshape([npairs] + [-1 if k == d else 1 for k in range(dims)])
+        holds = holds.reshape(npairs, -1).T  # (pieces, pairs)
     # rows per residue of R mod p in every piece: the cyclic convolution of the dimensions' histograms
     hist = [_residue_histograms(lows[d], highs[d], p, strides[d] % p) for d in range(dims)]
     per_residue = hist[0]

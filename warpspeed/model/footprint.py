@@ -286,6 +286,15 @@ def _kinds(instructions: tuple[Instruction, ...]) -> np.ndarray:
                     dtype=np.int64)
 
 
+def _lane_masks(active: np.ndarray) -> np.ndarray:
+    """The active lanes of every warp (last axis) as one int64 bit mask, lane ``i`` as bit ``i``."""
+    packed = np.packbits(active, axis=-1, bitorder="little")  # (..., ceil(lanes / 8)) bytes, lane 0 lowest
+    width = packed.shape[-1]
+    padded = np.zeros(packed.shape[:-1] + (8,), dtype=np.uint8)
+    padded[..., :width] = packed
+    return padded.view("<i8")[..., 0]
+
+
 def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray,
                          active: np.ndarray, warp_size: int, modulus: int) -> WarpPatterns | None:
     """:func:`warp_patterns` without listing the lanes' addresses, for affine instructions (None otherwise).
@@ -310,7 +319,7 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     first = coords * np.asarray(launch.block, dtype=np.int64)  # (k, 3): each block's first thread
     phase = ((first @ c.T) * eb[None, :] + const[None, :]) % modulus  # (k, n)
     act = warp_view(active, warp_size, False)  # (k, n, warps, warp_size)
-    mask = (act.astype(np.int64) << np.arange(warp_size, dtype=np.int64)).sum(axis=-1)  # (k, n, warps)
+    mask = _lane_masks(act)  # (k, n, warps)
     # a warp's lanes relative to its first lane: one layout for most warps of a block
     shape = rel - rel[:, :, :1]
     layouts, layout = np.unique(shape.reshape(-1, warp_size), axis=0, return_inverse=True)
