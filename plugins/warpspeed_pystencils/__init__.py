@@ -114,13 +114,14 @@ def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str =
               registers: int | None = None, name: str | None = None, index_layout: str | None = None,
               arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
               made: tuple[Any, list | None] | None = None,
-              meanwhile: Callable[[Any, Callable[[], bool]], None] | None = None) -> Any:
+              meanwhile: Callable[[Any, Callable[[], bool]], None] | None = None, count: Any = None) -> Any:
     """``describe``; ``meanwhile(kernel, running)``: called with the warpspeed kernel, its registers guessed
-    (``fallback_registers``, else warpspeed's default), while nvcc counts the real ones."""
+    (``fallback_registers``, else warpspeed's default), while nvcc counts the real ones; ``count``: the
+    ``_registers.RegisterCount`` of the kernel where the caller started it already."""
     spec = _describe_spec(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
                           index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers,
                           made=made, meanwhile=None if meanwhile is None else partial(
-                              _with_guessed_registers, meanwhile, fallback_registers))
+                              _with_guessed_registers, meanwhile, fallback_registers), count=count)
     return _as_warpspeed_kernel(spec)
 
 
@@ -142,12 +143,13 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
                    arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
                    arrays: Any = None, registers_source: str = "the registers argument",
                    made: tuple[Any, list | None] | None = None,
-                   meanwhile: Callable[[dict, Callable[[], bool]], None] | None = None) -> dict:
+                   meanwhile: Callable[[dict, Callable[[], bool]], None] | None = None, count: Any = None) -> dict:
     """The warpspeed kernel description (the dict of a kernel TOML) of ``describe``; ``arrays`` (field name ->
     ``_extract.ArrayLayout``) replace ``shape`` and the layouts by the arrays of a launch; ``made``: what
     ``_as_kernel`` already gave for ``kernel_or_assignments`` and ``config``; ``meanwhile(spec, running)``
     is called where nvcc still counts the registers once the rest is described (``spec`` without
-    ``registers``; ``running()`` says whether nvcc still runs), to use the wait."""
+    ``registers``; ``running()`` says whether nvcc still runs), to use the wait; ``count``: the kernel's
+    ``_registers.RegisterCount``, where the caller started it (else it starts here)."""
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
@@ -156,7 +158,10 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
                            f"{index_layout!r}.")
     kernel, assignments = made if made is not None else _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
-    count = _registers.RegisterCount(kernel.get_c_code(), arch) if registers is None else None  # nvcc starts now
+    if count is None and registers is None:
+        count = _registers.RegisterCount(kernel.get_c_code(), arch)  # nvcc starts now
+    elif registers is not None:
+        count = None
     try:
         if arrays is None:
             _check_layout_matches(kernel, layout)
@@ -316,6 +321,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     import pystencils as ps
     from pystencils.codegen import Kernel
 
+    from . import _registers
+
     if isinstance(assignments, Kernel):
         raise _input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
                            "size); use rank_block_sizes or describe for an existing kernel.")
@@ -337,19 +344,26 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
     made = _as_kernel(assignments, base)
-    choice = None
-    if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
-        choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
-        cached = _cache.read_json("choices", choice) if choice is not None else None
-        if cached is not None:
-            _check_layout_matches(made[0], layout)
-            return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
-    from warpspeed.plugin_api import progress_bar
+    arch = dkw.get("arch") or arch_for(device)
+    # nvcc first (from its cache where it counted this code before): everything up to the ranking runs beside it
+    count = _registers.RegisterCount(made[0].get_c_code(), arch) if registers is None else None
+    try:
+        choice = None
+        if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
+            choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
+            cached = _cache.read_json("choices", choice) if choice is not None else None
+            if cached is not None:
+                _check_layout_matches(made[0], layout)
+                return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+        from warpspeed.plugin_api import progress_bar
 
-    dkw.setdefault("arch", arch_for(device))
-    wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
-                        fallback_registers=fallback, made=made, meanwhile=partial(_rank_ahead, device, rank_options),
-                        **dkw)
+        dkw.setdefault("arch", arch)
+        wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
+                            fallback_registers=fallback, made=made,
+                            meanwhile=partial(_rank_ahead, device, rank_options), count=count, **dkw)
+    finally:
+        if count is not None:
+            count.cancel()  # where nvcc still runs: the choice was read back, or describing failed
     if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
         rank_options["cache"] = _ranking_cache(wkernel, device)
     with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:
