@@ -16,10 +16,11 @@ PROFILE = settings(max_examples=EXAMPLES or 40, deadline=None, derandomize=not E
 
 
 @st.composite
-def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
+def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False, x_padding=(0, 5)):
     """A random affine stencil kernel as the TOML dict of docs/kernel-format.md.
 
     ``aligned``: every row of every field starts on a 128 B line (row pitch and offset multiples of 128 B).
+    ``x_padding``: (least, most) elements a row holds beyond the domain and the halo.
     """
     dims = dims or draw(st.sampled_from([2, 3]))
     nx = draw(st.integers(1, max_domain[0]))
@@ -34,7 +35,7 @@ def stencil_kernels(draw, max_domain=(64, 32, 16), dims=None, aligned=False):
         transposed = draw(st.sampled_from([False] * 5 + [True]))  # field x indexed by tidy and y by tidx
         sx = 1 if transposed else draw(st.sampled_from([1, 1, 1, 2]))  # x stride (2: every other element)
         ext = (ny, nx) if transposed else (sx * (nx + 2 * r) - 2 * r, ny)
-        shape = [ext[0] + 2 * r + draw(st.integers(0, 5)), ext[1] + 2 * r + draw(st.integers(0, 2)),
+        shape = [ext[0] + 2 * r + draw(st.integers(*x_padding)), ext[1] + 2 * r + draw(st.integers(0, 2)),
                  nz + 2 * rz + draw(st.integers(0, 1))]
         per_line = 128 // eb
         if aligned:

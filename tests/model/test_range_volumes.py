@@ -243,11 +243,14 @@ def test_populations_count_in_closed_form_as_one_plane_moved(granularity):
 
 
 @PROFILE
-@given(spec=population_kernels(x_padding=(0, 80)), block=BLOCKS, fractions=FRACTIONS)
+@given(spec=st.one_of(population_kernels(x_padding=(0, 80)), stencil_kernels(max_domain=(40, 16, 8),
+                                                                             x_padding=(0, 80))),
+       block=BLOCKS, fractions=FRACTIONS)
 def test_box_counts_of_rows_kept_apart_are_each_boxs_own_footprint(spec, block, fractions):
     """Without ``per``, a field whose populations are one access per q-plane and whose rows stay two granules
-    apart is counted in closed form (cell_rows.separated_row_counts); with or without it, per box and field:
-    the elements, their runs, the sectors and lines and their runs of the box's own footprint."""
+    apart is counted in closed form (cell_rows.separated_row_counts; a stencil's rows are listed); either way,
+    per box and field: the elements, their runs, the sectors and lines and their runs of the box's own
+    footprint."""
     kernel, launch, ((a, b), _) = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, ELEMENTS) and b > a)
     from warpspeed.model.footprint import block_boxes

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -91,20 +92,26 @@ def _span(index: SliceIndex, box: Box) -> tuple[int, int]:
     return (box[0][axis] + c, box[1][axis] + c) if axis >= 0 else (c, c)
 
 
-def _granules_of(lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int, g: int) -> np.ndarray:
-    """Distinct granules of the union of the element intervals [lo, hi] of a row, for each row start in
-    ``start`` (bytes into its granule)."""
-    order = np.argsort(lo, kind="stable")
-    lo, hi = lo[order], hi[order]
-    reach = np.maximum.accumulate(hi)
-    new = np.ones(lo.size, dtype=bool)
-    new[1:] = lo[1:] > reach[:-1] + 1  # apart: not overlapping, not adjacent
-    first_of = np.flatnonzero(new)
-    lo, hi = lo[first_of], reach[np.concatenate((first_of[1:], [lo.size])) - 1]
-    first = (start[:, None] + lo[None, :] * eb) // g
-    last = (start[:, None] + hi[None, :] * eb + eb - 1) // g
-    count = last - first + 1  # the intervals are apart and ascending: only an end granule can be shared
-    return count.sum(axis=1) - (first[:, 1:] == last[:, :-1]).sum(axis=1)
+def _granules_of(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], start: np.ndarray, eb: int,
+                 g: int) -> np.ndarray:
+    """For each set ``i`` of element intervals ``[lo[i], hi[i]]`` in a row and each row start in ``start``
+    (bytes into its granule): the distinct granules of the intervals' union; (sets, starts).
+
+    All sets at once: sorted by their first element, an interval adds the granules past the last one its
+    predecessors reach (those from its own first granule up to there are covered already: a predecessor
+    starts no later and runs on to that reach). A set is padded with copies of its first interval, which add
+    nothing."""
+    m = max(len(a) for a in lo)
+    los = np.stack([np.concatenate((a, np.repeat(a[:1], m - len(a)))) for a in lo])
+    his = np.stack([np.concatenate((b, np.repeat(b[:1], m - len(b)))) for b in hi])
+    order = np.argsort(los, axis=1, kind="stable")
+    los, his = np.take_along_axis(los, order, axis=1), np.take_along_axis(his, order, axis=1)
+    first = (start[None, :, None] + los[:, None, :] * eb) // g  # (sets, starts, intervals)
+    last = (start[None, :, None] + his[:, None, :] * eb + eb - 1) // g
+    reached = np.maximum.accumulate(last, axis=2)
+    before = np.concatenate((np.full(reached.shape[:2] + (1,), np.iinfo(np.int64).min // 2), reached[:, :, :-1]),
+                            axis=2)
+    return np.maximum(last - np.maximum(first - 1, before), 0).sum(axis=2)
 
 
 def _pair_spans(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> np.ndarray:
@@ -148,7 +155,13 @@ def _translates(groups: list[list[RowAccess]]) -> np.ndarray | None:
 
 def _plan(accesses: Sequence[RowAccess]) -> list[tuple[list[RowAccess], np.ndarray]]:
     """The groups to count, each with the translations it stands for: one group and every group's translation
-    where all are translates, else each group by itself."""
+    where all are translates, else each group by itself (kept per list of accesses: every box and granularity
+    of a field asks again)."""
+    return _kept_plan(tuple(accesses))
+
+
+@lru_cache(maxsize=256)
+def _kept_plan(accesses: tuple[RowAccess, ...]) -> list[tuple[list[RowAccess], np.ndarray]]:
     groups = _apart(accesses)
     moves = _translates(groups)
     if moves is not None:
@@ -209,21 +222,21 @@ def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origi
     """Per box (``origins`` (k, 3), each box ``extent`` cells) and byte granularity: the distinct granules its
     cells touch through ``accesses``, where every access is alone in its rows (one per q-plane, as an LBM
     field's populations in ``fzyx``), reads a stretch along its row, stays inside every dimension, and no two
-    touched rows come within two granules of each other. Then a granule is never shared by two rows, the
-    per-row count of the closed form is the exact count, and every row is a run of its own. None where this
-    does not hold (the caller lists the rows)."""
-    if accesses is None or origins.shape[0] == 0:
+    touched rows come within two granules of each other (blocks narrower than a row less two lines). Then a
+    granule is never shared by two rows, the per-row count of the closed form is the exact count, and every
+    row is a run of its own. None where this does not hold (the caller lists the rows; rows that several
+    accesses share, a stencil's, also list faster than their overlay counts)."""
+    if accesses is None or origins.shape[0] == 0 or accesses[0].first[0] < 0:
         return None
-    groups = _apart(accesses)
-    first_axis = accesses[0].first[0]
-    if first_axis < 0 or any(len(g) > 1 for g in groups):
+    plan = _plan(accesses)
+    if any(len(group) > 1 for group, _ in plan):
         return None
     eb, shape = fld.element_bytes, fld.shape
     consts = np.array([_constants(a) for a in accesses], dtype=np.int64)  # (n, dims): every access's constants
     axes = [a for a, _ in (accesses[0].first, *accesses[0].rest)]
     if any(extent[a] > 1 for a in set(range(3)) - set(axes)):  # cells of a box would share a row
         return None
-    gap_bytes = (shape[0] - extent[first_axis] - int(np.ptp(consts[:, 0]))) * eb  # between neighbouring rows
+    gap_bytes = (shape[0] - extent[axes[0]] - int(np.ptp(consts[:, 0]))) * eb  # between neighbouring rows
     if gap_bytes < 2 * max((*granularities, eb)):
         return None
     # every (box, access) index range inside its dimension: no stretch runs into the next row
@@ -232,12 +245,11 @@ def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origi
     reach = np.array([extent[a] - 1 if a >= 0 else 0 for a in axes], dtype=np.int64)
     if (lo < 0).any() or (lo + reach >= np.array(shape, dtype=np.int64)).any():
         return None
-    base = lo[0, 0]
     box = (tuple(int(v) for v in origins[0]), tuple(int(o + e - 1) for o, e in zip(origins[0], extent, strict=True)))
-    moves = (lo - base).reshape(-1, len(axes))
-    k, n = origins.shape[0], len(accesses)
-    return {g: _group_granule_counts(fld, accesses[:1], [box], g, moves).reshape(k, n).sum(axis=1)
-            for g in granularities}
+    group, group_moves = plan[0]
+    moves = ((at - at[0])[:, None, :] + group_moves[None, :, :]).reshape(-1, len(axes))  # each box the first moved
+    k = origins.shape[0]
+    return {g: _group_granule_counts(fld, group, [box], g, moves).reshape(k, -1).sum(axis=1) for g in granularities}
 
 
 def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int,
@@ -284,11 +296,9 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     # r + Σ strides t lands on and the elements t0 it moves along
     rows_on = (moves[:, 1:] * np.array(strides, dtype=np.int64)[None, :]).sum(axis=1)
     starts = start[(np.arange(p)[None, :] + rows_on[:, None]) % p] + moves[:, :1] * eb  # (n, p)
-    total = np.zeros(moves.shape[0], dtype=np.int64)
-    for i, held in enumerate(sets):
-        granules = _granules_of(spans[held, 0, 0], spans[held, 0, 1], starts.ravel(), eb, granularity)
-        total += (granules.reshape(starts.shape) * rows[i][None, :]).sum(axis=1)
-    return total
+    granules = _granules_of([spans[held, 0, 0] for held in sets], [spans[held, 0, 1] for held in sets],
+                            starts.ravel(), eb, granularity)
+    return (granules.reshape(len(sets), *starts.shape) * rows[:, None, :]).sum(axis=(0, 2))  # (sets, moves, p)
 
 
 __all__ = ["RowAccess", "count_if_cheaper", "overlay_size", "row_accesses", "row_granule_count",

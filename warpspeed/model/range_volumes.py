@@ -363,8 +363,6 @@ class RangeFootprints:
         accesses = self._row_access_list(i, loads, stores)
         if self.granularity != ELEMENTS or accesses is None:
             return False
-        first_axis = accesses[0].first[0]
-        followed = [a for a, _ in accesses[0].rest if a >= 0]
         counted = []
         for extent, members in classes.items():
             coarse = separated_row_counts(self.kernel.fields[i], accesses, boxes[members, 0, :], extent,
@@ -372,6 +370,8 @@ class RangeFootprints:
             if coarse is None:
                 return False
             counted.append((extent, members, coarse))
+        first_axis = accesses[0].first[0]
+        followed = [a for a, _ in accesses[0].rest if a >= 0]
         for extent, members, coarse in counted:
             runs = math.prod(extent[a] for a in followed) * len(accesses)  # rows touched, each a run
             out.granules[members, i] = runs * extent[first_axis]
