@@ -105,3 +105,19 @@ def test_the_lazy_package_face_lists_each_name_once_for_runtime_and_for_checkers
     assert for_checkers == {**homes, "kernels": "."}
     assert set(warpspeed.__all__) == {*homes, "kernels", "device", "InputError", "__version__"}
     assert all(getattr(warpspeed, name) is not None for name in warpspeed.__all__)
+
+
+def test_ranking_a_stencil_or_an_lbm_kernel_never_imports_islpy():
+    """islpy (60 ms to import) loads only for the ISL counter: a fresh process that estimates and ranks with
+    the counters that list rows or cells has not imported it, and forcing the ISL counter loads it."""
+    import subprocess
+    import sys
+
+    script = ("import sys, warpspeed\n"
+              "warpspeed.rank('star3d-r1', 'H100-SXM5-80GB', threads=(256,), domain=(130, 66, 34), screen=1)\n"
+              "warpspeed.estimate('copy', 'A100-SXM4-40GB', (256, 1, 1))\n"
+              "print('islpy' in sys.modules)\n"
+              "warpspeed.estimate('star3d-r1', 'H100-SXM5-80GB', (64, 4, 2), domain=(66, 34, 18), counter='isl')\n"
+              "print('islpy' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

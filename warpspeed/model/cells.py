@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-import islpy as isl
 import numpy as np
 
 from .launch import Launch, id_range_boxes
+from .lazy_isl import isl
 
 Box = tuple[tuple[int, int, int], tuple[int, int, int]]  # first and last cell (inclusive)
 

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Protocol
-
-import islpy as isl
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import InputError
 from ..kernel import Kernel
@@ -39,6 +37,9 @@ from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
 from .isl_volumes import Footprints, counts_are_dear
 from .launch import Launch
 from .range_volumes import RangeFootprints, applies
+
+if TYPE_CHECKING:
+    import islpy as isl
 
 COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints, "ranges": RangeFootprints}
 DEFAULT_COUNTER = "auto"

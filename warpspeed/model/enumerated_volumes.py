@@ -24,8 +24,8 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import islpy as isl
 import numpy as np
 
 from ..expressions import affine_form, evaluate
@@ -34,6 +34,9 @@ from . import cell_rows
 from .cell_rows import row_accesses
 from .cells import Box, CellSet, as_cell_set
 from .isl_volumes import field_encodings, per_dimension_index
+
+if TYPE_CHECKING:
+    import islpy as isl
 
 CLOSED_FORM_OVERLAY_SHARE = 0.005
 """Rows are counted in closed form (:mod:`warpspeed.model.cell_rows`) where the overlay's work is at most this

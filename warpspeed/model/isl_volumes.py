@@ -23,11 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-import islpy as isl
-
 from ..expressions import Add, Const, Expr, Mul, Var, affine_form, bounds, simplify, to_isl
 from ..kernel import Access, Field, Kernel
 from .cells import CellSet, as_isl
+from .lazy_isl import isl
 
 CELL_VARS = {"tidx": "x", "tidy": "y", "tidz": "z"}
 MAX_ROW_DIMS = 3  # a1..a3: up to 4-dimensional fields (x, y, z and an index dimension)

@@ -23,8 +23,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import islpy as isl
 import numpy as np
 
 from ..expressions import affine_form
@@ -33,6 +33,9 @@ from .cell_rows import RowAccess, count_if_cheaper, row_accesses, separated_row_
 from .cells import CellSet, as_cell_set
 from .enumerated_volumes import FIELD_SHIFT, field_slice_accesses
 from .isl_volumes import FieldEncoding, field_encodings
+
+if TYPE_CHECKING:
+    import islpy as isl
 
 _COVER_A, _COVER_B = 1, 2  # coverage weights of the two operands of a set operation
 
