@@ -70,15 +70,15 @@ def device_for_gpu_name(reported: str) -> Device:
     if not isinstance(reported, str) or not reported.strip():
         raise InputError(f"the GPU reported no usable name ({reported!r}); pass the device explicitly, e.g. "
                          f"device='H100-SXM5-80GB' (shipped: {', '.join(device_ids())}).")
-    devices = [device(i) for i in device_ids()]
     if "MIG" in _words(reported):
         raise InputError(f"the GPU {reported!r} is a MIG slice of a GPU (a share of its SMs, L2 and memory "
                          "bandwidth); no shipped device describes a slice: pass one with the slice's numbers "
                          "(device=warpspeed.device('ID', sm_count=..., l2_size='...', dram_bw='...')).")
     want = _normalized(reported)
-    known = [d for d in devices if want in (_normalized(n) for n in KNOWN_NAMES.get(d.id, ()))]
-    if known:
-        return known[0]
+    known = [i for i in device_ids() if want in (_normalized(n) for n in KNOWN_NAMES.get(i, ()))]
+    if known:  # the names GPUs report, listed per id: no device file needs reading
+        return device(known[0])
+    devices = [device(i) for i in device_ids()]
     exact = [d for d in devices if want in (_normalized(d.id), _normalized(d.name))]
     if len(exact) == 1:
         return exact[0]
