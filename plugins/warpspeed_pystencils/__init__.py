@@ -133,9 +133,14 @@ def _as_warpspeed_kernel(spec: dict) -> Any:
 
 def _with_guessed_registers(meanwhile: Callable[[Any, Callable[[], bool]], None], guess: int | None, spec: dict,
                             running: Callable[[], bool]) -> None:
+    from warpspeed import InputError
     from warpspeed.plugin_api import DEFAULT_REGISTERS
 
-    meanwhile(_as_warpspeed_kernel(dict(spec, registers=guess or DEFAULT_REGISTERS)), running)
+    try:
+        kernel = _as_warpspeed_kernel(dict(spec, registers=guess or DEFAULT_REGISTERS))
+    except InputError:  # a guess that describes no kernel (a bad fallback): nothing to count ahead
+        return
+    meanwhile(kernel, running)
 
 
 def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",
@@ -158,10 +163,11 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
                            f"{index_layout!r}.")
     kernel, assignments = made if made is not None else _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
-    if count is None and registers is None:
-        count = _registers.RegisterCount(kernel.get_c_code(), arch)  # nvcc starts now
-    elif registers is not None:
+    if registers is not None and count is not None:
+        count.cancel()  # the registers are given: nvcc's count is not needed
         count = None
+    elif count is None and registers is None:
+        count = _registers.RegisterCount(kernel.get_c_code(), arch)  # nvcc starts now
     try:
         if arrays is None:
             _check_layout_matches(kernel, layout)

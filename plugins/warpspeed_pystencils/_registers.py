@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import warnings
@@ -51,23 +52,29 @@ class _Compilation:
 
     def __init__(self, source: str, arch: str, nvcc: str):
         self.arch = arch
-        self._dir = tempfile.TemporaryDirectory(prefix="warpspeed-nvcc-")
-        cu = Path(self._dir.name) / "kernel.cu"
-        cu.write_text(PRELUDE + source)
-        cmd = [nvcc, f"-arch={arch}", "--resource-usage", "-cubin", "-o", os.devnull, str(cu)]
         self.error: Exception | None = None
+        self._proc: subprocess.Popen | None = None
+        self._dir = tempfile.TemporaryDirectory(prefix="warpspeed-nvcc-")
         try:
-            self._proc: subprocess.Popen | None = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=self._dir.name)
+            cu = Path(self._dir.name) / "kernel.cu"
+            cu.write_text(PRELUDE + source)
+            cmd = [nvcc, f"-arch={arch}", "--resource-usage", "-cubin", "-o", os.devnull, str(cu)]
+            # a session of its own: stopping it stops the compiler stages nvcc runs (cicc, ptxas) too
+            self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                          cwd=self._dir.name, start_new_session=True)
         except OSError as e:
-            self._proc, self.error = None, e
+            self.error = e
 
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
     def stop(self) -> None:
         if self._proc is not None:
-            self._proc.kill()
+            if self._proc.poll() is None:
+                try:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                except OSError:  # gone meanwhile
+                    pass
             self._proc.communicate()
         self._dir.cleanup()
 

@@ -478,3 +478,33 @@ def test_create_kernel_counts_the_ranking_ahead_while_nvcc_runs(tmp_path, monkey
     full = wp.create_kernel(wp.star_stencil(2), shape=shape, device=A100, blocks=SMALL_BLOCKS, cache=None,
                             screen=None)
     assert full.metadata["warpspeed"]["block"] == again.metadata["warpspeed"]["block"]
+
+
+def test_stopping_nvcc_stops_the_compiler_stages_it_started(tmp_path, monkeypatch):
+    """nvcc runs its stages (cicc, ptxas) as child processes that hold its output: stopping it must stop them
+    too (they run in its own session), not wait for them. The stand-in's stage would leave a file after 1 s."""
+    import time
+
+    started, done = tmp_path / "stage-started", tmp_path / "stage-finished"
+    stage = f'{shutil.which("sh")} -c ": > {started}; {shutil.which("sleep")} 1; : > {done}" & wait'
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, stage)))
+    count = _registers.RegisterCount("__global__ void k() {}", "sm_90")
+    for _ in range(500):  # until the stage runs (at most 5 s)
+        if started.exists():
+            break
+        time.sleep(0.01)
+    assert count.running() and started.exists()
+    count.cancel()
+    assert not count.running() and count.result() == (None, "nvcc stopped")
+    time.sleep(1.5)  # longer than the stage would have run
+    assert not done.exists()
+
+
+def test_a_bad_fallback_guess_costs_nothing_when_nvcc_counts(tmp_path, monkeypatch):
+    """The registers guessed for counting ahead come from fallback_registers: one that describes no kernel
+    only skips the counting ahead; nvcc's count is used."""
+    sleep = shutil.which("sleep")
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'{sleep} 0.3; echo "ptxas info : Used 24 registers"')))
+    k = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS, cache=None,
+                         fallback_registers=-3)
+    assert k.metadata["warpspeed"]["registers"] == 24

@@ -153,7 +153,7 @@ def _translates(groups: list[list[RowAccess]]) -> np.ndarray | None:
     return np.array(out, dtype=np.int64)
 
 
-def _plan(accesses: Sequence[RowAccess]) -> list[tuple[list[RowAccess], np.ndarray]]:
+def _plan(accesses: Sequence[RowAccess]) -> tuple[tuple[tuple[RowAccess, ...], np.ndarray], ...]:
     """The groups to count, each with the translations it stands for: one group and every group's translation
     where all are translates, else each group by itself (kept per list of accesses: every box and granularity
     of a field asks again)."""
@@ -161,13 +161,14 @@ def _plan(accesses: Sequence[RowAccess]) -> list[tuple[list[RowAccess], np.ndarr
 
 
 @lru_cache(maxsize=256)
-def _kept_plan(accesses: tuple[RowAccess, ...]) -> list[tuple[list[RowAccess], np.ndarray]]:
+def _kept_plan(accesses: tuple[RowAccess, ...]) -> tuple[tuple[tuple[RowAccess, ...], np.ndarray], ...]:
     groups = _apart(accesses)
     moves = _translates(groups)
-    if moves is not None:
-        return [(groups[0], moves)]
-    zero = np.zeros((1, 1 + len(accesses[0].rest)), dtype=np.int64)
-    return [(group, zero) for group in groups]
+    plan = [(groups[0], moves)] if moves is not None else \
+        [(group, np.zeros((1, 1 + len(accesses[0].rest)), dtype=np.int64)) for group in groups]
+    for _, m in plan:
+        m.setflags(write=False)  # kept and shared: read only
+    return tuple((tuple(group), m) for group, m in plan)
 
 
 def overlay_size(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> int:

@@ -12,10 +12,13 @@ from typing import Any
 
 
 class _Islpy:
-    """Stands for the ``islpy`` module: the first attribute asked for imports it."""
+    """Stands for the ``islpy`` module: the first attribute asked for imports it; each name looked up is kept
+    (the next use finds it without this call)."""
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(importlib.import_module("islpy"), name)
+        value = getattr(importlib.import_module("islpy"), name)
+        setattr(self, name, value)
+        return value
 
 
 isl: Any = _Islpy()

@@ -337,8 +337,8 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     """Estimate in full, highest bound first, the configurations of ``todo`` that can be among the ``n`` best
     or the contenders of the best (into ``done``), and, where those are unvalidated, the best of every
     x-extent (:mod:`warpspeed.studies.confidence`); the bounds of the others. A configuration whose bound fails is
-    estimated (its error row). ``stop``: asked before each bound and estimate; once true, the screening ends
-    where it is, unfinished (:func:`precount`)."""
+    estimated (its error row). ``stop``: asked before each bound, tightened bound and estimate; once true, the
+    screening ends where it is, unfinished (:func:`precount`)."""
     halted = stop if stop is not None else (lambda: False)
 
     def bound(c: Configuration, least_dram: bool) -> float:
@@ -387,6 +387,8 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
         c = rest.pop(0)
         if below(tighter(c)):  # the best only rises: a configuration passed stays out
             passed.append(c)
+        elif halted():
+            return {}
         else:
             estimate_one(c)
     rest = sorted(passed + rest, key=lambda c: _by_bound(c, bounds[c]))
@@ -404,7 +406,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
             if halted():
                 return {}
             x = c.block[0] * c.folding[0]
-            if x not in best_of_x or tighter(c) >= best_of_x[x] * (1 - BOUND_MARGIN):
+            if (x not in best_of_x or tighter(c) >= best_of_x[x] * (1 - BOUND_MARGIN)) and not halted():
                 rest.remove(c)
                 estimate_one(c)
                 found(done[c])
