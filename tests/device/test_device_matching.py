@@ -77,3 +77,17 @@ def test_detected_device_refuses_a_board_with_other_sm_counts(fake_gpu, monkeypa
         detected_device()
     props["multiProcessorCount"] = 110
     assert detected_device().id == "MI250X-GCD"
+
+
+def test_every_shipped_name_resolves_to_its_device_and_a_match_by_id_reads_one_file(monkeypatch):
+    """A device's own name resolves to it (the ids are matched first, so this keeps the names consistent with
+    them); a name that the ids decide loads only the device it denotes, not every shipped device file."""
+    import importlib
+
+    reported = importlib.import_module("warpspeed.device.reported")
+    for device_id in warpspeed.device_ids():
+        assert device_for_gpu_name(warpspeed.device(device_id).name).id == device_id
+    loaded = []
+    real = reported.device
+    monkeypatch.setattr(reported, "device", lambda i: loaded.append(i) or real(i))
+    assert device_for_gpu_name("NVIDIA H100 80GB HBM3").id == "H100-SXM5-80GB" and loaded == ["H100-SXM5-80GB"]

@@ -49,19 +49,19 @@ def _normalized(text: str) -> str:
     return " ".join(w for w in _words(text) if w not in _VENDOR_WORDS)
 
 
-def _device_identity(dev: Device) -> _Identity:
+def _id_identity(device_id: str) -> _Identity:
     """A device's identity from its id: the chip first, ``PCIe`` in the id, the memory where the id gives it
     (a name such as GH200's counts the CPU's memory too, which the GPU reports as ``"GH200 480GB"``)."""
-    words = _words(dev.id)
-    return _Identity(words[0], "pcie" if "PCIE" in words else "module", _identity(dev.id).memory_GB)
+    words = _words(device_id)
+    return _Identity(words[0], "pcie" if "PCIE" in words else "module", _identity(device_id).memory_GB)
 
 
-def _same_memory(ident: _Identity, dev: Device) -> bool:
+def _same_memory(ident: _Identity, device_id: str) -> bool:
     """A name without a memory size fits any board of its chip and form; one with a size fits a device whose
     id gives the same size, or, where the id gives none, none but the names listed in KNOWN_NAMES."""
     if ident.memory_GB is None:
         return True
-    return _device_identity(dev).memory_GB == ident.memory_GB
+    return _id_identity(device_id).memory_GB == ident.memory_GB
 
 
 def device_for_gpu_name(reported: str) -> Device:
@@ -75,23 +75,31 @@ def device_for_gpu_name(reported: str) -> Device:
                          "bandwidth); no shipped device describes a slice: pass one with the slice's numbers "
                          "(device=warpspeed.device('ID', sm_count=..., l2_size='...', dram_bw='...')).")
     want = _normalized(reported)
-    known = [i for i in device_ids() if want in (_normalized(n) for n in KNOWN_NAMES.get(i, ()))]
-    if known:  # the names GPUs report, listed per id: no device file needs reading
+    ids = device_ids()
+    known = [i for i in ids if want in (_normalized(n) for n in KNOWN_NAMES.get(i, ()))]
+    if known:  # the names GPUs report, listed per id
         return device(known[0])
-    devices = [device(i) for i in device_ids()]
+    # by the id alone first (chip, form, memory: every shipped device's own name resolves so, a test checks),
+    # so that the device files are read only where that fails (13 of them: 80 ms at a first launch)
+    ident = _identity(reported)
+    same_chip_ids = [i for i in ids if ident.chip is not None and _id_identity(i).chip == ident.chip]
+    by_ids = [i for i in same_chip_ids if _id_identity(i).form == ident.form and _same_memory(ident, i)]
+    exact_ids = [i for i in ids if want == _normalized(i)]
+    if len(exact_ids) == 1 or (not exact_ids and len(by_ids) == 1):
+        return device((exact_ids or by_ids)[0])
+    devices = [device(i) for i in ids]
     exact = [d for d in devices if want in (_normalized(d.id), _normalized(d.name))]
     if len(exact) == 1:
         return exact[0]
-    ident = _identity(reported)
-    same_chip = [d for d in devices if ident.chip is not None and _device_identity(d).chip == ident.chip]
-    matches = [d for d in same_chip if _device_identity(d).form == ident.form and _same_memory(ident, d)]
+    same_chip = [d for d in devices if d.id in same_chip_ids]
+    matches = [d for d in same_chip if d.id in by_ids]
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
         raise InputError(f"the GPU {reported!r} could be any of {', '.join(d.id for d in matches)}; pass the "
                          "device explicitly (device='ID').")
-    same_chip.sort(key=lambda d: (_device_identity(d).form != ident.form,
-                                  _device_identity(d).memory_GB != ident.memory_GB))
+    same_chip.sort(key=lambda d: (_id_identity(d.id).form != ident.form,
+                                  _id_identity(d.id).memory_GB != ident.memory_GB))
     closest = same_chip or _closest_by_name(reported, devices)
     hint = (f"closest shipped: {', '.join(d.id for d in closest)}. " if closest else
             f"shipped devices: {', '.join(device_ids())}. ")
