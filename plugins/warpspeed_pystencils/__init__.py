@@ -350,26 +350,25 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
     made = _as_kernel(assignments, base)
-    arch = dkw.get("arch") or arch_for(device)
-    # nvcc first (from its cache where it counted this code before): everything up to the ranking runs beside it
-    count = _registers.RegisterCount(made[0].get_c_code(), arch) if registers is None else None
+    choice = None
+    if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
+        choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
+        cached = _cache.read_json("choices", choice) if choice is not None else None
+        if cached is not None:
+            _check_layout_matches(made[0], layout)
+            return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+    dkw.setdefault("arch", arch_for(device))
+    # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
+    count = _registers.RegisterCount(made[0].get_c_code(), dkw["arch"]) if registers is None else None
     try:
-        choice = None
-        if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
-            choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
-            cached = _cache.read_json("choices", choice) if choice is not None else None
-            if cached is not None:
-                _check_layout_matches(made[0], layout)
-                return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
         from warpspeed.plugin_api import progress_bar
 
-        dkw.setdefault("arch", arch)
         wkernel = _describe(assignments, shape, layout=layout, registers=registers, config=base,
                             fallback_registers=fallback, made=made,
                             meanwhile=partial(_rank_ahead, device, rank_options), count=count, **dkw)
     finally:
         if count is not None:
-            count.cancel()  # where nvcc still runs: the choice was read back, or describing failed
+            count.cancel()  # where nvcc still runs: describing failed
     if "cache" not in rank_options:  # a second run of the same kernel reads its ranking back
         rank_options["cache"] = _ranking_cache(wkernel, device)
     with progress_bar(f"warpspeed: block size of {wkernel.name}") as bar:
