@@ -25,7 +25,7 @@ How addresses are converted:
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +94,20 @@ def _padded_extents(shape: tuple[int, ...], strides: tuple[int, ...], order: tup
         if shape[slower] > 1:
             extents[faster] = step
     return tuple(extents)
+
+
+class _Said:
+    """A part of an error message, written only when a message uses it: printing an access's pystencils
+    index expression costs a fifth of describing a kernel, and every access would print it otherwise."""
+
+    def __init__(self, write: Callable[[], str]):
+        self._write = write
+
+    def __str__(self) -> str:
+        return self._write()
+
+    def __format__(self, spec: str) -> str:
+        return format(self._write(), spec)
 
 
 def _sym(name: str) -> sp.Symbol:
@@ -265,7 +279,7 @@ class Extractor:
         for c in node.children:
             self._collect_decls(c)
 
-    def to_sympy(self, e: Any, what: str) -> sp.Expr:
+    def to_sympy(self, e: Any, what: str | _Said) -> sp.Expr:
         """An integer index expression of the AST as SymPy (thread indices not yet substituted)."""
         match e:
             case expressions.PsSymbolExpr(symbol):
@@ -330,7 +344,7 @@ class Extractor:
             self._vsubs = {_sym(k): v for k, v in self.values.items()}
         return self._vsubs
 
-    def _thread_subs(self, expr: sp.Expr, what: str) -> sp.Expr:
+    def _thread_subs(self, expr: sp.Expr, what: str | _Said) -> sp.Expr:
         subs = {}
         for a, t in zip(_AXES, TID_SYMBOLS, strict=True):
             subs[_sym(f"threadIdx_{a}")] = t - _sym(f"blockIdx_{a}") * _sym(f"blockDim_{a}")
@@ -403,7 +417,7 @@ class Extractor:
     def _access(self, acc: expressions.PsMemAcc, store: bool) -> None:
         info, extra = self._field_of(acc.pointer)
         kind = "store" if store else "load"
-        what = f"field '{info.name}', {kind} [{acc.offset}]"
+        what = _Said(lambda: f"field '{info.name}', {kind} [{acc.offset}]")
         off = self._thread_subs(self.to_sympy(acc.offset, what) + extra, what)
         entry: Any = None
         if not info.fixed:
@@ -415,7 +429,7 @@ class Extractor:
         if entry not in target:
             target.append(entry)
 
-    def _split(self, off: sp.Expr, info: FieldInfo, what: str) -> list[str] | None:
+    def _split(self, off: sp.Expr, info: FieldInfo, what: str | _Said) -> list[str] | None:
         """Per-coordinate indices from the coefficients of the stride parameters, in memory order (None where a
         coordinate has no stride parameter: its stride is a constant, and the offset is one linear index)."""
         names = [self.stride_params.get((info.name, c)) for c in range(len(info.shape))]
@@ -429,7 +443,7 @@ class Extractor:
         if rest != 0 or any(c.has(*stride_syms) for c in coefs):
             return None
         vs = self._value_subs()
-        return [affine_text(sp.expand(coefs[c].xreplace(vs)), self.where, f"{what}, coordinate {c}")
+        return [affine_text(sp.expand(coefs[c].xreplace(vs)), self.where, _Said(lambda c=c: f"{what}, coordinate {c}"))
                 for c in info.order]
 
     # ----------------------------------------------------------------- iteration space
@@ -505,7 +519,7 @@ def _conjuncts(cond: Any) -> list[Any]:
     return [cond]
 
 
-def affine_text(expr: sp.Expr, where: str, what: str) -> str:
+def affine_text(expr: sp.Expr, where: str, what: str | _Said) -> str:
     """A warpspeed expression string for an affine integer expression of tidx, tidy, tidz."""
     expr = sp.expand(expr)
     terms = expr.as_coefficients_dict()

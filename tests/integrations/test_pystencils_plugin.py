@@ -392,14 +392,17 @@ def test_indirect_addressing_is_an_input_error():
 
 
 def test_non_affine_and_parameter_indices_are_input_errors():
+    """The message names the field, the access with pystencils' own index expression and the coordinate."""
     dst = ps.fields("dst: double[2D]", layout="fzyx")
     x, y = ps.DEFAULTS.spatial_counters[:2]
     asm = [ps.Assignment(dst.center, _custom_src().absolute_access((x * y, y), ()))]
-    with pytest.raises(warpspeed.InputError, match="not affine"):
+    with pytest.raises(warpspeed.InputError, match=r"field 'src', load \[ctr_0 \* ctr_1 \* _stride_src_0 \+ .*\], "
+                       r"coordinate 0: the index 'tidx\*tidy' is not affine"):
         wp.describe(asm, (100, 100), registers=16)
     n = ps.TypedSymbol("n", "int64")
     asm = [ps.Assignment(dst.center, _custom_src().absolute_access((x + n, y), ()))]
-    with pytest.raises(warpspeed.InputError, match="depends on n"):
+    with pytest.raises(warpspeed.InputError, match=r"load \[\(ctr_0 \+ n\) \* _stride_src_0 .*\], coordinate 0 "
+                       "depends on n"):
         wp.describe(asm, (100, 100), registers=16)
 
 
