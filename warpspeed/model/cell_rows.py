@@ -86,12 +86,6 @@ def _cyclic(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
     return np.einsum("is,jks->ijk", a, shifted)
 
 
-def _span(index: SliceIndex, box: Box) -> tuple[int, int]:
-    """The index range an access's dimension takes over a box (a constant: one value)."""
-    axis, c = index
-    return (box[0][axis] + c, box[1][axis] + c) if axis >= 0 else (c, c)
-
-
 def _granules_of(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], start: np.ndarray, eb: int,
                  g: int) -> np.ndarray:
     """For each set ``i`` of element intervals ``[lo[i], hi[i]]`` in a row and each row start in ``start``
@@ -114,10 +108,29 @@ def _granules_of(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], start: np.n
     return np.maximum(last - np.maximum(first - 1, before), 0).sum(axis=2)
 
 
+def _along(accesses: Sequence[RowAccess], cells: np.ndarray) -> np.ndarray:
+    """The cell coordinates (k, 3) each field dimension of the accesses follows (0 for a constant): (k, dims)."""
+    return np.stack([cells[:, a] if a >= 0 else np.zeros(cells.shape[0], dtype=np.int64)
+                     for a, _ in (accesses[0].first, *accesses[0].rest)], axis=1)
+
+
+def _index_ranges(accesses: Sequence[RowAccess], first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Every (access, box) pair's index range per field dimension, boxes from their ``first`` and ``last``
+    cells (k, 3) each: (accesses, boxes, dimensions, 2), a constant dimension one value."""
+    consts = np.array([_constants(a) for a in accesses], dtype=np.int64)[:, None, :]
+    return np.stack((_along(accesses, first)[None] + consts, _along(accesses, last)[None] + consts), axis=-1)
+
+
+def _inside(fld: Field, ranges: np.ndarray) -> bool:
+    """Whether every index range of :func:`_index_ranges` lies inside its dimension's extent."""
+    return bool((ranges[..., 0] >= 0).all() and (ranges[..., 1] < np.array(fld.shape, dtype=np.int64)).all())
+
+
 def _pair_spans(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> np.ndarray:
     """Every (access, box) pair's index range per field dimension: (pairs, dimensions, 2), access-major."""
-    return np.array([[_span(index, b) for index in (acc.first, *acc.rest)] for acc in accesses for b in boxes],
-                    dtype=np.int64)
+    first, last = (np.array([b[i] for b in boxes], dtype=np.int64) for i in (0, 1))
+    ranges = _index_ranges(accesses, first, last)
+    return ranges.reshape(-1, *ranges.shape[2:])
 
 
 def _overlay_edges(spans: np.ndarray) -> list[np.ndarray]:
@@ -208,12 +221,8 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
     for axis in set(range(3)) - followed:
         if len({b[0][axis] for b in boxes} | {b[1][axis] for b in boxes}) > 1:
             raise ValueError("cells that share a row")
-    for acc in accesses:
-        for b in boxes:
-            for d, index in enumerate((acc.first, *acc.rest)):
-                lo, hi = _span(index, b)
-                if lo < 0 or hi >= fld.shape[d]:
-                    raise ValueError("an access outside its dimension")
+    if not _inside(fld, _pair_spans(accesses, boxes)):
+        raise ValueError("an access outside its dimension")
     return sum(int(_group_granule_counts(fld, group, boxes, granularity, moves).sum())
                for group, moves in _plan(accesses))
 
@@ -232,22 +241,20 @@ def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origi
     plan = _plan(accesses)
     if any(len(group) > 1 for group, _ in plan):
         return None
-    eb, shape = fld.element_bytes, fld.shape
-    consts = np.array([_constants(a) for a in accesses], dtype=np.int64)  # (n, dims): every access's constants
     axes = [a for a, _ in (accesses[0].first, *accesses[0].rest)]
     if any(extent[a] > 1 for a in set(range(3)) - set(axes)):  # cells of a box would share a row
         return None
-    gap_bytes = (shape[0] - extent[axes[0]] - int(np.ptp(consts[:, 0]))) * eb  # between neighbouring rows
-    if gap_bytes < 2 * max((*granularities, eb)):
+    shifts = [a.first[1] for a in accesses]  # along the row
+    spread = max(shifts) - min(shifts)
+    gap_bytes = (fld.shape[0] - extent[axes[0]] - spread) * fld.element_bytes  # between neighbouring rows
+    if gap_bytes < 2 * max((*granularities, fld.element_bytes)):
         return None
-    # every (box, access) index range inside its dimension: no stretch runs into the next row
-    at = np.stack([origins[:, a] if a >= 0 else np.zeros(origins.shape[0], dtype=np.int64) for a in axes], axis=1)
-    lo = at[:, None, :] + consts[None, :, :]  # (k, n, dims)
-    reach = np.array([extent[a] - 1 if a >= 0 else 0 for a in axes], dtype=np.int64)
-    if (lo < 0).any() or (lo + reach >= np.array(shape, dtype=np.int64)).any():
+    last = origins + np.asarray(extent, dtype=np.int64) - 1
+    if not _inside(fld, _index_ranges(accesses, origins, last)):  # a stretch would run into the next row
         return None
-    box = (tuple(int(v) for v in origins[0]), tuple(int(o + e - 1) for o, e in zip(origins[0], extent, strict=True)))
+    box = (tuple(int(v) for v in origins[0]), tuple(int(v) for v in last[0]))
     group, group_moves = plan[0]
+    at = _along(accesses, origins)
     moves = ((at - at[0])[:, None, :] + group_moves[None, :, :]).reshape(-1, len(axes))  # each box the first moved
     k = origins.shape[0]
     return {g: _group_granule_counts(fld, group, [box], g, moves).reshape(k, -1).sum(axis=1) for g in granularities}
