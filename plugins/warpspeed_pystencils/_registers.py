@@ -68,14 +68,18 @@ class _Compilation:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    def _kill(self) -> None:
+        """Kill nvcc with the compiler stages it started (its session) and collect it."""
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except OSError:  # gone meanwhile
+                pass
+        self._proc.communicate()
+
     def stop(self) -> None:
         if self._proc is not None:
-            if self._proc.poll() is None:
-                try:
-                    os.killpg(self._proc.pid, signal.SIGKILL)
-                except OSError:  # gone meanwhile
-                    pass
-            self._proc.communicate()
+            self._kill()
         self._dir.cleanup()
 
     def registers(self) -> int | None:
@@ -88,8 +92,7 @@ class _Compilation:
             try:
                 out, err = self._proc.communicate(timeout=NVCC_TIMEOUT_S)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.communicate()
+                self._kill()
                 warnings.warn(f"warpspeed_pystencils: nvcc took over {NVCC_TIMEOUT_S} s; registers per thread "
                               "unknown.", stacklevel=4)
                 return None
