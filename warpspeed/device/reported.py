@@ -87,17 +87,16 @@ def device_for_gpu_name(reported: str) -> Device:
     exact_ids = [i for i in ids if want == _normalized(i)]
     if len(exact_ids) == 1 or (not exact_ids and len(by_ids) == 1):
         return device((exact_ids or by_ids)[0])
-    devices = [device(i) for i in ids]
+    devices = [device(i) for i in ids]  # the names decide, or the ids matched none or several
     exact = [d for d in devices if want in (_normalized(d.id), _normalized(d.name))]
     if len(exact) == 1:
         return exact[0]
+    if len(by_ids) == 1:  # only where two ids read alike (exact_ids above): the chip, form and memory decide
+        return device(by_ids[0])
+    if len(by_ids) > 1:
+        raise InputError(f"the GPU {reported!r} could be any of {', '.join(by_ids)}; pass the device explicitly "
+                         "(device='ID').")
     same_chip = [d for d in devices if d.id in same_chip_ids]
-    matches = [d for d in same_chip if d.id in by_ids]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise InputError(f"the GPU {reported!r} could be any of {', '.join(d.id for d in matches)}; pass the "
-                         "device explicitly (device='ID').")
     same_chip.sort(key=lambda d: (_id_identity(d.id).form != ident.form,
                                   _id_identity(d.id).memory_GB != ident.memory_GB))
     closest = same_chip or _closest_by_name(reported, devices)
