@@ -406,10 +406,13 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
             if halted():
                 return {}
             x = c.block[0] * c.folding[0]
-            if (x not in best_of_x or tighter(c) >= best_of_x[x] * (1 - BOUND_MARGIN)) and not halted():
-                rest.remove(c)
-                estimate_one(c)
-                found(done[c])
+            if x in best_of_x and tighter(c) < best_of_x[x] * (1 - BOUND_MARGIN):
+                continue
+            if halted():
+                return {}
+            rest.remove(c)
+            estimate_one(c)
+            found(done[c])
     if store is not None:
         for c in rest:
             store.add_bound(c, bounds[c])
