@@ -202,12 +202,16 @@ def test_closed_form_rows_count_what_the_bitmap_counts(spec, block, ranges, gran
         ev.CLOSED_FORM_OVERLAY_SHARE = saved
 
 
-@given(st.lists(st.integers(0, 2**41), max_size=300), st.lists(st.integers(0, 2**41), max_size=300))
-def test_address_set_operations_are_numpys_set_operations(a, b):
-    """Intersection and difference by binary search equal numpy's sort-based ones (and stay sorted)."""
+@given(st.lists(st.integers(0, 2**41), max_size=300), st.lists(st.integers(0, 2**41), max_size=300),
+       st.sampled_from([1, 2**30, 2**36]), st.integers(0, 2**41))
+def test_address_set_operations_are_numpys_set_operations(a, b, narrow, shift):
+    """Intersection and difference equal numpy's sort-based ones (and stay sorted), by binary search for keys
+    far apart and by bitmap for keys close together (``narrow`` divides them into a short span, and ``shift``
+    moves one operand's span against the other's)."""
     from warpspeed.model.enumerated_volumes import AddressSet
 
-    ka, kb = np.unique(np.array(a, dtype=np.int64)), np.unique(np.array(b, dtype=np.int64))
+    ka = np.unique(np.array(a, dtype=np.int64) // narrow)
+    kb = np.unique(np.array(b, dtype=np.int64) // narrow + (shift // narrow) % 64)
     sa, sb = AddressSet(ka), AddressSet(kb)
     assert np.array_equal(sa.intersect(sb).keys, np.intersect1d(ka, kb))
     assert np.array_equal(sa.subtract(sb).keys, np.setdiff1d(ka, kb))

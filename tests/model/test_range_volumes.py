@@ -200,8 +200,10 @@ def test_per_row_counts_in_closed_form_are_the_listed_ones(spec, block, fraction
     kernel, launch, id_ranges = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, granularity, exact=False))
     counter = RangeFootprints(kernel, granularity, exact=False)
-    saved = rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE
-    rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = 0, float("inf")
+    names = ("CLOSED_FORM_MIN_RANGES", "CLOSED_FORM_OVERLAY_SHARE", "STENCIL_MIN_RANGES", "STENCIL_OVERLAY_SHARE")
+    saved = [getattr(rv, n) for n in names]
+    for n, v in zip(names, (0, float("inf"), 0, float("inf")), strict=True):
+        setattr(rv, n, v)
     try:
         for lo, hi in id_ranges:
             cells = cell_set(launch, lo, hi)
@@ -209,7 +211,21 @@ def test_per_row_counts_in_closed_form_are_the_listed_ones(spec, block, fraction
                 assert counter.footprint_size(cells, loads=loads, stores=stores) == \
                     counter.footprint(cells, loads=loads, stores=stores).size()
     finally:
-        rv.CLOSED_FORM_MIN_RANGES, rv.CLOSED_FORM_OVERLAY_SHARE = saved
+        for n, v in zip(names, saved, strict=True):
+            setattr(rv, n, v)
+
+
+@given(st.integers(1, 140), st.integers(1, 60), st.integers(1, 12), st.randoms(use_true_random=False))
+def test_distinct_rows_are_numpys_unique_rows(width, n, kinds, rnd):
+    """The closed form's distinct sets of pairs (rows packed into 64-bit words) are numpy's unique rows, and
+    each row maps to its own, for rows up to and beyond one word."""
+    from warpspeed.model.cell_rows import _distinct_rows
+
+    patterns = np.array([[rnd.random() < 0.5 for _ in range(width)] for _ in range(kinds)], dtype=bool)
+    rows = patterns[[rnd.randrange(kinds) for _ in range(n)]]
+    sets, which = _distinct_rows(rows)
+    assert np.array_equal(sets[which], rows)
+    assert len(sets) == len(np.unique(rows, axis=0))
 
 
 D3Q19 = [(0, 0, 0), (0, 1, 0), (0, -1, 0), (-1, 0, 0), (1, 0, 0), (0, 0, 1), (0, 0, -1), (-1, 1, 0), (1, 1, 0),

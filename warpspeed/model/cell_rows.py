@@ -86,26 +86,42 @@ def _cyclic(a: np.ndarray, b: np.ndarray, p: int) -> np.ndarray:
     return np.einsum("is,jks->ijk", a, shifted)
 
 
-def _granules_of(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], start: np.ndarray, eb: int,
+def _granules_of(held: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int,
                  g: int) -> np.ndarray:
-    """For each set ``i`` of element intervals ``[lo[i], hi[i]]`` in a row and each row start in ``start``
-    (bytes into its granule): the distinct granules of the intervals' union; (sets, starts).
+    """For each set of element intervals (row ``i`` of ``held`` (sets, n) picks some of the intervals
+    ``[lo, hi]`` (n,)) in a row and each row start in ``start`` (bytes into its granule): the distinct granules
+    of the intervals' union; (sets, starts).
 
-    All sets at once: sorted by their first element, an interval adds the granules past the last one its
+    All sets at once: in order of first element, an interval adds the granules past the last one its
     predecessors reach (those from its own first granule up to there are covered already: a predecessor
-    starts no later and runs on to that reach). A set is padded with copies of its first interval, which add
-    nothing."""
-    m = max(len(a) for a in lo)
-    los = np.stack([np.concatenate((a, np.repeat(a[:1], m - len(a)))) for a in lo])
-    his = np.stack([np.concatenate((b, np.repeat(b[:1], m - len(b)))) for b in hi])
-    order = np.argsort(los, axis=1, kind="stable")
-    los, his = np.take_along_axis(los, order, axis=1), np.take_along_axis(his, order, axis=1)
-    first = (start[None, :, None] + los[:, None, :] * eb) // g  # (sets, starts, intervals)
-    last = (start[None, :, None] + his[:, None, :] * eb + eb - 1) // g
+    starts no later and runs on to that reach). The intervals are ordered once for every set; one a set does
+    not pick becomes empty (it starts after every other and reaches nowhere), which adds nothing."""
+    order = np.argsort(lo, kind="stable")
+    held, lo, hi = held[:, order], lo[order], hi[order]
+    far = np.int64(1) << 40
+    los = np.where(held, lo[None, :], far)[:, None, :]  # (sets, 1, intervals)
+    his = np.where(held, hi[None, :], -far)[:, None, :]
+    first = (start[None, :, None] + los * eb) // g  # (sets, starts, intervals)
+    last = (start[None, :, None] + his * eb + eb - 1) // g
     reached = np.maximum.accumulate(last, axis=2)
     before = np.concatenate((np.full(reached.shape[:2] + (1,), np.iinfo(np.int64).min // 2), reached[:, :, :-1]),
                             axis=2)
     return np.maximum(last - np.maximum(first - 1, before), 0).sum(axis=2)
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a boolean matrix and, per row, the index of its distinct row: ``np.unique(rows,
+    axis=0, return_inverse=True)`` with the rows packed into 64-bit words and ordered by them (a tenth of the
+    time: ``np.unique`` compares rows as raw bytes, one boolean each)."""
+    packed = np.packbits(rows, axis=1)
+    packed = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.uint64)
+    order = np.lexsort(packed.T[::-1])
+    ordered = packed[order]
+    new = np.ones(rows.shape[0], dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    which = np.empty(rows.shape[0], dtype=np.int64)
+    which[order] = np.cumsum(new) - 1
+    return rows[order[new]], which
 
 
 def _along(accesses: Sequence[RowAccess], cells: np.ndarray) -> np.ndarray:
@@ -292,11 +308,18 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     for d in range(1, dims):
         per_residue = _cyclic(per_residue.reshape(-1, p), hist[d], p)
     per_residue = per_residue.reshape(-1, p)
+    # a row's touched elements are the union of its pairs' stretches along it: pairs with the same stretch
+    # (one access over several boxes; an array-of-structures cell's element) hold it as one
+    stretches, of_pair = np.unique(spans[:, 0, :], axis=0, return_inverse=True)
+    if stretches.shape[0] < npairs:
+        holds = holds @ (of_pair.ravel()[:, None] == np.arange(stretches.shape[0])[None, :])  # (pieces, stretches)
+    else:  # every pair's stretch its own, in the pairs' order
+        stretches = spans[:, 0, :]
     if npairs == 1:  # one piece, held by the one pair
         sets, rows = holds, per_residue
     else:
         touched = holds.any(axis=1)
-        sets, which = np.unique(holds[touched], axis=0, return_inverse=True)
+        sets, which = _distinct_rows(holds[touched])
         rows = np.zeros((sets.shape[0], p), dtype=np.int64)
         np.add.at(rows, which.ravel(), per_residue[touched])
     start = (fld.offset * eb + row_bytes * np.arange(p)) % granularity  # where a row starts in its granule
@@ -304,8 +327,7 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     # r + Σ strides t lands on and the elements t0 it moves along
     rows_on = (moves[:, 1:] * np.array(strides, dtype=np.int64)[None, :]).sum(axis=1)
     starts = start[(np.arange(p)[None, :] + rows_on[:, None]) % p] + moves[:, :1] * eb  # (n, p)
-    granules = _granules_of([spans[held, 0, 0] for held in sets], [spans[held, 0, 1] for held in sets],
-                            starts.ravel(), eb, granularity)
+    granules = _granules_of(sets, stretches[:, 0], stretches[:, 1], starts.ravel(), eb, granularity)
     return (granules.reshape(len(sets), *starts.shape) * rows[:, None, :]).sum(axis=(0, 2))  # (sets, moves, p)
 
 

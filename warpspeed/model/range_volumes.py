@@ -233,11 +233,18 @@ class _RowGroup:
 
 CLOSED_FORM_MIN_RANGES = 50_000
 CLOSED_FORM_OVERLAY_SHARE = 0.05
-"""A field's per-row count is taken in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would
-take at least ``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this
-share of them (profiled: an overlay unit costs about 0.4 us, a listed range 0.03-0.17 us; an LBM wave's layer
-sets list 300 k ranges over an overlay of 9 k; a star stencil's 25 accesses make many overlay pieces, and
-listing stays faster). Both numbers change the speed only, never a count."""
+"""A field whose rows differ in a constant index (an LBM field's populations, one q-plane each) is counted per
+row in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would take at least
+``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this share of them
+(an LBM wave's layer sets list 300 k ranges over an overlay of 9 k)."""
+STENCIL_MIN_RANGES = 200_000
+STENCIL_OVERLAY_SHARE = 0.12
+"""The same for any other field (a stencil's, whose accesses overlap in the same rows): a listed range costs
+0.005-0.1 us there, fewer where neighbouring rows repeat, so only large listings pay. Profiled per field on the
+catalog's stencils and Allen-Cahn's phase field over the blocks of ``benchmarks/bench_catalog.py``: the closed
+form takes 1-1.5 ms plus 0.02-0.05 us per overlay unit; above 200 k ranges and up to a share of 0.11 it won
+every case (6.9 -> 1.6 ms, 20 -> 1.3 ms for blocks one cell wide), below 150 k ranges listing won
+(0.3-0.9 ms). All four numbers change the speed only, never a count."""
 
 MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 
@@ -287,10 +294,14 @@ class RangeFootprints:
 
     def footprint(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> GranuleRanges:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
+        return self._footprint(cells, loads, stores, range(self.nfields))
+
+    def _footprint(self, cells: CellSet | isl.Set, loads: bool, stores: bool, fields: Sequence[int]) -> GranuleRanges:
+        """:meth:`footprint` of the given fields only."""
         c = as_cell_set(cells)
         boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
         starts, stops = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
-        for i in range(self.nfields):
+        for i in fields:
             if not self._shifts[i, loads, stores]:
                 continue
             pieces = [self._element_ranges(i, loads, stores, np.array([lo], dtype=np.int64),
@@ -482,14 +493,13 @@ class RangeFootprints:
                 listed.append(i)
             else:
                 total += n
-        if listed:
-            fp = self.footprint(cells, loads=loads, stores=stores)
-            by_field = self.count_by_field(fp)
-            total += sum(by_field[i] for i in listed)
+        if listed:  # only these: the others' keys would be listed for nothing
+            total += self._footprint(c, loads, stores, listed).size()
         return total
 
     def _closed_form_count(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool) -> int | None:
-        """Field ``i``'s per-row count in closed form where it pays (:data:`CLOSED_FORM_MIN_RANGES`), else None."""
+        """Field ``i``'s per-row count in closed form where it pays (:data:`CLOSED_FORM_MIN_RANGES`,
+        :data:`STENCIL_MIN_RANGES`), else None."""
         slices = self._slices[i]
         if cells.points or slices is None:
             return None
@@ -497,14 +507,15 @@ class RangeFootprints:
         if not wanted:
             return 0
         accesses = self._row_access_list(i, loads, stores)
-        # only fields with a constant index (LBM populations) pay: a stencil's accesses all overlap in the
-        # same rows and make as many overlay pieces as rows (profiled on star3d-r4)
-        if accesses is None or all(a >= 0 for a, _ in accesses[0].rest):
+        if accesses is None:
             return None
+        populations = any(a < 0 for a, _ in accesses[0].rest)
+        least, share = ((CLOSED_FORM_MIN_RANGES, CLOSED_FORM_OVERLAY_SHARE) if populations
+                        else (STENCIL_MIN_RANGES, STENCIL_OVERLAY_SHARE))
         listed = sum((hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1) for lo, hi in cells.boxes) * len(wanted)
-        if listed < CLOSED_FORM_MIN_RANGES:
+        if listed < least:
             return None
-        return count_if_cheaper(f, accesses, cells.boxes, self.granularity, CLOSED_FORM_OVERLAY_SHARE * listed)
+        return count_if_cheaper(f, accesses, cells.boxes, self.granularity, share * listed)
 
     def count_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
         """Granules of a footprint per field."""
