@@ -263,20 +263,24 @@ def test_populations_count_in_closed_form_as_one_plane_moved(granularity):
                                                                              x_padding=(0, 80))),
        block=BLOCKS, fractions=FRACTIONS)
 def test_box_counts_of_rows_kept_apart_are_each_boxs_own_footprint(spec, block, fractions):
-    """Without ``per``, a field whose populations are one access per q-plane and whose rows stay two granules
-    apart is counted in closed form (cell_rows.separated_row_counts; a stencil's rows are listed); either way,
-    per box and field: the elements, their runs, the sectors and lines and their runs of the box's own
-    footprint."""
+    """A field whose populations are one access per q-plane and whose rows stay two granules apart is counted
+    in closed form (cell_rows.separated_row_counts; a stencil's rows are listed); either way, per box and
+    field: the elements, their runs, the sectors and lines and their runs of the box's own footprint, and the
+    sectors it covers completely."""
     kernel, launch, ((a, b), _) = launch_with_ranges(spec, block, fractions)
     assume(applies(kernel, ELEMENTS) and b > a)
     from warpspeed.model.footprint import block_boxes
 
     boxes = block_boxes(launch, launch.wave_block_coords(a, min(b, a + 40)))
     elements = RangeFootprints(kernel, ELEMENTS)
+    per = [max(1, 32 // f.element_bytes) for f in kernel.fields]
     for loads, stores in ((True, False), (False, True)):
         c = elements.box_counts(boxes, loads=loads, stores=stores, coarser=(32, 128))
+        whole = elements.box_counts(boxes, loads=loads, stores=stores, per=per).full
         for j, (lo, hi) in enumerate(boxes.tolist()):
             cells = CellSet(((tuple(lo), tuple(hi)),))
+            fp = elements.footprint(cells, loads=loads, stores=stores)
+            assert tuple(whole[j]) == tuple(full_granules(fp, i, per[i]) for i in range(len(kernel.fields)))
             for g, (granules, runs) in ((ELEMENTS, (c.granules, c.runs)), *c.coarser.items()):
                 ref = EnumeratedFootprints(kernel, g or 8, slices=False) if g else None
                 keys = ref.footprint(cells, loads=loads, stores=stores).keys if ref else None
@@ -321,3 +325,10 @@ def test_rows_kept_apart_are_counted_in_closed_form_with_a_known_count():
             assert c.coarser[g][0][j, 0] == fast[g][j] == ref.size
             assert c.coarser[g][1][j, 0] == 19 * 8  # every row a run of its own
     assert (fast[128] == 2 * 19 * 8 - 5 * 2).all()
+    # rows start on a sector (300 doubles are 75 sectors): the 5 velocities with cx = 1 read 16 doubles from one,
+    # 4 whole sectors; the other 14 start a double or two in, 3 whole sectors; 8 rows per population and box
+    whole = separated_row_counts(kernel.fields[0], row_accesses(kernel.fields[0], slices), origins, (16, 4, 2),
+                                 (32,), whole=True)
+    assert (whole[32] == 8 * (5 * 4 + 14 * 3)).all()
+    c = elements.box_counts(boxes, per=[4])
+    assert (c.full[:, 0] == whole[32]).all()

@@ -109,6 +109,19 @@ def _granules_of(held: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.nda
     return np.maximum(last - np.maximum(first - 1, before), 0).sum(axis=2)
 
 
+def _whole_granules_of(held: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: np.ndarray, eb: int,
+                       g: int) -> np.ndarray:
+    """:func:`_granules_of`'s shape, counting the granules that lie wholly inside a set's interval, for sets of
+    one interval each (a row that one access reads or writes alone): from the first granule boundary at or
+    after its first byte to the last at or before the byte after its last."""
+    if not (held.sum(axis=1) == 1).all():
+        raise ValueError("whole granules are counted for rows of one stretch")
+    which = held.argmax(axis=1)
+    first = -(-(start[None, :] + lo[which][:, None] * eb) // g)  # (sets, starts)
+    stop = (start[None, :] + (hi[which][:, None] + 1) * eb) // g
+    return np.maximum(stop - first, 0)
+
+
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a boolean matrix and, per row, the index of its distinct row: ``np.unique(rows,
     axis=0, return_inverse=True)`` with the rows packed into 64-bit words and ordered by them (a tenth of the
@@ -244,14 +257,16 @@ def row_granule_count(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence
 
 
 def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origins: np.ndarray,
-                         extent: tuple[int, int, int], granularities: Sequence[int]) -> dict[int, np.ndarray] | None:
+                         extent: tuple[int, int, int], granularities: Sequence[int],
+                         whole: bool = False) -> dict[int, np.ndarray] | None:
     """Per box (``origins`` (k, 3), each box ``extent`` cells) and byte granularity: the distinct granules its
-    cells touch through ``accesses``, where every access is alone in its rows (one per q-plane, as an LBM
-    field's populations in ``fzyx``), reads a stretch along its row, stays inside every dimension, and no two
-    touched rows come within two granules of each other (blocks narrower than a row less two lines). Then a
-    granule is never shared by two rows, the per-row count of the closed form is the exact count, and every
-    row is a run of its own. None where this does not hold (the caller lists the rows; rows that several
-    accesses share, a stencil's, also list faster than their overlay counts)."""
+    cells touch through ``accesses`` (``whole``: the granules they cover completely, e.g. the sectors a block
+    writes by itself), where every access is alone in its rows (one per q-plane, as an LBM field's populations
+    in ``fzyx``), reads a stretch along its row, stays inside every dimension, and no two touched rows come
+    within two granules of each other (blocks narrower than a row less two lines). Then a granule is never
+    shared by two rows, the per-row count of the closed form is the exact count, and every row is a run of its
+    own. None where this does not hold (the caller lists the rows; rows that several accesses share, a
+    stencil's, also list faster than their overlay counts)."""
     if accesses is None or origins.shape[0] == 0 or accesses[0].first[0] < 0:
         return None
     plan = _plan(accesses)
@@ -273,15 +288,16 @@ def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origi
     at = _along(accesses, origins)
     moves = ((at - at[0])[:, None, :] + group_moves[None, :, :]).reshape(-1, len(axes))  # each box the first moved
     k = origins.shape[0]
-    return {g: _group_granule_counts(fld, group, [box], g, moves).reshape(k, -1).sum(axis=1) for g in granularities}
+    return {g: _group_granule_counts(fld, group, [box], g, moves, whole).reshape(k, -1).sum(axis=1)
+            for g in granularities}
 
 
 def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequence[Box], granularity: int,
-                          moves: np.ndarray) -> np.ndarray:
+                          moves: np.ndarray, whole: bool = False) -> np.ndarray:
     """:func:`row_granule_count` of accesses that may share rows (one group of :func:`_apart`, checked), and of
     its translates by each row of ``moves`` (constants per field dimension), one count per translate: a
     translate's rows are the group's, ``Σ strides t`` rows on (which moves their residues modulo ``p``), and
-    its elements ``t0`` on."""
+    its elements ``t0`` on. ``whole``: the granules a row's one stretch covers completely instead."""
     eb, s0 = fld.element_bytes, fld.shape[0]
     dims = len(fld.shape) - 1
     row_bytes = s0 * eb
@@ -327,7 +343,8 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     # r + Σ strides t lands on and the elements t0 it moves along
     rows_on = (moves[:, 1:] * np.array(strides, dtype=np.int64)[None, :]).sum(axis=1)
     starts = start[(np.arange(p)[None, :] + rows_on[:, None]) % p] + moves[:, :1] * eb  # (n, p)
-    granules = _granules_of(sets, stretches[:, 0], stretches[:, 1], starts.ravel(), eb, granularity)
+    granules = (_whole_granules_of if whole else _granules_of)(sets, stretches[:, 0], stretches[:, 1], starts.ravel(),
+                                                              eb, granularity)
     return (granules.reshape(len(sets), *starts.shape) * rows[:, None, :]).sum(axis=(0, 2))  # (sets, moves, p)
 
 

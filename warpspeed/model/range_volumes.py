@@ -332,7 +332,7 @@ class RangeFootprints:
         for i in range(self.nfields):
             if not self._shifts[i, loads, stores]:
                 continue
-            if per is None and self._separated_counts(i, loads, stores, boxes, classes, out):
+            if self._separated_counts(i, loads, stores, boxes, classes, out, None if per is None else per[i]):
                 continue
             step = per[i] if per is not None else 1
             firsts, stops, owner = [], [], []
@@ -369,24 +369,30 @@ class RangeFootprints:
         return out
 
     def _separated_counts(self, i: int, loads: bool, stores: bool, boxes: np.ndarray,
-                          classes: dict[tuple[int, ...], list[int]], out: BoxCounts) -> bool:
+                          classes: dict[tuple[int, ...], list[int]], out: BoxCounts, per: int | None) -> bool:
         """Field ``i``'s column of ``out`` in closed form where its rows are apart
         (:func:`~warpspeed.model.cell_rows.separated_row_counts`: one access per q-plane, rows never within two
-        granules of each other, so each touched row is a run of its own and no granule is shared); False
-        (nothing written) where that does not hold for every class of boxes."""
+        granules of each other, so each touched row is a run of its own and no granule is shared; ``per``: also
+        the granules of ``per`` elements each box covers completely); False (nothing written) where that does
+        not hold for every class of boxes."""
         accesses = self._row_access_list(i, loads, stores)
         if self.granularity != ELEMENTS or accesses is None:
             return False
+        fld = self.kernel.fields[i]
         counted = []
         for extent, members in classes.items():
-            coarse = separated_row_counts(self.kernel.fields[i], accesses, boxes[members, 0, :], extent,
-                                          tuple(out.coarser))
-            if coarse is None:
+            origins = boxes[members, 0, :]
+            coarse = separated_row_counts(fld, accesses, origins, extent, tuple(out.coarser))
+            whole = None if per is None else separated_row_counts(fld, accesses, origins, extent,
+                                                                  (per * fld.element_bytes,), whole=True)
+            if coarse is None or (per is not None and whole is None):
                 return False
-            counted.append((extent, members, coarse))
+            counted.append((extent, members, coarse, whole))
         first_axis = accesses[0].first[0]
         followed = [a for a, _ in accesses[0].rest if a >= 0]
-        for extent, members, coarse in counted:
+        for extent, members, coarse, whole in counted:
+            if whole is not None:
+                out.full[members, i] = whole[per * fld.element_bytes]
             runs = math.prod(extent[a] for a in followed) * len(accesses)  # rows touched, each a run
             out.granules[members, i] = runs * extent[first_axis]
             out.runs[members, i] = runs
