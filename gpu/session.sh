@@ -7,9 +7,14 @@
 #          one measure call per folding (a killed call loses only its own rows); ncu every NCU_EVERY-th
 #   lbm    d3q19-srt and d3q15-allen-cahn (pystencils code) over the 49 blocks of 512 threads, with ncu;
 #          then d3q19-srt with warpspeed's code (timing only) to compare the replica with the real kernel
+#   aos    issue 29: d3q19-srt:layout=zyxf over the 49 blocks of 512 threads with ncu and the extra counters
+#          that tell what caps it (L2 requests and misses by read and write, L1 fills and write-backs through
+#          the crossbar, DRAM sectors, the warps' stall reasons), into aos-extra-<GPU>.csv
+#   layers issue 28: star3d-r4 blocks the model and the GPU order differently on the H200 (wide and flat
+#          against narrow and deep, folded in y or z), with the L2's hits, misses and fabric sectors
 # validate and calibrate need no GPU: run them here afterwards (gpu/README.md).
 set -uo pipefail
-stage=${1:?usage: bash gpu/session.sh check|star|lbm}
+stage=${1:?usage: bash gpu/session.sh check|star|lbm|aos|layers}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYSTENCILS_CACHE_DIR=/tmp/ws-pystencils-cache WARPSPEED_CACHE_DIR=/tmp/ws-cache
@@ -25,6 +30,19 @@ if ! python3 -c "import islpy, pystencils, lbmpy" 2>/dev/null; then
 fi
 bash gpu/install-checkout.sh "$SITE" || exit 1
 ws() { local t0=$SECONDS; echo "+ warpspeed $*"; python3 -m warpspeed "$@"; echo "  ($((SECONDS - t0)) s)"; }
+# the metrics of a comma-separated list that this GPU's ncu collects (ncu refuses a whole run for one name it
+# does not know): all at once on a tiny d3q19-srt run, else one by one; prints the usable list
+usable_metrics() {
+  local probe=/tmp/ws-probe.csv kept=() m
+  try() { rm -f "$probe" "$probe.extra"; python3 -m warpspeed measure d3q19-srt --device "$dev" --domain 32,32,32 \
+    --block 32,4,2 --repeats 1 --warmup 0 --ncu --ncu-metrics "$1" --ncu-output "$probe.extra" -o "$probe" \
+    >/dev/null 2>&1; }
+  if try "$1"; then echo "$1"; return; fi
+  for m in ${1//,/ }; do
+    if try "$m"; then kept+=("$m"); else echo "  ncu does not collect $m here: left out" >&2; fi
+  done
+  local IFS=,; echo "${kept[*]}"
+}
 
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0)
 case "$gpu" in
@@ -65,5 +83,29 @@ case "$stage" in
     done
     ws measure d3q19-srt --device "$dev" --threads 512 --code warpspeed -o "$OUT/d3q19-srt-warpspeed-code-$tag.csv"
     ;;
-  *) echo "unknown stage $stage: check, star or lbm"; exit 2 ;;
+  aos)
+    metrics=$(usable_metrics "lts__t_requests_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_write.sum,\
+lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum,\
+l1tex__m_xbar2l1tex_read_sectors.sum,l1tex__m_l1tex2xbar_write_sectors.sum,dram__sectors_read.sum,\
+dram__sectors_write.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,\
+smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warp_issue_stalled_drain_per_warp_active.pct,\
+smsp__warps_active.avg.pct_of_peak_sustained_active")
+    echo "extra metrics: ${metrics:-none}"
+    ws measure d3q19-srt:layout=zyxf --device "$dev" --threads 512 --ncu --ncu-every "${NCU_EVERY:-1}" \
+      ${metrics:+--ncu-metrics "$metrics" --ncu-output "$OUT/aos-extra-$tag.csv"} -o "$OUT/aos-lbm-$tag.csv"
+    ws validate "$OUT/aos-lbm-$tag.csv"
+    ;;
+  layers)
+    metrics=$(usable_metrics "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,\
+lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_ltcfabric.sum,\
+lts__t_requests_srcunit_tex_op_read.sum")
+    echo "extra metrics: ${metrics:-none}"
+    # the measured best of the H200 sweep (wide, flat) and the predicted best (narrow, deep), both foldings
+    ws measure star3d-r4 --device "$dev" --folding 1,1,2 --block 128,8,1 64,16,1 256,4,1 32,2,16 64,2,8 32,4,8 \
+      --ncu ${metrics:+--ncu-metrics "$metrics" --ncu-output "$OUT/layers-extra-$tag.csv"} -o "$OUT/layers-$tag.csv"
+    ws measure star3d-r4 --device "$dev" --folding 1,2,1 --block 128,4,2 64,8,2 32,16,2 32,1,32 64,1,16 32,2,16 \
+      --ncu ${metrics:+--ncu-metrics "$metrics" --ncu-output "$OUT/layers-extra-$tag.csv"} -o "$OUT/layers-$tag.csv"
+    ws validate "$OUT/layers-$tag.csv"
+    ;;
+  *) echo "unknown stage $stage: check, star, lbm, aos or layers"; exit 2 ;;
 esac

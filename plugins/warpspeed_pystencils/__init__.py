@@ -350,16 +350,17 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
     made = _as_kernel(assignments, base)
+    code = made[0].get_c_code()  # printed once (20-40 ms): the choice's key and nvcc's input
     choice = None
     if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
-        choice = _choice_key(made[0], shape, device, layout, registers, fallback, dkw, rank_options)
+        choice = _choice_key(code, shape, device, layout, registers, fallback, dkw, rank_options)
         cached = _cache.read_json("choices", choice) if choice is not None else None
         if cached is not None:
             _check_layout_matches(made[0], layout)
             return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
     dkw.setdefault("arch", arch_for(device))
     # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
-    count = _registers.RegisterCount(made[0].get_c_code(), dkw["arch"]) if registers is None else None
+    count = _registers.RegisterCount(code, dkw["arch"]) if registers is None else None
     try:
         from warpspeed.plugin_api import progress_bar
 
@@ -402,7 +403,7 @@ def _with_block(assignments: Any, base: Any, block: tuple[int, ...], meta: dict)
 _NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how a ranking runs, not its result
 
 
-def _choice_key(analysed: Any, shape: Sequence[int], device: Any, layout: str, registers: int | None,
+def _choice_key(code: str, shape: Sequence[int], device: Any, layout: str, registers: int | None,
                 fallback: int | None, describe_options: dict, rank_options: dict) -> str | None:
     """The key of ``create_kernel``'s choice: the kernel's CUDA code (what pystencils generated from the
     assignments and the config), the shape and layout, the device's full description, every option that can
@@ -418,7 +419,7 @@ def _choice_key(analysed: Any, shape: Sequence[int], device: Any, layout: str, r
         dev = (device if isinstance(device, warpspeed.Device) else warpspeed.device(device)).to_dict()
     options = {k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}
     try:
-        return _cache.content_key("choice", analysed.get_c_code(), list(shape), layout, registers, fallback,
+        return _cache.content_key("choice", code, list(shape), layout, registers, fallback,
                                   describe_options, json.loads(json.dumps(options)), dev,
                                   registers is None and _registers.find_nvcc() is not None,
                                   _cache.code_version(), _cache.model_version())

@@ -171,3 +171,37 @@ def test_measure_leaves_the_sm_clock_empty_without_an_answer_from_nvidia_smi(tmp
     assert len(rows) == 2
     assert all(m.values["sm_clock_MHz"] == "" and m.values["mem_clock_MHz"] == "" for m in rows)
     assert all(m.values["driver"] == ("580.00" if smi == "no number" else "13000") for m in rows)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_session_layers_stage_keeps_the_metrics_ncu_collects(tmp_path):
+    """gpu/session.sh layers (issue 28's star3d-r4 blocks with the L2's counters), with the stand-in tools and
+    an ncu that does not know one of the extra metrics: the stage probes them, leaves that one out (saying so)
+    instead of losing the run, and writes the others per configuration next to the measurement CSV."""
+    pytest.importorskip("pystencils")
+    import csv
+
+    fake = ROOT / "tests" / "fake_gpu"
+    out = tmp_path / "out"
+    unknown = "lts__t_sectors_srcunit_ltcfabric.sum"
+    env = {**os.environ, "OUT": str(out), "SITE": str(tmp_path / "site"), "PYTHONPATH": str(fake),
+           "WS_DEVICE": "H200-SXM-141GB", "FAKE_NCU_UNKNOWN": unknown,
+           "FAKE_CUPY_REGISTERS": "48",  # star3d-r4's count: its blocks of 1024 threads launch
+           "PATH": os.pathsep.join([str(fake), str(Path(sys.executable).parent), os.environ["PATH"]])}
+    r = subprocess.run(["bash", "gpu/session.sh", "layers"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=900)
+    log = (out / "layers.log").read_text()
+    assert r.returncode == 0, log
+    assert f"ncu does not collect {unknown} here: left out" in log
+    from warpspeed.measurement.measurements import read_measurements
+
+    rows = read_measurements(out / "layers-H200.csv")
+    assert {(m.block, m.folding) for m in rows} >= {((128, 8, 1), (1, 1, 2)), ((32, 1, 32), (1, 2, 1))}
+    assert len(rows) == 12
+    with (out / "layers-extra-H200.csv").open() as fh:
+        extra = list(csv.DictReader(fh))
+    assert {e["metric"] for e in extra} == {"lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
+                                            "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
+                                            "lts__t_requests_srcunit_tex_op_read.sum"}
+    assert len(extra) == 12 * 3

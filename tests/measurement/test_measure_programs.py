@@ -205,3 +205,49 @@ def test_measure_with_ncu_profiles_each_configuration_in_a_child_process(tmp_pat
                  "-o", str(out2)]) == 0
     rows2 = read_measurements(out2)
     assert [m.values["cycles"] for m in rows2] == [1000.0, "", 2000.0, ""] and len(rows2) == 4
+
+
+def test_measure_collects_extra_ncu_metrics_per_configuration(tmp_path, capsys, fake_gpu):
+    """--ncu-metrics adds counters to the same ncu run and --ncu-output gets one row per profiled configuration
+    and metric (the fake ncu gives launch i the value 1000 (i + 1) for every metric); a second sweep appends."""
+    import csv
+
+    from warpspeed.measurement.measure import EXTRA_COLUMNS
+
+    out, extra = tmp_path / "m.csv", tmp_path / "extra.csv"
+    metrics = "lts__t_requests_srcunit_tex_op_write.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct"
+    args = ["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
+            "--block", "64,2,2", "--ncu", "--ncu-metrics", metrics, "--ncu-output", str(extra), "-o", str(out)]
+    assert main(args) == 0, capsys.readouterr().err
+    with extra.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert tuple(rows[0]) == EXTRA_COLUMNS
+    assert [(r["block"], r["metric"], float(r["value"])) for r in rows] == [
+        ("32x4x2", "lts__t_requests_srcunit_tex_op_write.sum", 1000.0),
+        ("32x4x2", "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct", 1000.0),
+        ("64x2x2", "lts__t_requests_srcunit_tex_op_write.sum", 2000.0),
+        ("64x2x2", "smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct", 2000.0)]
+    assert all(r["kernel"] == "star3d-r4" and r["domain"] == "64x32x32" and r["folding"] == "1x1x1" for r in rows)
+    assert main(args) == 0
+    with extra.open() as fh:
+        assert len(list(csv.DictReader(fh))) == 8  # appended under the one header
+
+
+@pytest.mark.parametrize(("extra_args", "message"), [
+    (["--ncu-metrics", "dram__bytes_read.sum"], "--ncu-metrics and --ncu-output go together"),
+    (["--ncu", "--ncu-output", "x.csv"], "--ncu-metrics and --ncu-output go together"),
+    (["--ncu-metrics", "dram__bytes_read.sum", "--ncu-output", "x.csv"], "with --ncu"),
+    (["--ncu", "--ncu-metrics", "dram__bytes_read.sum,rm -rf", "--ncu-output", "x.csv"],
+     "'rm -rf' is not an Nsight Compute metric name"),
+    (["--ncu", "--ncu-metrics", "dram__bytes_read.sum", "--ncu-output", "taken.csv"],
+     "taken.csv: the file has other columns"),
+])
+def test_measure_refuses_bad_extra_metrics_before_measuring(tmp_path, capsys, fake_gpu, monkeypatch, extra_args,
+                                                             message):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "taken.csv").write_text("a,b\n1,2\n")
+    out = tmp_path / "m.csv"
+    assert main(["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
+                 *extra_args, "-o", str(out)]) != 0
+    assert message in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "x.csv").exists()  # nothing measured, nothing written

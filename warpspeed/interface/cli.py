@@ -70,6 +70,12 @@ def _parser() -> argparse.ArgumentParser:
     ms.add_argument("--ncu", action="store_true", help="also collect Nsight Compute counters (slower)")
     ms.add_argument("--ncu-every", type=int, default=1, metavar="K",
                     help="with --ncu: profile every K-th configuration of the sweep only (default 1: all)")
+    ms.add_argument("--ncu-metrics", metavar="NAME[,NAME...]",
+                    help="with --ncu: more Nsight Compute metrics to collect in the same run (e.g. "
+                         "lts__t_requests_srcunit_tex_op_write.sum), written to --ncu-output")
+    ms.add_argument("--ncu-output", metavar="FILE.csv",
+                    help="with --ncu-metrics: where their values go, one row per configuration and metric "
+                         "(kernel, block, folding, domain, metric, value; appended to)")
     ms.add_argument("--code", choices=("auto", "pystencils", "warpspeed"), default="auto",
                     help="CUDA source: the kernel's own pystencils code (plugin kernels, folding 1,1,1), warpspeed's "
                          "code generated from the model's accesses (any folding), or auto (pystencils where it can)")
@@ -541,11 +547,15 @@ def _plot(a) -> str:
 def _measure(a) -> str:
     from ..device import device
     from ..measurement.measure import (
+        check_extra_output,
+        extra_metric_names,
+        extra_metric_rows,
         gpu_info,
         measurement_rows,
         profile_configurations,
         programs_for,
         time_configurations,
+        write_extra_metrics,
     )
     from ..measurement.measurements import triple_text, write_measurements
     from ..model.estimate import resolve_kernel
@@ -553,6 +563,12 @@ def _measure(a) -> str:
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
         raise InputError("--repeats and --ncu-every must be at least 1 and --warmup at least 0.")
+    if (a.ncu_metrics is None) != (a.ncu_output is None) or (a.ncu_metrics is not None and not a.ncu):
+        raise InputError("--ncu-metrics and --ncu-output go together, with --ncu (the extra metrics are collected "
+                         "in its run).")
+    extra = () if a.ncu_metrics is None else extra_metric_names(a.ncu_metrics)
+    if extra:
+        check_extra_output(a.ncu_output)
     threads = _threads(a.threads)
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)
@@ -563,7 +579,8 @@ def _measure(a) -> str:
     info = gpu_info()
     timings = time_configurations(kernel, configs, programs, repeats=a.repeats, warmup=a.warmup)
     ran = [c for c, t in zip(configs, timings, strict=True) if "error" not in t]
-    counters = profile_configurations(kernel, a.kernel, ran[::a.ncu_every], a.code) if a.ncu and ran else None
+    counters = (profile_configurations(kernel, a.kernel, ran[::a.ncu_every], a.code, extra_metrics=extra)
+                if a.ncu and ran else None)
     rows = measurement_rows(kernel, a.kernel, a.device, configs, timings, info, counters)
     failed = [(c, t["error"]) for c, t in zip(configs, timings, strict=True) if "error" in t]
     for c, err in failed:
@@ -572,6 +589,8 @@ def _measure(a) -> str:
     if not rows:
         raise InputError(f"no configuration of {kernel.name} ran on {info['gpu_name']} (see above); nothing written.")
     write_measurements(a.output, rows, append=True)
+    if extra and counters:
+        write_extra_metrics(a.ncu_output, extra_metric_rows(kernel, a.kernel, counters, extra))
     best = max(rows, key=lambda r: r["GLup_s"])
     return (f"measured {len(rows)} configurations of {kernel.name} on {info['gpu_name']}"
             + (f" ({len(failed)} did not run)" if failed else "")

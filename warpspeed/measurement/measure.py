@@ -22,10 +22,12 @@ update.
 
 from __future__ import annotations
 
+import csv
 import datetime
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -338,9 +340,11 @@ def gpu_info() -> dict:
 
 
 def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration], code: str = "auto",
-                           ncu: str = "ncu", timeout_s: int = 3600) -> dict[Configuration, list[dict]]:
+                           ncu: str = "ncu", timeout_s: int = 3600,
+                           extra_metrics: Sequence[str] = ()) -> dict[Configuration, list[dict]]:
     """Run every configuration once under ``ncu`` (in a child process that rebuilds the kernel and its
-    programs from ``kernel_ref`` and ``code``) and return the ncu rows of each.
+    programs from ``kernel_ref`` and ``code``) and return the ncu rows of each: warpspeed's metrics
+    (:data:`~warpspeed.measurement.ncu.METRICS`) and ``extra_metrics`` (checked by :func:`extra_metric_names`).
 
     ``--clock-control none`` keeps the GPU's own clocks, those of the timed runs; ncu still flushes the
     caches before every profiled launch.
@@ -355,8 +359,9 @@ def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Co
         job.write_text(json.dumps({"kernel": kernel_ref, "domain": list(kernel.domain), "code": code,
                                    "configs": [[list(c.block), list(c.folding)] for c in configs]}))
         out = Path(tmp) / "ncu.csv"
+        metrics = list(dict.fromkeys([*METRICS.values(), *extra_metrics]))
         cmd = [exe, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none", "--metrics",
-               ",".join(METRICS.values()), "--kernel-name", "regex:^ws_", sys.executable, "-m",
+               ",".join(metrics), "--kernel-name", "regex:^ws_", sys.executable, "-m",
                "warpspeed.measurement.measure", str(job)]
         with out.open("w") as fh:
             r = subprocess.run(cmd, stdout=fh, stderr=subprocess.PIPE, text=True, timeout=timeout_s,
@@ -366,6 +371,68 @@ def profile_configurations(kernel: Kernel, kernel_ref: str, configs: Sequence[Co
         rows = read_ncu_csv(out)
     return {c: [r for r in rows if _launch_name(r.get("Kernel Name", "")) == kernel_name(kernel, c)]
             for c in configs}
+
+
+_METRIC_NAME = re.compile(r"[a-z][a-z0-9_]*__[a-z0-9_]+(\.[a-z0-9_]+)*")
+
+
+def extra_metric_names(text: str) -> tuple[str, ...]:
+    """The ncu metric names of a comma-separated list (``--ncu-metrics``), e.g.
+    ``lts__t_requests_srcunit_tex_op_read.sum``; a clear error for anything that is not one (ncu itself
+    names a metric the GPU does not have when it starts)."""
+    names = tuple(n.strip() for n in text.split(","))
+    for n in names:
+        if not _METRIC_NAME.fullmatch(n):
+            raise InputError(f"--ncu-metrics: {n!r} is not an Nsight Compute metric name; give names such as "
+                             "lts__t_requests_srcunit_tex_op_read.sum or smsp__cycles_active.avg, comma-separated "
+                             "(ncu --query-metrics lists those of a GPU).")
+    return names
+
+
+EXTRA_COLUMNS = ("kernel", "block", "folding", "domain", "metric", "value")
+"""Columns of ``--ncu-output``: one row per profiled configuration and extra metric, the value as ncu printed
+it in base units (``--print-units base``; the median over the configuration's launches), empty where ncu
+gave none."""
+
+
+def extra_metric_rows(kernel: Kernel, kernel_ref: str, counters: dict[Configuration, list[dict]],
+                      names: Sequence[str]) -> list[dict]:
+    """The ``--ncu-output`` rows (:data:`EXTRA_COLUMNS`) of the profiled configurations."""
+    out = []
+    for c, rows in counters.items():
+        for name in names:
+            v = metric(rows, name) if rows else None
+            out.append({"kernel": kernel_ref, "block": triple_text(c.block), "folding": triple_text(c.folding),
+                        "domain": triple_text(kernel.domain), "metric": name, "value": "" if v is None else v})
+    return out
+
+
+def check_extra_output(path: str | Path) -> bool:
+    """Whether ``--ncu-output`` exists already (then with :data:`EXTRA_COLUMNS` as its header: checked before
+    anything is measured, so that a sweep's rows never go half to a file that refuses the rest)."""
+    p = Path(path)
+    if not (p.exists() and p.stat().st_size > 0):
+        return False
+    try:
+        with p.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"--ncu-output {p}: cannot read it ({err}); give a new file or one it wrote.") from None
+    if tuple(header) != EXTRA_COLUMNS:
+        raise InputError(f"--ncu-output {p}: the file has other columns ({', '.join(header)}) than "
+                         f"{', '.join(EXTRA_COLUMNS)}; write to a new file.")
+    return True
+
+
+def write_extra_metrics(path: str | Path, rows: Sequence[dict]) -> None:
+    """Append ``--ncu-output`` rows to ``path`` (a header first in a new file)."""
+    p = Path(path)
+    exists = check_extra_output(p)
+    with p.open("a", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=EXTRA_COLUMNS, lineterminator="\n")
+        if not exists:
+            w.writeheader()
+        w.writerows(rows)
 
 
 def _launch_name(text: str) -> str:

@@ -1,6 +1,7 @@
 """A stand-in for cupy (tests only): numpy arrays, kernels that record their launches, 2 ms per launch.
 
-Kernels with more than 64 K registers per block refuse to launch, as on a real GPU. With the environment
+Kernels with more than 64 K registers per block refuse to launch, as on a real GPU (every kernel has 90
+registers per thread, or what the environment variable FAKE_CUPY_REGISTERS says). With the environment
 variable FAKE_CUPY_LOG set, every launch appends its kernel name to that file (the fake ncu reads it).
 The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says. Arrays made
 here (``zeros``, ``full``, ``asarray``) are ``ndarray``: numpy arrays that live on device 0, as far as
@@ -13,7 +14,7 @@ import numpy as np
 
 __version__ = "0+fake"
 float64, float32 = np.float64, np.float32
-REGISTERS = 90
+REGISTERS = int(os.environ.get("FAKE_CUPY_REGISTERS", "90"))  # per thread, every kernel
 launches = []
 
 
