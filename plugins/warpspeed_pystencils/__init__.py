@@ -116,7 +116,7 @@ def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str =
               made: tuple[Any, list | None] | None = None,
               meanwhile: Callable[[Any, Callable[[], bool]], None] | None = None, count: Any = None) -> Any:
     """``describe``; ``meanwhile(kernel, running)``: called with the warpspeed kernel, its registers guessed
-    (``fallback_registers``, else warpspeed's default), while nvcc counts the real ones; ``count``: the
+    (``fallback_registers``, else :func:`guessed_registers`), while nvcc counts the real ones; ``count``: the
     ``_registers.RegisterCount`` of the kernel where the caller started it already."""
     spec = _describe_spec(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
                           index_layout=index_layout, arch=arch, config=config, fallback_registers=fallback_registers,
@@ -134,13 +134,35 @@ def _as_warpspeed_kernel(spec: dict) -> Any:
 def _with_guessed_registers(meanwhile: Callable[[Any, Callable[[], bool]], None], guess: int | None, spec: dict,
                             running: Callable[[], bool]) -> None:
     from warpspeed import InputError
-    from warpspeed.plugin_api import DEFAULT_REGISTERS
 
     try:
-        kernel = _as_warpspeed_kernel(dict(spec, registers=guess or DEFAULT_REGISTERS))
+        kernel = _as_warpspeed_kernel(dict(spec, registers=guess or guessed_registers(spec)))
     except InputError:  # a guess that describes no kernel (a bad fallback): nothing to count ahead
         return
     meanwhile(kernel, running)
+
+
+GUESS_ADDRESS_REGISTERS = 12
+"""Registers a guess adds for indices and addresses (see :func:`guessed_registers`)."""
+
+
+def guessed_registers(spec: dict) -> int:
+    """Registers per thread guessed from a kernel description, for counting ahead while nvcc counts the real
+    ones (only the speed of ``create_kernel`` depends on it: counts made with a guess that gives other blocks
+    per SM are made again). A kernel that writes several values (an LBM update: every population) needs all
+    it loaded at once, so it holds every loaded and stored value, in 4-byte registers, plus a dozen for
+    indices and addresses; a kernel that writes one or two (a stencil) sums its loads as they come, and
+    warpspeed's default is the guess. Checked with nvcc (sm_90): D3Q19 SRT 92 registers (guess 88), D3Q15 72
+    (72), D2Q9 48 (48), D3Q27 122 (120), Allen-Cahn 82 (110, the same blocks per SM); stencils 28-54 (32)."""
+    from warpspeed.plugin_api import DEFAULT_REGISTERS
+
+    fields = spec.get("field", [])
+    stored = sum(len(f.get("stores", [])) for f in fields)
+    if stored <= 2:
+        return DEFAULT_REGISTERS
+    words = sum((len(f.get("loads", [])) + len(f.get("stores", []))) * -(-int(f.get("element_bytes", 8)) // 4)
+                for f in fields)
+    return min(255, max(DEFAULT_REGISTERS, words + GUESS_ADDRESS_REGISTERS))
 
 
 def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",

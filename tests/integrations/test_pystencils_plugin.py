@@ -483,6 +483,34 @@ def test_create_kernel_counts_the_ranking_ahead_while_nvcc_runs(tmp_path, monkey
     assert full.metadata["warpspeed"]["block"] == again.metadata["warpspeed"]["block"]
 
 
+def test_registers_guessed_for_counting_ahead_hold_what_an_update_keeps_live(tmp_path, monkeypatch):
+    """An LBM update writes every population, so all it loaded is live at once: D3Q19 (19 loads and 19 stores
+    of doubles, 2 registers each) is guessed 19 x 2 x 2 + 12 = 88 registers (nvcc counts 92 for sm_90: the same
+    blocks per SM at 256-1024 threads), and create_kernel counts ahead with that guess; a stencil writes one
+    value and keeps warpspeed's default."""
+    import warpspeed.plugin_api
+
+    d3q19 = wp._describe_spec(wp.lbm_update_rule("D3Q19"), (34, 34, 34), registers=92)
+    assert wp.guessed_registers(d3q19) == 19 * 2 * 2 + wp.GUESS_ADDRESS_REGISTERS == 88
+    float_d2q9 = wp._describe_spec(wp.lbm_update_rule("D2Q9"), (34, 34), registers=40)
+    float_d2q9["field"] = [dict(f, element_bytes=4) for f in float_d2q9["field"]]
+    assert (9 + 9) * 1 + 12 == 30 and wp.guessed_registers(float_d2q9) == 32  # a float a register; at least 32
+    assert wp.guessed_registers(wp._describe_spec(wp.star_stencil(4), (34, 34, 34), registers=48)) == \
+        warpspeed.plugin_api.DEFAULT_REGISTERS
+    monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'{shutil.which("sleep")} 0.3; echo "ptxas info : Used 92 '
+                                                        'registers"')))
+    real, ahead = warpspeed.plugin_api.precount, []
+
+    def watched(kernel, device, *args, until, **kw):
+        ahead.append(kernel.registers)
+        return real(kernel, device, *args, until=until, **kw)
+
+    monkeypatch.setattr(warpspeed.plugin_api, "precount", watched)
+    k = wp.create_kernel(wp.lbm_update_rule("D3Q19"), shape=(34, 34, 34), device=A100, blocks=SMALL_BLOCKS,
+                         cache=None)
+    assert ahead == [88] and k.metadata["warpspeed"]["registers"] == 92
+
+
 def test_stopping_nvcc_stops_the_compiler_stages_it_started(tmp_path, monkeypatch):
     """nvcc runs its stages (cicc, ptxas) as child processes that hold its output: stopping it must stop them
     too (they run in its own session), not wait for them. The stand-in's stage would leave a file after 1 s."""
