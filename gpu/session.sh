@@ -31,15 +31,21 @@ fi
 bash gpu/install-checkout.sh "$SITE" || exit 1
 ws() { local t0=$SECONDS; echo "+ warpspeed $*"; python3 -m warpspeed "$@"; echo "  ($((SECONDS - t0)) s)"; }
 # the metrics of a comma-separated list that this GPU's ncu collects (ncu refuses a whole run for one name it
-# does not know): all at once on a tiny d3q19-srt run, else one by one; prints the usable list
+# does not know), probed on a tiny star3d-r4 run: first without them (if that fails, the cause is not a
+# metric: its error is shown and no metric is kept), then all at once, else one by one; prints the usable list
 usable_metrics() {
   local probe=/tmp/ws-probe.csv kept=() m
-  try() { rm -f "$probe" "$probe.extra"; python3 -m warpspeed measure d3q19-srt --device "$dev" --domain 32,32,32 \
-    --block 32,4,2 --repeats 1 --warmup 0 --ncu --ncu-metrics "$1" --ncu-output "$probe.extra" -o "$probe" \
-    >/dev/null 2>&1; }
-  if try "$1"; then echo "$1"; return; fi
+  _probe() { rm -f "$probe" "$probe.extra"; python3 -m warpspeed measure star3d-r4 --device "$dev" \
+    --domain 64,32,32 --block 32,4,2 --repeats 1 --warmup 0 --ncu \
+    ${1:+--ncu-metrics "$1" --ncu-output "$probe.extra"} -o "$probe" > /tmp/ws-probe.log 2>&1; }
+  if ! _probe ""; then
+    echo "  the probe fails without extra metrics too (no extra metric kept):" >&2
+    tail -5 /tmp/ws-probe.log >&2
+    return
+  fi
+  if _probe "$1"; then echo "$1"; return; fi
   for m in ${1//,/ }; do
-    if try "$m"; then kept+=("$m"); else echo "  ncu does not collect $m here: left out" >&2; fi
+    if _probe "$m"; then kept+=("$m"); else echo "  ncu does not collect $m here: left out" >&2; fi
   done
   local IFS=,; echo "${kept[*]}"
 }

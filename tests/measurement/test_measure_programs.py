@@ -215,7 +215,8 @@ def test_measure_collects_extra_ncu_metrics_per_configuration(tmp_path, capsys, 
     from warpspeed.measurement.measure import EXTRA_COLUMNS
 
     out, extra = tmp_path / "m.csv", tmp_path / "extra.csv"
-    metrics = "lts__t_requests_srcunit_tex_op_write.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct"
+    metrics = ("lts__t_requests_srcunit_tex_op_write.sum,smsp__warp_issue_stalled_lg_throttle_per_warp_active.pct,"
+               "lts__t_requests_srcunit_tex_op_write.sum")  # a name given twice is collected and written once
     args = ["measure", "star3d-r4", "--device", "H100-SXM5-80GB", "--domain", "64,32,32", "--block", "32,4,2",
             "--block", "64,2,2", "--ncu", "--ncu-metrics", metrics, "--ncu-output", str(extra), "-o", str(out)]
     assert main(args) == 0, capsys.readouterr().err
@@ -241,6 +242,9 @@ def test_measure_collects_extra_ncu_metrics_per_configuration(tmp_path, capsys, 
      "'rm -rf' is not an Nsight Compute metric name"),
     (["--ncu", "--ncu-metrics", "dram__bytes_read.sum", "--ncu-output", "taken.csv"],
      "taken.csv: the file has other columns"),
+    (["--ncu", "--ncu-metrics", "dram__bytes_read.sum", "--ncu-output", "no/such/folder/x.csv"],
+     "cannot write there"),
+    (["--ncu", "--ncu-metrics", "dram__bytes_read.sum", "--ncu-output", "m.csv"], "is the measurement CSV (-o)"),
 ])
 def test_measure_refuses_bad_extra_metrics_before_measuring(tmp_path, capsys, fake_gpu, monkeypatch, extra_args,
                                                              message):

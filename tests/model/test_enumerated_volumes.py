@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from kernel_strategies import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
-from warpspeed.model.cells import cell_set
+from warpspeed.model.cells import CellSet, cell_set
 from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
 from warpspeed.model.isl_volumes import Footprints, counts_are_dear
 from warpspeed.model.launch import make_launch
@@ -216,3 +216,18 @@ def test_address_set_operations_are_numpys_set_operations(a, b, narrow, shift):
     assert np.array_equal(sa.intersect(sb).keys, np.intersect1d(ka, kb))
     assert np.array_equal(sa.subtract(sb).keys, np.setdiff1d(ka, kb))
     assert np.array_equal(sb.subtract(sa).keys, np.setdiff1d(kb, ka))
+
+
+def test_slabs_of_two_constant_indices_come_in_address_order():
+    """Accesses with two constant indices above the moving one (here c[x, 1, 2] and c[x, 2, 1]) mark two slabs;
+    their keys must come in address order (the slowest index decides), or the footprint is not the sorted set
+    its intersection and difference assume: c[x, 2, 1] lies before c[x, 1, 2]."""
+    spec = {"name": "c", "precision": "fp64", "flops_per_lup": 1, "domain": [64, 1, 1],
+            "field": [{"name": "c", "element_bytes": 8, "shape": [64, 4, 4], "offset": 0, "stores": [],
+                       "loads": [["tidx", "1", "2"], ["tidx", "2", "1"]]}]}
+    kernel = warpspeed.kernel_from_dict(spec)
+    cells = CellSet((((0, 0, 0), (63, 0, 0)),))
+    fp = EnumeratedFootprints(kernel, 32).footprint(cells)
+    ref = EnumeratedFootprints(kernel, 32, slices=False).footprint(cells)
+    assert np.array_equal(fp.keys, ref.keys) and np.all(np.diff(fp.keys) > 0)
+    assert fp.intersect(fp).size() == 32 and fp.subtract(fp).size() == 0

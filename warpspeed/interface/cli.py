@@ -568,7 +568,7 @@ def _measure(a) -> str:
                          "in its run).")
     extra = () if a.ncu_metrics is None else extra_metric_names(a.ncu_metrics)
     if extra:
-        check_extra_output(a.ncu_output)
+        check_extra_output(a.ncu_output, a.output)
     threads = _threads(a.threads)
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)

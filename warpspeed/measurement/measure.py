@@ -380,7 +380,7 @@ def extra_metric_names(text: str) -> tuple[str, ...]:
     """The ncu metric names of a comma-separated list (``--ncu-metrics``), e.g.
     ``lts__t_requests_srcunit_tex_op_read.sum``; a clear error for anything that is not one (ncu itself
     names a metric the GPU does not have when it starts)."""
-    names = tuple(n.strip() for n in text.split(","))
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",")))  # each once, in the order given
     for n in names:
         if not _METRIC_NAME.fullmatch(n):
             raise InputError(f"--ncu-metrics: {n!r} is not an Nsight Compute metric name; give names such as "
@@ -407,10 +407,18 @@ def extra_metric_rows(kernel: Kernel, kernel_ref: str, counters: dict[Configurat
     return out
 
 
-def check_extra_output(path: str | Path) -> bool:
-    """Whether ``--ncu-output`` exists already (then with :data:`EXTRA_COLUMNS` as its header: checked before
-    anything is measured, so that a sweep's rows never go half to a file that refuses the rest)."""
+def check_extra_output(path: str | Path, measurements: str | Path | None = None) -> bool:
+    """Whether ``--ncu-output`` exists already (then with :data:`EXTRA_COLUMNS` as its header). Checked before
+    anything is measured, with the folder it goes to and, where given, the ``measurements`` CSV it must not
+    be: a sweep's counters are never lost to a file that refuses them after the sweep."""
     p = Path(path)
+    if measurements is not None and p.resolve() == Path(measurements).resolve():
+        raise InputError(f"--ncu-output {p} is the measurement CSV (-o); give the extra metrics a file of their "
+                         "own.")
+    if p.is_dir() or not p.parent.is_dir() or not os.access(p.parent, os.W_OK) \
+            or (p.exists() and not os.access(p, os.W_OK)):
+        raise InputError(f"--ncu-output {p}: cannot write there; give a file in an existing folder you can write "
+                         "to.")
     if not (p.exists() and p.stat().st_size > 0):
         return False
     try:

@@ -224,7 +224,8 @@ def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per:
                   scratch: _Scratch) -> Iterator[_Chunk]:
     plane = fld.strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
-    for key, rs in sorted(slabs.items()):  # slabs in address order (a slower dimension's index is larger)
+    # slabs in address order: by the slowest dimension's index first (the key lists the faster ones first)
+    for key, rs in sorted(slabs.items(), key=lambda kv: kv[0][::-1]):
         base = fld.offset + sum(k * s for k, s in zip(key, fld.strides[top + 1:], strict=True))
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
         bands = _bands(rs, top, fld.shape)

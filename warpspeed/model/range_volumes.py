@@ -236,15 +236,15 @@ CLOSED_FORM_OVERLAY_SHARE = 0.05
 """A field whose rows differ in a constant index (an LBM field's populations, one q-plane each) is counted per
 row in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would take at least
 ``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this share of them
-(an LBM wave's layer sets list 300 k ranges over an overlay of 9 k)."""
+(an LBM wave's layer sets list 300 k ranges over an overlay of 9 k). Speed only, never a count."""
 STENCIL_MIN_RANGES = 200_000
 STENCIL_OVERLAY_SHARE = 0.12
 """The same for any other field (a stencil's, whose accesses overlap in the same rows): a listed range costs
 0.005-0.1 us there, fewer where neighbouring rows repeat, so only large listings pay. Profiled per field on the
 catalog's stencils and Allen-Cahn's phase field over the blocks of ``benchmarks/bench_catalog.py``: the closed
-form takes 1-1.5 ms plus 0.02-0.05 us per overlay unit; above 200 k ranges and up to a share of 0.11 it won
-every case (6.9 -> 1.6 ms, 20 -> 1.3 ms for blocks one cell wide), below 150 k ranges listing won
-(0.3-0.9 ms). All four numbers change the speed only, never a count."""
+form takes 1-1.5 ms plus 0.02-0.05 us per overlay unit; above 200 k ranges it won every case, up to the
+largest share seen there, 0.11 (6.9 -> 1.6 ms, 20 -> 1.3 ms for blocks one cell wide); below 150 k ranges
+listing won (0.3-0.9 ms). Speed only, never a count."""
 
 MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 
