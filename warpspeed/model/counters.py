@@ -19,14 +19,13 @@ the same numbers (``exact=False`` included; the golden test checks it byte for b
 
 ``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
 catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
-count), else the enumeration where ISL counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`),
-else whichever of ISL and the enumeration costs less for the launch by :func:`choose_counter`'s estimate.
-The brute-force twin in the tests is an independent reference.
+count), else the enumeration where ISL counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`)
+or every access marks bitmap slices (measured faster than ISL in every such case, :func:`choose_counter`),
+else ISL (quasi-affine indices). The brute-force twin in the tests is an independent reference.
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
 
@@ -43,15 +42,6 @@ if TYPE_CHECKING:
 
 COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints, "ranges": RangeFootprints}
 DEFAULT_COUNTER = "auto"
-# break-even of the two counters, in (cell x access) pairs of the largest set per ISL access group: measured
-# on lbmpy's D3Q19, D3Q15 and D3Q27 at 256^3 and 512^3 and star3d-r1/-r4 at their catalog domains over the
-# blocks of benchmarks/bench_catalog.py (once the enumeration marks only the row bands a thin wave touches
-# and reuses its bitmaps): one ISL group costs 9-18 ms per estimate for an LBM population, 10-40 ms for a
-# stencil field; one cell access of a bitmap slice 0.1-1.4 ns. The enumeration wins every LBM block up to
-# 17 M pairs per group, ISL the stencil blocks above about 70 M
-CELL_ACCESSES_PER_ISL_GROUP = 30_000_000
-
-
 class FootprintSet(Protocol):
     """The distinct granules (sectors or lines) of some cells' accesses, tagged by field."""
 
@@ -79,14 +69,10 @@ def counter_names() -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def _slices_and_groups(kernel: Kernel) -> tuple[bool, int, int]:
-    """Whether every access of every field can be marked by slices; the accesses; the ISL access groups to
-    expect (one per population of a field with an index dimension, else one per field)."""
-    sliceable = all(field_slice_accesses(f, kernel.domain) is not None for f in kernel.fields)
-    accesses = sum(len(f.loads) + len(f.stores) for f in kernel.fields)
-    groups = sum(len({a.index[-1] for a in f.loads + f.stores}) if len(f.shape) == 4 and all(
-        len(a.index) == 4 for a in f.loads + f.stores) else 1 for f in kernel.fields)
-    return sliceable, accesses, groups
+def _sliceable(kernel: Kernel) -> bool:
+    """Whether every access of every field can be marked by slices (each index a cell coordinate plus a
+    constant, or a constant)."""
+    return all(field_slice_accesses(f, kernel.domain) is not None for f in kernel.fields)
 
 
 @lru_cache(maxsize=256)
@@ -95,19 +81,19 @@ def _dear(kernel: Kernel, granularity: int) -> bool:
 
 
 def choose_counter(name: str, kernel: Kernel, granularity: int, launch: Launch, exact: bool = True) -> str:
-    """The counter ``auto`` stands for at this granularity and launch (any other name: itself)."""
+    """The counter ``auto`` stands for at this granularity and launch (any other name: itself): the ranges
+    where they apply, else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
+
+    The slices win wherever they apply, also where ISL's counts are not dear (measured per estimate over
+    blocks 1-512 cells wide: D3Q19 in ``zyxf`` whose rows of cells start on a sector, 250^3 to 1018x1024x1024,
+    26-134 ms against 0.96-95 s with ISL; star3d-r4 with x and y swapped in the array, 22-76 ms against
+    47-111 ms): the bitmap marks only the row bands a thin wave touches, so its cost does not grow with the
+    domain. The launch does not change the choice today; it stays an argument for counters that would."""
     if name != DEFAULT_COUNTER:
         return name
     if applies(kernel, granularity, exact):
         return "ranges"
-    if _dear(kernel, granularity):
-        return "enumerated"
-    sliceable, accesses, groups = _slices_and_groups(kernel)
-    if not sliceable:
-        return "isl"
-    gx, gy, _ = launch.grid
-    cells = min(launch.wave_blocks + gx * gy, math.prod(launch.grid)) * math.prod(launch.cells_per_block)
-    return "enumerated" if cells * accesses <= groups * CELL_ACCESSES_PER_ISL_GROUP else "isl"
+    return "enumerated" if _dear(kernel, granularity) or _sliceable(kernel) else "isl"
 
 
 def check_counter(name: str) -> str:
@@ -119,12 +105,12 @@ def check_counter(name: str) -> str:
 
 def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
                       name: str = DEFAULT_COUNTER) -> FootprintCounter:
-    """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``); ``auto``
-    without a launch: the ranges where they apply, else the enumeration where ISL counts are dear, else ISL.
-    ``ranges`` named for a kernel they do not count is an :class:`InputError`."""
+    """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``); ``auto``:
+    the one :func:`choose_counter` takes. ``ranges`` named for a kernel they do not count is an
+    :class:`InputError`."""
     if check_counter(name) == DEFAULT_COUNTER:
         name = ("ranges" if applies(kernel, granularity, exact)
-                else "enumerated" if _dear(kernel, granularity) else "isl")
+                else "enumerated" if _dear(kernel, granularity) or _sliceable(kernel) else "isl")
     if name == "ranges" and not applies(kernel, granularity, exact):
         raise InputError(f"the 'ranges' footprint counter does not count kernel {kernel.name!r}: some access moves "
                          f"by more than {granularity} B per x step (an array-of-structures layout) or is not affine; "
@@ -132,5 +118,5 @@ def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 
-__all__ = ["CELL_ACCESSES_PER_ISL_GROUP", "COUNTERS", "DEFAULT_COUNTER", "FootprintCounter", "FootprintSet",
+__all__ = ["COUNTERS", "DEFAULT_COUNTER", "FootprintCounter", "FootprintSet",
            "check_counter", "choose_counter", "counter_names", "footprint_counter"]
