@@ -34,7 +34,6 @@ from ..kernel import Kernel
 from .cells import CellSet
 from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
 from .isl_volumes import Footprints, counts_are_dear
-from .launch import Launch
 from .range_volumes import RangeFootprints, applies
 
 if TYPE_CHECKING:
@@ -80,15 +79,15 @@ def _dear(kernel: Kernel, granularity: int) -> bool:
     return counts_are_dear(kernel, granularity)
 
 
-def choose_counter(name: str, kernel: Kernel, granularity: int, launch: Launch, exact: bool = True) -> str:
-    """The counter ``auto`` stands for at this granularity and launch (any other name: itself): the ranges
-    where they apply, else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
+def choose_counter(name: str, kernel: Kernel, granularity: int, exact: bool = True) -> str:
+    """The counter ``auto`` stands for at this granularity (any other name: itself): the ranges where they
+    apply, else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
 
     The slices win wherever they apply, also where ISL's counts are not dear (measured per estimate over
     blocks 1-512 cells wide: D3Q19 in ``zyxf`` whose rows of cells start on a sector, 250^3 to 1018x1024x1024,
     26-134 ms against 0.96-95 s with ISL; star3d-r4 with x and y swapped in the array, 22-76 ms against
     47-111 ms): the bitmap marks only the row bands a thin wave touches, so its cost does not grow with the
-    domain. The launch does not change the choice today; it stays an argument for counters that would."""
+    domain, and the choice does not depend on the launch."""
     if name != DEFAULT_COUNTER:
         return name
     if applies(kernel, granularity, exact):
@@ -108,9 +107,7 @@ def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
     """The counter ``name`` for ``kernel`` at ``granularity`` bytes (``exact``: see ``Footprints``); ``auto``:
     the one :func:`choose_counter` takes. ``ranges`` named for a kernel they do not count is an
     :class:`InputError`."""
-    if check_counter(name) == DEFAULT_COUNTER:
-        name = ("ranges" if applies(kernel, granularity, exact)
-                else "enumerated" if _dear(kernel, granularity) or _sliceable(kernel) else "isl")
+    name = choose_counter(check_counter(name), kernel, granularity, exact)
     if name == "ranges" and not applies(kernel, granularity, exact):
         raise InputError(f"the 'ranges' footprint counter does not count kernel {kernel.name!r}: some access moves "
                          f"by more than {granularity} B per x step (an array-of-structures layout) or is not affine; "

@@ -232,10 +232,10 @@ class KernelAnalysis:
             self._instructions[folding] = folded_instructions(self.kernel, folding)
         return self._instructions[folding]
 
-    def footprints(self, granularity: int, exact: bool = True, launch: Launch | None = None) -> FootprintCounter:
-        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``), for
-        ``launch`` where ``counter`` is ``auto`` (see ``counters.choose_counter``)."""
-        name = self.counter if launch is None else choose_counter(self.counter, self.kernel, granularity, launch, exact)
+    def footprints(self, granularity: int, exact: bool = True) -> FootprintCounter:
+        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``; ``auto``:
+        see ``counters.choose_counter``)."""
+        name = choose_counter(self.counter, self.kernel, granularity, exact)
         key = (granularity, exact, name)
         if key not in self._footprints:
             self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
@@ -272,7 +272,7 @@ class KernelAnalysis:
         key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes)
         counted = self._wave_sectors.get(key)
         if counted is None:
-            counted = wave_sectors(self.kernel, launch, self.footprints(sector_bytes, launch=launch))
+            counted = wave_sectors(self.kernel, launch, self.footprints(sector_bytes))
             _remember(self._wave_sectors, key, counted)
         return counted
 
@@ -281,8 +281,8 @@ class KernelAnalysis:
         key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes, line_bytes)
         counts = self._wave_counts.get(key)
         if counts is None:
-            counts = wave_counts(self.kernel, launch, self.footprints(sector_bytes, launch=launch),
-                                 self.footprints(line_bytes, exact=False, launch=launch),
+            counts = wave_counts(self.kernel, launch, self.footprints(sector_bytes),
+                                 self.footprints(line_bytes, exact=False),
                                  self.wave_sectors(launch, sector_bytes))
             _remember(self._wave_counts, key, counts)
         return counts
@@ -517,7 +517,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))
     tlb = 0.0
     if dev.tlb_page_bytes is not None:  # the TLB-page limiter (off unless the device gives it)
-        tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes, launch=launch), counts.valid_lups)
+        tlb = pages_per_lup(dev, launch, an.footprints(dev.tlb_page_bytes), counts.valid_lups)
     work = _workload(k, dev, launch, blocks, l1_cycles, bt, volumes, counts.load_run_bytes, tlb)
     performance = pm.predict(work, dev)
     roof = work.roofline_GLup_s(dev)
