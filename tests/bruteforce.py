@@ -305,14 +305,16 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     over_y = f_y & f_wave
     over_z = (f_z & f_wave) - f_y
 
-    def alloc(first):
-        """Distinct 128 B lines (loads and stores) of the blocks [first, e), and the rows they touch."""
-        ids = range(first, e)
+    def alloc(first, last):
+        """Distinct 128 B lines (loads and stores) of the blocks [first, last), and the rows they touch."""
+        ids = range(first, last)
         return len(blocks.union(ids, "lines")) * L2, len(blocks.union(ids, "rows"))
 
-    y_alloc, y_rows = alloc(min(ly_ids)) if ly_ids else (0, 0)
-    z_alloc, z_rows = alloc(min(lz_ids)) if lz_ids else (0, 0)
-    wave_alloc, wave_rows = alloc(s)
+    # the y layer waits for its reuse through the row and the whole wave; the z layer through the block
+    # plane between it and the wave (each wave block's z neighbour is one plane before it)
+    y_alloc, y_rows = alloc(min(ly_ids), e) if ly_ids else (0, 0)
+    z_alloc, z_rows = alloc(min(lz_ids), s) if lz_ids else (0, 0)
+    wave_alloc, wave_rows = alloc(s, e)
     # start of the y-layer id range before dropping blocks of a plane's last row (for tests' coverage)
     y_start = max(0, s - gx) if gy > 1 and max(0, s - gx) < min(s, e - gx) else None
 

@@ -69,7 +69,7 @@ FLOORS = {
     ('lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.02, 0.1),
              within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.75),
-             roofline=dict(spearman=0.91, top1=78.5)),
+             roofline=dict(spearman=0.94, top1=78.5)),
     ('lbm-replica-H100.csv', 'd3q19-srt', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.21, 0.33),
              within=dict(),
@@ -83,7 +83,7 @@ FLOORS = {
              within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.81, dram_store=0.9, l1_cycles=0.85),
              roofline=dict(spearman=0.94, top1=99.5)),
     ('occupancy-lbm-H100.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.98, top1=99.5, ratio=(0.04, 0.13),
+        dict(spearman=0.98, top1=99.5, ratio=(0.05, 0.13),
              within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.9, dram_store=0.87, l1_cycles=0.7),
              roofline=dict(spearman=0.9, top1=97.0)),
     ('occupancy-lbm-H200.csv', 'd3q19-srt', '256x256x256'):
@@ -92,23 +92,23 @@ FLOORS = {
              roofline=dict(spearman=0.97, top1=99.5)),
     ('occupancy-lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
         dict(spearman=0.98, top1=99.5, ratio=(0.07, 0.16),
-             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.7, dram_store=0.73, l1_cycles=0.69),
+             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.65, dram_store=0.73, l1_cycles=0.69),
              roofline=dict(spearman=0.94, top1=92.0)),
     ('occupancy-star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.97, top1=99.5, ratio=(0.05, 0.19),
-             within=dict(l1_load=0.99, l2_load=0.84, l2_store=0.99, dram_load=0.87, dram_store=0.95, l1_cycles=0.88),
-             roofline=dict(spearman=0.95, top1=96.0)),
+        dict(spearman=0.96, top1=99.5, ratio=(0.05, 0.2),
+             within=dict(l1_load=0.99, l2_load=0.84, l2_store=0.99, dram_load=0.83, dram_store=0.95, l1_cycles=0.88),
+             roofline=dict(spearman=0.93, top1=94.5)),
     ('occupancy-star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.98, top1=97.5, ratio=(0.09, 0.17),
-             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.66, dram_store=0.95, l1_cycles=0.88),
+        dict(spearman=0.98, top1=97.5, ratio=(0.1, 0.17),
+             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.75, dram_store=0.95, l1_cycles=0.88),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.93, top1=99.5, ratio=(0.06, 0.22),
-             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.76, dram_store=0.95, l1_cycles=0.93),
-             roofline=dict(spearman=0.9, top1=99.5)),
+        dict(spearman=0.96, top1=99.5, ratio=(0.06, 0.19),
+             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.77, dram_store=0.95, l1_cycles=0.93),
+             roofline=dict(spearman=0.94, top1=99.5)),
     ('star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.97, top1=94.0, ratio=(0.07, 0.16),
-             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.75, dram_store=0.97, l1_cycles=0.94),
+        dict(spearman=0.98, top1=99.5, ratio=(0.07, 0.15),
+             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.79, dram_store=0.97, l1_cycles=0.94),
              roofline=dict(spearman=0.98, top1=94.0)),
 }
 
@@ -242,6 +242,35 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
 
         assert f"(median error {change('d3q15-allen-cahn', 'l2_load', 0)} for d3q15-allen-cahn)" in text
         assert f"(d3q19-srt DRAM load median error {change('d3q19-srt', 'dram_load', 1)})" in text
+
+
+CALIBRATED = ("star3d-r4", "occupancy-star3d-r4", "lbm", "occupancy-lbm")  # the files the Hopper curves are fitted to
+
+
+def test_the_shipped_z_layer_curve_is_the_best_fit_from_any_start():
+    """The Hopper l2_z curve is what calibration fits to the pooled rows of both GPUs, whatever curve it starts
+    from: from the curve shipped before the z layer's O changed (2026-11-26), one local fit stops on a shoulder
+    of the objective (b and c trade against each other); the fit's further starts find the shipped curve."""
+    pytest.importorskip("scipy")
+    from warpspeed.measurement import calibration
+    from warpspeed.model.capacity import HitRateCurve
+    pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
+             for p in r.pairs]
+    points = calibration.observed_points(pairs)["l2_z"]
+    pts, weights = [(o, h) for o, h, _ in points], [w for _, _, w in points]
+    shipped = warpspeed.device(DEVICES["H100"]).hit_rates.l2_z
+    earlier = HitRateCurve(0.9984, 0.0002087, 5.088, "the curve of the wave-inclusive O")
+    grid = [0.05 * i for i in range(61)]
+    for start in (shipped, earlier):
+        fitted, _ = calibration.fit_curve(pts, start, "test", weights)
+        assert max(abs(fitted(o) - shipped(o)) for o in grid) < 5e-3, start.source
+    one_start = pytest.MonkeyPatch()
+    one_start.setattr(calibration, "FIT_STEEPNESSES", ())
+    try:
+        stuck, _ = calibration.fit_curve(pts, earlier, "test", weights)
+    finally:
+        one_start.undo()
+    assert max(abs(stuck(o) - shipped(o)) for o in grid) > 0.05
 
 
 # ----------------------------------------------------------------------------- how sure a ranking is

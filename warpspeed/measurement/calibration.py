@@ -58,6 +58,8 @@ MIN_POINTS = 4
 MIN_HIT_RANGE = 0.2  # the observed hit rates must span the curve's drop by this much to determine it
 MIN_SHARE = 0.10  # a row serves a curve when that cause's reusable volume is this share of the base volume
 ROBUST_SCALE = 0.05  # residuals (relative volume errors) beyond this count linearly, not squared (soft L1)
+FIT_STEEPNESSES = (2.0, 4.0, 8.0, 16.0)  # further starts of a curve fit: steepness c ...
+FIT_DROPS = (1.0, 1.5)  # ... and the O where the start's hit rate is one half (b = ln 2 e^(-c O))
 
 
 @dataclass(frozen=True)
@@ -165,14 +167,30 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
     def f(x, a, b, c):
         return a * np.exp(-b * np.exp(np.minimum(c * x, 50.0)))
 
-    p0 = (min(max(start.a, 1e-3), 1.0), max(start.b, 1e-6), max(start.c, 1e-3))
-    try:
-        sigma = None if weights is None else 1.0 / np.maximum(np.asarray(weights, dtype=float), 1e-9)
-        (a, b, c), _ = curve_fit(f, o, h, p0=p0, sigma=sigma, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]),
-                                 loss="soft_l1", f_scale=ROBUST_SCALE,
-                                 maxfev=20000)
-    except (RuntimeError, ValueError) as e:
-        raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {e}") from None
+    w = np.ones_like(o) if weights is None else np.maximum(np.asarray(weights, dtype=float), 1e-9)
+
+    def cost(params) -> float:
+        """The robust least-squares objective curve_fit minimises (soft L1 of the weighted residuals)."""
+        z = ((f(o, *params) - h) * w / ROBUST_SCALE) ** 2
+        return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+
+    # b and c trade against each other (b e^(cO) = e^(cO + ln b)), so a fit from one start can stop on a
+    # shoulder of the objective: start from the given curve and from a few steepnesses, keep the best
+    starts = [(min(max(start.a, 1e-3), 1.0), max(start.b, 1e-6), max(start.c, 1e-3))]
+    starts += [(1.0, math.log(2.0) * math.exp(-c * half), c) for c in FIT_STEEPNESSES for half in FIT_DROPS]
+    best, error = None, None
+    for p0 in starts:
+        try:
+            params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]),
+                                  loss="soft_l1", f_scale=ROBUST_SCALE, maxfev=20000)
+        except (RuntimeError, ValueError) as e:
+            error = e
+            continue
+        if best is None or cost(params) < cost(best):
+            best = params
+    if best is None:
+        raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {error}") from None
+    a, b, c = best
     rms = float(np.sqrt(np.mean((f(o, a, b, c) - h) ** 2)))
     return HitRateCurve(float(a), float(b), float(c), source), rms
 
