@@ -34,6 +34,7 @@ import numpy as np
 
 from ..kernel import Field
 from .cells import Box
+from .unique_rows import unique_rows
 
 SliceIndex = tuple[int, int]  # (cell axis 0-2, or -1 for a constant; the constant added)
 
@@ -125,16 +126,11 @@ def _whole_granules_of(held: np.ndarray, lo: np.ndarray, hi: np.ndarray, start: 
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of a boolean matrix and, per row, the index of its distinct row: ``np.unique(rows,
     axis=0, return_inverse=True)`` with the rows packed into 64-bit words and ordered by them (a tenth of the
-    time: ``np.unique`` compares rows as raw bytes, one boolean each)."""
+    time: ``np.unique`` compares rows as raw bytes, one boolean each; :func:`unique_rows`)."""
     packed = np.packbits(rows, axis=1)
-    packed = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.uint64)
-    order = np.lexsort(packed.T[::-1])
-    ordered = packed[order]
-    new = np.ones(rows.shape[0], dtype=bool)
-    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    which = np.empty(rows.shape[0], dtype=np.int64)
-    which[order] = np.cumsum(new) - 1
-    return rows[order[new]], which
+    packed = np.pad(packed, ((0, 0), (0, -packed.shape[1] % 8))).view(np.int64)
+    first, which = unique_rows(packed)
+    return rows[first], which
 
 
 def _along(accesses: Sequence[RowAccess], cells: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, 
 from ..kernel import Kernel
 from .launch import Launch
 from .range_volumes import RangeFootprints
+from .unique_rows import unique_rows
 
 SENTINEL = np.iinfo(np.int64).max
 
@@ -122,10 +124,17 @@ class BlockAddresses:
 
 
 def _local_threads(launch: Launch) -> np.ndarray:
-    """Thread coordinates (3, T) inside a block, x fastest (warps are consecutive runs)."""
-    bx, by, bz = launch.block
+    """Thread coordinates (3, T) inside a block, x fastest (warps are consecutive runs); read-only."""
+    return _threads_of_block(launch.block)
+
+
+@lru_cache(maxsize=64)
+def _threads_of_block(block: tuple[int, int, int]) -> np.ndarray:
+    bx, by, bz = block
     tz, ty, tx = np.meshgrid(np.arange(bz), np.arange(by), np.arange(bx), indexing="ij")
-    return np.stack([tx.ravel(), ty.ravel(), tz.ravel()], axis=0).astype(np.int64)
+    out = np.stack([tx.ravel(), ty.ravel(), tz.ravel()], axis=0).astype(np.int64)
+    out.setflags(write=False)
+    return out
 
 
 def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray,
@@ -148,22 +157,28 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
         eb = np.array([instructions[i].element_bytes for i in affine], dtype=np.int64)
         addrs[:, affine, :] = (np.einsum("md,kdt->kmt", coeffs, tid) + consts[None, :, None]) * eb[None, :, None]
     env = {v: tid[:, d, :] for d, v in enumerate(THREAD_VARS)}
+    inside: dict[tuple[int, ...], np.ndarray] = {}  # per folding origin: which threads' cell is in the domain
+
+    def inside_of(o: tuple[int, ...]) -> np.ndarray:
+        if o not in inside:
+            cell = tid * fold[None, :, None] + np.asarray(o, dtype=np.int64)[None, :, None]
+            inside[o] = np.all(cell < dom[None, :, None], axis=1)
+        return inside[o]
+
     for i, ins in enumerate(instructions):
         if ins.affine is None and addresses:
             addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
         key = ins.origins
         if key not in cache:
-            act = np.zeros((k, T), dtype=bool)
-            for o in ins.origins:
-                cell = tid * fold[None, :, None] + np.asarray(o, dtype=np.int64)[None, :, None]
-                act |= np.all(cell < dom[None, :, None], axis=1)
+            act = inside_of(tuple(ins.origins[0])).copy()
+            for o in ins.origins[1:]:
+                act |= inside_of(tuple(o))
             cache[key] = act
         active[:, i, :] = cache[key]
     # valid lups per block: every (thread, folding origin) cell inside the domain
     valid = np.zeros(k, dtype=np.int64)
     for o in itertools.product(range(fx), range(fy), range(fz)):
-        cell = tid * fold[None, :, None] + np.asarray(o, dtype=np.int64)[None, :, None]
-        valid += np.all(cell < dom[None, :, None], axis=1).sum(axis=1)
+        valid += inside_of(o).sum(axis=1)
     return BlockAddresses(addrs, active, valid)
 
 
@@ -276,9 +291,6 @@ class WarpPatterns:
         return per_pattern[self.inverse]
 
 
-_HASH_MULTIPLIERS = np.random.default_rng(27).integers(1, 2**62, size=1 << 12, dtype=np.int64) | 1
-
-
 def _kinds(instructions: tuple[Instruction, ...]) -> np.ndarray:
     """Per instruction: the first instruction with its element size and direction."""
     first: dict[tuple[int, bool], int] = {}
@@ -321,9 +333,9 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     act = warp_view(active, warp_size, False)  # (k, n, warps, warp_size)
     mask = _lane_masks(act)  # (k, n, warps)
     # a warp's lanes relative to its first lane: one layout for most warps of a block
-    shape = rel - rel[:, :, :1]
-    layouts, layout = np.unique(shape.reshape(-1, warp_size), axis=0, return_inverse=True)
-    layout = layout.reshape(shape.shape[:2])  # (slopes, warps)
+    shape = (rel - rel[:, :, :1]).reshape(-1, warp_size)
+    first_row, layout = unique_rows(shape)
+    layouts, layout = shape[first_row], layout.reshape(rel.shape[:2])  # layout: (slopes, warps)
     phase = (phase[:, :, None] + rel[slope, :, 0][None, :, :]) % modulus  # (k, n, warps): the first lane's
     kinds = _kinds(instructions)
     if math.prod([len(layouts), n, modulus]) >= 1 << (62 - warp_size):
@@ -350,11 +362,7 @@ def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], war
     kind = _kinds(instructions)
     rows = np.concatenate((offsets, np.broadcast_to(kind[None, :, None, None], (k, n, warps, 1))), axis=-1)
     rows = rows.reshape(-1, warp_size + 1)
-    mult = _HASH_MULTIPLIERS[:warp_size + 1]
-    h = (rows * mult).sum(axis=1)  # wraps around: a hash, checked below
-    _, first, inverse = np.unique(h, return_index=True, return_inverse=True)
-    if not np.array_equal(rows[first][inverse], rows):  # two patterns with one hash: group them exactly
-        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    first, inverse = unique_rows(rows)
     uniq = rows[first]
     return WarpPatterns(uniq[:, :warp_size], uniq[:, warp_size], inverse.reshape(k, n, warps))
 

@@ -35,15 +35,16 @@ def group_cycles(words: np.ndarray, active: np.ndarray, banks: int, run_words: i
     valid = v != SENTINEL
     distinct = valid.copy()
     distinct[:, 1:] &= v[:, 1:] != v[:, :-1]
-    # greedy run split along the sorted words of each row
+    # greedy run split along the sorted words of each row (none where no row spans run_words: the line rule)
     run = np.zeros((R, G), dtype=np.int64)
-    start = v[:, 0].copy()
-    current = np.zeros(R, dtype=np.int64)
-    for j in range(1, G):
-        new = valid[:, j] & (v[:, j] - start >= run_words)
-        current = current + new
-        start = np.where(new, v[:, j], start)
-        run[:, j] = current
+    if valid.any() and (np.where(valid, v, v[:, :1]) - v[:, :1]).max() >= run_words:
+        start = v[:, 0].copy()
+        current = np.zeros(R, dtype=np.int64)
+        for j in range(1, G):
+            new = valid[:, j] & (v[:, j] - start >= run_words)
+            current = current + new
+            start = np.where(new, v[:, j], start)
+            run[:, j] = current
     # count distinct words per (row, run, bank); the max over banks per (row, run) is that run's cost
     rows = np.broadcast_to(np.arange(R, dtype=np.int64)[:, None], (R, G))
     bank = np.where(valid, v % banks, 0)

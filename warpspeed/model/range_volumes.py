@@ -300,12 +300,15 @@ class RangeFootprints:
         """:meth:`footprint` of the given fields only."""
         c = as_cell_set(cells)
         boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
+        origins: dict[tuple[int, int, int], list] = {}  # boxes of one extent: one set of stretches for all
+        for lo, hi in boxes:
+            origins.setdefault(tuple(b - a + 1 for a, b in zip(lo, hi, strict=True)), []).append(lo)
         starts, stops = [np.empty(0, dtype=np.int64)], [np.empty(0, dtype=np.int64)]
         for i in fields:
             if not self._shifts[i, loads, stores]:
                 continue
-            pieces = [self._element_ranges(i, loads, stores, np.array([lo], dtype=np.int64),
-                                           tuple(b - a + 1 for a, b in zip(lo, hi, strict=True))) for lo, hi in boxes]
+            pieces = [self._element_ranges(i, loads, stores, np.array(firsts, dtype=np.int64), extent)
+                      for extent, firsts in origins.items()]
             if not pieces:
                 continue
             first, stop = self._granule_ranges(i, np.concatenate([p[0].ravel() for p in pieces]),
