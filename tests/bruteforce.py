@@ -311,9 +311,9 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         return len(blocks.union(ids, "lines")) * L2, len(blocks.union(ids, "rows"))
 
     # the y layer waits for its reuse through the row and the whole wave; the z layer through the block
-    # plane between it and the wave (each wave block's z neighbour is one plane before it)
+    # plane from its first block on (each wave block's z neighbour is one plane before it)
     y_alloc, y_rows = alloc(min(ly_ids), e) if ly_ids else (0, 0)
-    z_alloc, z_rows = alloc(min(lz_ids), s) if lz_ids else (0, 0)
+    z_alloc, z_rows = alloc(min(lz_ids), min(lz_ids) + gx * gy) if lz_ids else (0, 0)
     wave_alloc, wave_rows = alloc(s, e)
     # start of the y-layer id range before dropping blocks of a plane's last row (for tests' coverage)
     y_start = max(0, s - gx) if gy > 1 and max(0, s - gx) < min(s, e - gx) else None

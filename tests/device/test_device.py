@@ -151,7 +151,7 @@ def test_to_dict_is_json_and_complete():
     data = json.loads(json.dumps(d.to_dict()))
     assert data["id"] == "H100-SXM5-80GB"
     assert data["max_block_dims"] == [1024, 1024, 64]
-    assert data["hit_rates"]["l2_y"]["c"] == 11.92
+    assert data["hit_rates"]["l2_y"]["c"] == 7.069
     assert data["sources"]["l2_size"] == d.sources["l2_size"]
     assert data["schema_version"] == 1
     assert {f.name for f in dataclasses.fields(Device)} <= set(data)
@@ -457,8 +457,10 @@ def test_hit_rate_values():
     assert np.allclose(arr[:3], [hr.l2_z(0.0), hr.l2_z(1.0), hr.l2_z(2.0)])
 
 
-@given(a=st.floats(0, 2), b=st.floats(0, 1), c=st.floats(1e-3, 10),
-       o=st.lists(st.floats(0, 50), min_size=2, max_size=8))
+# no subnormals: where a library imported by earlier tests has set flush-to-zero, hypothesis
+# refuses such bounds, and hit rates never see them
+@given(a=st.floats(0, 2, allow_subnormal=False), b=st.floats(0, 1, allow_subnormal=False), c=st.floats(1e-3, 10),
+       o=st.lists(st.floats(0, 50, allow_subnormal=False), min_size=2, max_size=8))
 def test_hit_rate_monotone_and_clipped(a, b, c, o):
     curve = HitRateCurve(a, b, c, "test")
     values = [curve(x) for x in sorted(o)]

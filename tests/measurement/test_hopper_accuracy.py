@@ -69,7 +69,7 @@ FLOORS = {
     ('lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.02, 0.1),
              within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.75),
-             roofline=dict(spearman=0.94, top1=78.5)),
+             roofline=dict(spearman=0.93, top1=78.5)),
     ('lbm-replica-H100.csv', 'd3q19-srt', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.21, 0.33),
              within=dict(),
@@ -91,7 +91,7 @@ FLOORS = {
              within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.59, dram_store=0.63, l1_cycles=0.81),
              roofline=dict(spearman=0.97, top1=99.5)),
     ('occupancy-lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.98, top1=99.5, ratio=(0.07, 0.16),
+        dict(spearman=0.98, top1=99.5, ratio=(0.08, 0.16),
              within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.65, dram_store=0.73, l1_cycles=0.69),
              roofline=dict(spearman=0.94, top1=92.0)),
     ('occupancy-star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
@@ -271,6 +271,26 @@ def test_the_shipped_z_layer_curve_is_the_best_fit_from_any_start():
     finally:
         one_start.undo()
     assert max(abs(stuck(o) - shipped(o)) for o in grid) > 0.05
+
+
+def test_the_shipped_layer_curves_are_where_calibration_settles_from_any_start():
+    """calibrate refits the y- and z-layer curves, each with the other's last curve, until they settle: from the
+    shipped curves they stay, and from the curves shipped before 2026-11-26 (fitted with the z layer's O
+    counting the wave in) they arrive at the shipped ones."""
+    pytest.importorskip("scipy")
+    from warpspeed.measurement import calibration
+    from warpspeed.model.capacity import HitRateCurve
+    pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
+             for p in r.pairs]
+    shipped = warpspeed.device(DEVICES["H100"]).hit_rates
+    olds = {c: getattr(shipped, c) for c in ("l1", "l2_y", "l2_z", "l2_store")}
+    earlier = {"l2_y": HitRateCurve(0.9745, 9.407e-07, 9.801, "before"),
+               "l2_z": HitRateCurve(0.9984, 0.0002087, 5.088, "before")}
+    grid = [0.05 * i for i in range(81)]
+    for start in (None, earlier):
+        fits = calibration.fit_layers(pairs, shipped.l2_store, olds, "test", start)
+        for c in ("l2_y", "l2_z"):
+            assert max(abs(fits[c].fitted(o) - olds[c](o)) for o in grid) < 5e-3, (c, start)
 
 
 # ----------------------------------------------------------------------------- how sure a ranking is

@@ -260,11 +260,21 @@ def _write(path, text):
 
 
 def test_level_curve_for_points_that_do_not_reach_the_drop():
+    """The drop lies beyond the largest observed O (the curve still 0.95 of its level there); the level is the
+    least-squares scale of that shape: points on the shape give their level back."""
     from warpspeed.measurement.calibration import level_curve
-    pts = [(0.2, 0.96), (0.5, 0.98), (0.8, 0.97), (1.0, 0.97)]
-    curve, rms = level_curve(pts, A100.hit_rates.l2_store, "test")
-    assert curve.a == pytest.approx(0.97) and curve.c == A100.hit_rates.l2_store.c
+    start = A100.hit_rates.l2_store
+    o = [0.2, 0.5, 0.8, 1.0]
+    probe, _ = level_curve([(x, 0.5) for x in o], start, "probe")
+    shape = [probe(x) / probe.a for x in o]  # the shape whose scale the level is (independent of the points' level)
+    curve, rms = level_curve([(x, 0.97 * s) for x, s in zip(o, shape, strict=True)], start, "test")
+    assert curve.a == pytest.approx(0.97) and curve.c == start.c and rms < 1e-9
     assert curve(1.0) == pytest.approx(0.95 * 0.97)  # still on the plateau at the largest observed O
+    pts = [(0.2, 0.96), (0.5, 0.98), (0.8, 0.97), (1.0, 0.97)]
+    curve, rms = level_curve(pts, start, "test")
+    scale = sum(h * s for (_, h), s in zip(pts, shape, strict=True)) / sum(s * s for s in shape)
+    assert curve.a == pytest.approx(scale)
+    assert curve.a > sum(h for _, h in pts) / len(pts)  # above the points' mean, which the slope pulls down
     assert curve(0.0) > curve(1.0) > curve(3.0) and rms < 0.05
 
 
@@ -283,9 +293,11 @@ def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
     plain, _ = fit_curve(pts, start, "p")
     assert max(abs(weighted(x) - truth(x)) for x in o) < 0.02
     assert max(abs(plain(x) - truth(x)) for x in o) > 0.05
-    # a level curve takes the weighted mean: the sliver rows do not drag the level down
-    level, _ = level_curve([(0.2, 0.95), (0.4, 0.96), (0.6, 0.1)], start, "l", [1.0, 1.0, 0.01])
-    assert level.a == pytest.approx(0.955, abs=1e-3)
+    # a level curve weighs its points likewise: the sliver row does not drag the level down
+    pts = [(0.2, 0.95), (0.4, 0.96), (0.6, 0.1)]
+    level, _ = level_curve(pts, start, "l", [1.0, 1.0, 0.01])
+    without, _ = level_curve(pts, start, "l", [1.0, 1.0, 0.0])
+    assert level.a == pytest.approx(without.a, abs=1e-3) and without.a > 0.95
 
 
 def test_observed_points_weigh_by_reuse_over_the_measured_volume(tmp_path):

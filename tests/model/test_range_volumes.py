@@ -333,3 +333,43 @@ def test_rows_kept_apart_are_counted_in_closed_form_with_a_known_count():
     assert (whole[32] == 8 * (5 * 4 + 14 * 3)).all()
     c = elements.box_counts(boxes, per=[4])
     assert (c.full[:, 0] == whole[32]).all()
+
+
+def test_boxes_of_one_extent_listed_together_keep_stretches_that_cross_rows_apart(monkeypatch):
+    """A field counted per row (``exact=False``) whose merged stretches would cross its rows lists them
+    unmerged; with several boxes of one extent listed at once (one set of stretches for all) that fallback
+    covers the whole batch: the footprint is the union of the boxes' footprints taken one at a time, and its
+    size is the listing of every cell's address."""
+    from warpspeed.model import range_volumes
+
+    k = warpspeed.kernel_from_dict({
+        "name": "skew", "precision": "fp64", "flops_per_lup": 1, "domain": [2, 7, 4],
+        "field": [{"name": "a", "element_bytes": 8, "shape": [8, 8, 4, 2],
+                   "loads": [["tidx", "tidy", "tidz", "0"], ["tidx + 6", "tidy", "tidz", "0"],
+                             ["tidx + 5", "tidy", "tidz", "1"], ["tidx", "tidy + 1", "tidz", "0"]],
+                   "stores": [["tidx", "tidy", "tidz", "1"]]}]})
+    batched = []
+    unmerged = range_volumes.RangeFootprints._stretches
+
+    def counting(self, i, loads, stores, origins, extent, merge):
+        batched.append(not merge and len(origins) > 1)
+        return unmerged(self, i, loads, stores, origins, extent, merge)
+
+    monkeypatch.setattr(range_volumes.RangeFootprints, "_stretches", counting)
+    rng = np.random.default_rng(2)
+    for granularity in (32, 128):
+        rf = RangeFootprints(k, granularity, exact=False)
+        for _ in range(100):
+            boxes = []
+            for _ in range(int(rng.integers(2, 8))):
+                e = (int(rng.integers(1, 3)), int(rng.integers(1, 3)), 1)
+                lo = (int(rng.integers(0, 3 - e[0])), int(rng.integers(0, 8 - e[1])), int(rng.integers(0, 4)))
+                boxes.append((lo, tuple(lo[d] + e[d] - 1 for d in range(3))))
+            cells = CellSet(tuple(boxes))
+            together = rf.footprint(cells, loads=True, stores=True)
+            alone = [rf.footprint(CellSet((b,)), loads=True, stores=True) for b in boxes]
+            one_by_one = _union(np.concatenate([f.starts for f in alone]), np.concatenate([f.stops for f in alone]))
+            assert _as_set(together) == _as_set(one_by_one)
+            listed = EnumeratedFootprints(k, granularity, exact=False, slices=False)  # every cell's address
+            assert together.size() == listed.footprint(cells, loads=True, stores=True).size()
+    assert any(batched)  # the fallback ran on a batch of several boxes (the field counted per row at 128 B)

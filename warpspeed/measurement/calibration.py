@@ -60,6 +60,8 @@ MIN_SHARE = 0.10  # a row serves a curve when that cause's reusable volume is th
 ROBUST_SCALE = 0.05  # residuals (relative volume errors) beyond this count linearly, not squared (soft L1)
 FIT_STEEPNESSES = (2.0, 4.0, 8.0, 16.0)  # further starts of a curve fit: steepness c ...
 FIT_DROPS = (1.0, 1.5)  # ... and the O where the start's hit rate is one half (b = ln 2 e^(-c O))
+LAYER_PASSES = 8  # at most this many refits of the two layer curves, each with the other's last curve
+SETTLED = 2e-3  # layer curves whose hit rates moved less than this between passes are settled
 
 
 @dataclass(frozen=True)
@@ -407,15 +409,18 @@ def stream_bandwidth(pairs: Sequence[Pair], device: Device, provenance: str) -> 
 
 def level_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
                 weights: Sequence[float] | None = None) -> tuple[HitRateCurve, float]:
-    """The curve for points that do not span a drop: their mean hit rate (weighted by the squared weights,
-    as :func:`fit_curve` weighs residuals) is the level ``a``, and the drop (``start``'s steepness ``c``)
-    lies beyond the largest observed O, where the curve is still 0.95 a."""
+    """The curve for points that do not span a drop: the drop (``start``'s steepness ``c``) lies beyond the
+    largest observed O, where the curve is still 0.95 a, and the level ``a`` is the least-squares scale of
+    that shape to the points (weighted by the squared weights, as :func:`fit_curve` weighs residuals): points
+    that lie on a curve of that shape give its level back, not their mean, which the shape's slope pulls
+    below it."""
     o = np.array([p[0] for p in points], dtype=float)
     h = np.array([p[1] for p in points], dtype=float)
     w2 = np.ones_like(h) if weights is None else np.asarray(weights, dtype=float) ** 2
-    a = float(min(1.0, max(1e-6, float((h * w2).sum() / w2.sum()) if w2.sum() > 0 else h.mean())))
     c = max(start.c, 1e-3)
     b = float(min(start.b, -math.log(0.95) * math.exp(-min(c * o.max(), 700.0))))
+    shape = HitRateCurve(1.0, b, c, source)(o)
+    a = float(min(1.0, max(1e-6, float((w2 * h * shape).sum() / (w2 * shape**2).sum()))))
     curve = HitRateCurve(a, b, c, source)
     rms = float(np.sqrt(np.mean((curve(o) - h) ** 2)))
     return curve, rms
@@ -445,6 +450,33 @@ def _fit_or_keep(curve: str, weighted: Sequence[tuple[float, float, float]], old
         except InputError:  # the points do not pin a curve down: keep the old one (the text says so)
             return CurveFit(curve, tuple(pts), None, old, None)
     return CurveFit(curve, tuple(pts), fitted, old, rms)
+
+
+def fit_layers(pairs: Sequence[Pair], store: HitRateCurve, olds: dict[str, HitRateCurve], source: str,
+               start: dict[str, HitRateCurve] | None = None) -> dict[str, CurveFit]:
+    """The y- and z-layer curves: each layer's observed hit rates subtract the other layer's misses, so the
+    two are refitted, each with the other's last curve, until neither moves (at most :data:`LAYER_PASSES`
+    times). ``store``: the partial-store curve whose misses both subtract; ``olds``: the device's curves (kept
+    where too few points; reported as the previous ones); ``start``: the curves to begin from (default
+    ``olds``)."""
+    layers = {c: (start or olds)[c] for c in ("l2_y", "l2_z")}
+    fits: dict[str, CurveFit] = {}
+    for _ in range(LAYER_PASSES):
+        points = observed_points(pairs, {"l2_store": store, **layers})
+        for c in layers:
+            fits[c] = replace(_fit_or_keep(c, points[c], layers[c], source), old=olds[c])
+        moved = {c: fits[c].fitted or olds[c] for c in layers}
+        settled = all(_same_curve(moved[c], layers[c]) for c in layers)
+        layers = moved
+        if settled:
+            break
+    return fits
+
+
+def _same_curve(a: HitRateCurve, b: HitRateCurve) -> bool:
+    """Whether two curves give the same hit rate to within :data:`SETTLED` over O in [0, 8]."""
+    grid = np.linspace(0.0, 8.0, 161)
+    return float(np.max(np.abs(a(grid) - b(grid)))) < SETTLED
 
 
 def _reported(rows: Sequence[Measurement], column: str) -> list[str]:
@@ -482,10 +514,7 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
     first = observed_points(pairs)
     fits = {c: _fit_or_keep(c, first[c], olds[c], source) for c in ("l1", "l2_store")}
     # stage 2: the layers, with the stage-1 partial-store curve
-    store = fits["l2_store"].fitted or olds["l2_store"]
-    second = observed_points(pairs, {"l2_store": store})
-    for c in ("l2_y", "l2_z"):
-        fits[c] = _fit_or_keep(c, second[c], olds[c], source)
+    fits.update(fit_layers(pairs, fits["l2_store"].fitted or olds["l2_store"], olds, source))
     bandwidths = []
     for d in devices:
         own = [p for p in pairs if p.measured.device in (d.id, d.file)]
@@ -497,5 +526,5 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                        tuple(bandwidths), parallelism)
 
 
-__all__ = ["Calibration", "CurveFit", "calibrate", "fit_curve",
+__all__ = ["Calibration", "CurveFit", "calibrate", "fit_curve", "fit_layers",
            "observed_hit_rates", "observed_points"]

@@ -91,8 +91,10 @@ class WaveCounts:
     tail of the previous wave, intermingled with the wave's first blocks, so everything the wave allocates
     competes with it (the y layer and the wave: ``y_allocated_lines``). The z layer is a whole block plane
     before: each block of the wave finds its z neighbour one plane of blocks earlier, and blocks start in
-    order, so what lies between the two uses is the blocks from the z layer's first block up to the wave
-    (one block plane: ``z_allocated_lines``), not the wave, whose blocks start alongside or after it. This
+    order, so what lies between the two uses is the block plane from the z layer's first block on
+    (``z_allocated_lines``): up to the wave, not the wave, whose blocks start alongside or after it (where the
+    wave starts inside the grid's first plane, the plane reaches into it: the blocks before the first wave
+    block with a z neighbour). This
     is the layer condition's reuse distance of one xy plane. Counting the wave in as well made the hit rate
     depend on how many blocks a wave holds against a plane: on the H100/H200 data, star3d-r4 blocks 2 cells
     deep kept 75-80 % of their z overlap on the H100 at the O at which 4-deep ones kept 35-50 % on the
@@ -127,7 +129,8 @@ def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines
     s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
     (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
     y_lines = lines.footprint_size(cell_set(launch, ya, e), stores=True) if ya < yb else 0
-    z_lines = lines.footprint_size(cell_set(launch, za, s), stores=True) if za < zb else 0
+    plane = launch.grid[0] * launch.grid[1]  # the z layer's first block and the wave block one plane on
+    z_lines = lines.footprint_size(cell_set(launch, za, za + plane), stores=True) if za < zb else 0
     return WaveCounts(counted if counted is not None else wave_sectors(kernel, launch, sectors), y_lines, z_lines,
                       lines.footprint_size(cell_set(launch, s, e), stores=True))
 
