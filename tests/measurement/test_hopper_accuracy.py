@@ -283,14 +283,23 @@ def test_the_shipped_layer_curves_are_where_calibration_settles_from_any_start()
     pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
              for p in r.pairs]
     shipped = warpspeed.device(DEVICES["H100"]).hit_rates
-    olds = {c: getattr(shipped, c) for c in ("l1", "l2_y", "l2_z", "l2_store")}
-    earlier = {"l2_y": HitRateCurve(0.9745, 9.407e-07, 9.801, "before"),
-               "l2_z": HitRateCurve(0.9984, 0.0002087, 5.088, "before")}
+    now = {c: getattr(shipped, c) for c in ("l1", "l2_y", "l2_z", "l2_store")}
+    before = {**now, "l2_y": HitRateCurve(0.9745, 9.407e-07, 9.801, "before"),
+              "l2_z": HitRateCurve(0.9984, 0.0002087, 5.088, "before")}  # a device that still carries those
     grid = [0.05 * i for i in range(81)]
-    for start in (None, earlier):
-        fits = calibration.fit_layers(pairs, shipped.l2_store, olds, "test", start)
+    for olds in (now, before):
+        fits = calibration.fit_layers(pairs, shipped.l2_store, olds, "test")
         for c in ("l2_y", "l2_z"):
-            assert max(abs(fits[c].fitted(o) - olds[c](o)) for o in grid) < 5e-3, (c, start)
+            assert max(abs(fits[c].fitted(o) - now[c](o)) for o in grid) < 5e-3, (c, olds[c].source)
+            assert fits[c].old is olds[c]  # reported as the device's curve, not the last pass's start
+            assert "not settled" not in fits[c].fitted.source
+    hurried = pytest.MonkeyPatch()
+    hurried.setattr(calibration, "LAYER_PASSES", 1)  # one pass from the earlier curves cannot settle: it says so
+    try:
+        fits = calibration.fit_layers(pairs, shipped.l2_store, before, "test")
+    finally:
+        hurried.undo()
+    assert all("had not settled after 1 passes" in fits[c].fitted.source for c in ("l2_y", "l2_z"))
 
 
 # ----------------------------------------------------------------------------- how sure a ranking is

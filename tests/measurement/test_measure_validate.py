@@ -276,6 +276,8 @@ def test_level_curve_for_points_that_do_not_reach_the_drop():
     assert curve.a == pytest.approx(scale)
     assert curve.a > sum(h for _, h in pts) / len(pts)  # above the points' mean, which the slope pulls down
     assert curve(0.0) > curve(1.0) > curve(3.0) and rms < 0.05
+    # no weight at all: the points' mean, not a level of nothing
+    assert level_curve(pts, start, "test", [0.0] * len(pts))[0].a == pytest.approx(sum(h for _, h in pts) / len(pts))
 
 
 def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():

@@ -420,7 +420,12 @@ def level_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, sour
     c = max(start.c, 1e-3)
     b = float(min(start.b, -math.log(0.95) * math.exp(-min(c * o.max(), 700.0))))
     shape = HitRateCurve(1.0, b, c, source)(o)
-    a = float(min(1.0, max(1e-6, float((w2 * h * shape).sum() / (w2 * shape**2).sum()))))
+    scale = float((w2 * shape**2).sum())
+    if scale > 0 and math.isfinite(scale):
+        level = float((w2 * h * shape).sum()) / scale
+    else:  # no weight, or every point beyond the drop: the points' mean
+        level = float((h * w2).sum() / w2.sum()) if w2.sum() > 0 else float(h.mean())
+    a = float(min(1.0, max(1e-6, level)))
     curve = HitRateCurve(a, b, c, source)
     rms = float(np.sqrt(np.mean((curve(o) - h) ** 2)))
     return curve, rms
@@ -461,15 +466,23 @@ def fit_layers(pairs: Sequence[Pair], store: HitRateCurve, olds: dict[str, HitRa
     ``olds``)."""
     layers = {c: (start or olds)[c] for c in ("l2_y", "l2_z")}
     fits: dict[str, CurveFit] = {}
+    settled = False
     for _ in range(LAYER_PASSES):
         points = observed_points(pairs, {"l2_store": store, **layers})
         for c in layers:
-            fits[c] = replace(_fit_or_keep(c, points[c], layers[c], source), old=olds[c])
-        moved = {c: fits[c].fitted or olds[c] for c in layers}
+            fit = replace(_fit_or_keep(c, points[c], layers[c], source), old=olds[c])
+            if fit.fitted is not None or c not in fits or fits[c].fitted is None:
+                fits[c] = fit  # a pass whose fit fails keeps the last pass's fit
+        moved = {c: fits[c].fitted or layers[c] for c in layers}
         settled = all(_same_curve(moved[c], layers[c]) for c in layers)
         layers = moved
         if settled:
             break
+    if not settled:  # say so where the curves are shipped: each was fitted against the other's previous curve
+        for c, fit in fits.items():
+            if fit.fitted is not None:
+                fits[c] = replace(fit, fitted=replace(fit.fitted, source=f"{fit.fitted.source}; the layer curves "
+                                                      f"had not settled after {LAYER_PASSES} passes"))
     return fits
 
 
