@@ -180,7 +180,7 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
     # shoulder of the objective: start from the given curve and from a few steepnesses, keep the best
     starts = [(min(max(start.a, 1e-3), 1.0), max(start.b, 1e-6), max(start.c, 1e-3))]
     starts += [(1.0, math.log(2.0) * math.exp(-c * half), c) for c in FIT_STEEPNESSES for half in FIT_DROPS]
-    best, error = None, None
+    best, best_cost, error = None, math.inf, None
     for p0 in starts:
         try:
             params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]),
@@ -188,8 +188,8 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
         except (RuntimeError, ValueError) as e:
             error = e
             continue
-        if best is None or cost(params) < cost(best):
-            best = params
+        if best is None or cost(params) < best_cost:
+            best, best_cost = params, cost(params)
     if best is None:
         raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {error}") from None
     a, b, c = best
@@ -457,14 +457,13 @@ def _fit_or_keep(curve: str, weighted: Sequence[tuple[float, float, float]], old
     return CurveFit(curve, tuple(pts), fitted, old, rms)
 
 
-def fit_layers(pairs: Sequence[Pair], store: HitRateCurve, olds: dict[str, HitRateCurve], source: str,
-               start: dict[str, HitRateCurve] | None = None) -> dict[str, CurveFit]:
+def fit_layers(pairs: Sequence[Pair], store: HitRateCurve, olds: dict[str, HitRateCurve],
+               source: str) -> dict[str, CurveFit]:
     """The y- and z-layer curves: each layer's observed hit rates subtract the other layer's misses, so the
     two are refitted, each with the other's last curve, until neither moves (at most :data:`LAYER_PASSES`
-    times). ``store``: the partial-store curve whose misses both subtract; ``olds``: the device's curves (kept
-    where too few points; reported as the previous ones); ``start``: the curves to begin from (default
-    ``olds``)."""
-    layers = {c: (start or olds)[c] for c in ("l2_y", "l2_z")}
+    times). ``store``: the partial-store curve whose misses both subtract; ``olds``: the device's curves (the
+    first pass's, kept where too few points, and reported as the previous ones)."""
+    layers = {c: olds[c] for c in ("l2_y", "l2_z")}
     fits: dict[str, CurveFit] = {}
     settled = False
     for _ in range(LAYER_PASSES):

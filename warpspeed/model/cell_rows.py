@@ -322,7 +322,8 @@ def _group_granule_counts(fld: Field, accesses: Sequence[RowAccess], boxes: Sequ
     per_residue = per_residue.reshape(-1, p)
     # a row's touched elements are the union of its pairs' stretches along it: pairs with the same stretch
     # (one access over several boxes; an array-of-structures cell's element) hold it as one
-    stretches, of_pair = np.unique(spans[:, 0, :], axis=0, return_inverse=True)
+    first, of_pair = unique_rows(spans[:, 0, :])
+    stretches = spans[first, 0, :]
     if stretches.shape[0] < npairs:
         holds = holds @ (of_pair.ravel()[:, None] == np.arange(stretches.shape[0])[None, :])  # (pieces, stretches)
     else:  # every pair's stretch its own, in the pairs' order

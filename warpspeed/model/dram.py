@@ -94,11 +94,10 @@ class WaveCounts:
     order, so what lies between the two uses is the block plane from the z layer's first block on
     (``z_allocated_lines``): up to the wave, not the wave, whose blocks start alongside or after it (where the
     wave starts inside the grid's first plane, the plane reaches into it: the blocks before the first wave
-    block with a z neighbour). This
-    is the layer condition's reuse distance of one xy plane. Counting the wave in as well made the hit rate
-    depend on how many blocks a wave holds against a plane: on the H100/H200 data, star3d-r4 blocks 2 cells
-    deep kept 75-80 % of their z overlap on the H100 at the O at which 4-deep ones kept 35-50 % on the
-    H200."""
+    block with a z neighbour). This is the layer condition's reuse distance of one xy plane. Counting the wave
+    in as well made the hit rate depend on how many blocks a wave holds against a plane: on the H100/H200
+    data, star3d-r4 blocks 2 cells deep kept 75-80 % of their z overlap on the H100 at the O at which 4-deep
+    ones kept 35-50 % on the H200."""
 
     sectors: WaveSectors
     y_allocated_lines: int
