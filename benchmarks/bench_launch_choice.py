@@ -6,7 +6,8 @@ ranking the blocks, reading the disk cache. Each case runs in a fresh process wi
 first the cold run (nothing cached), then the same program again (the choice is read back).
 Prints per case and run: the first call at each array shape, and a repeated call. Then ``create_kernel`` with
 ``shape=`` and ``device=`` (the block chosen at creation; registers from nvcc where it is installed), cold and
-cached, each in a fresh process.
+cached, each in a fresh process; after the cold run, nvcc alone on the same code (the goal of a cold
+``create_kernel``: nvcc's time plus 0.5 s).
 Run: python benchmarks/bench_launch_choice.py [GPU-NAME]
 """
 
@@ -56,10 +57,17 @@ print(json.dumps(out))
 CHILD_SHAPE = r"""
 import json, sys, time
 import pystencils as ps, warpspeed_pystencils as wp
+from warpspeed_pystencils import _registers
 case, shape = sys.argv[1], json.loads(sys.argv[2])
 {ASSIGNMENTS}t = time.perf_counter()
 kernel = wp.create_kernel(assignments, shape=shape, device="H100-SXM5-80GB")
-print(json.dumps({"create_s": time.perf_counter() - t, "block": kernel.metadata["warpspeed"]["block"]}))
+out = {"create_s": time.perf_counter() - t, "block": kernel.metadata["warpspeed"]["block"]}
+nvcc = _registers.find_nvcc()
+if sys.argv[3] == "cold" and nvcc:  # nvcc alone on the same code, now: the yardstick of the cold run
+    t = time.perf_counter()
+    _registers._Compilation(kernel.get_c_code(), "sm_90", nvcc).registers()
+    out["nvcc_s"] = time.perf_counter() - t
+print(json.dumps(out))
 """.replace("{ASSIGNMENTS}", ASSIGNMENTS)
 
 CASES = (("star3d-r1", [[130, 66, 34], [514, 514, 514]]), ("d3q19-srt", [[66, 66, 66], [258, 258, 258]]))
@@ -85,11 +93,12 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as cache:
             env["WARPSPEED_CACHE_DIR"] = cache
             for run in ("cold", "cached", "cached"):
-                done = subprocess.run([sys.executable, "-c", CHILD_SHAPE, case, json.dumps(shapes[-1])], env=env,
-                                      capture_output=True, text=True, check=True)
+                done = subprocess.run([sys.executable, "-c", CHILD_SHAPE, case, json.dumps(shapes[-1]), run],
+                                      env=env, capture_output=True, text=True, check=True)
                 r = json.loads(done.stdout.strip().splitlines()[-1])
+                nvcc = f", nvcc alone {r['nvcc_s']:.3f}" if "nvcc_s" in r else ""
                 print(f"{case:10s} {run:6s}  shape {tuple(shapes[-1])}: create_kernel {r['create_s']:.3f} "
-                      f"(block {tuple(r['block'])})")
+                      f"(block {tuple(r['block'])}){nvcc}")
     return 0
 
 

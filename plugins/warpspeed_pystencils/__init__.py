@@ -339,8 +339,9 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
     estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
     ``~/.cache/warpspeed``, keyed on the kernel's description, the domain, the device and warpspeed's code and
-    device data): creating the same kernel again costs only pystencils' code generation. ``cache=None`` turns
-    this off, ``cache=PATH`` chooses the file.
+    device data), and so is the choice (keyed on the generated code, and found from the pickled inputs):
+    creating the same kernel again costs one code generation by pystencils. ``cache=None`` turns this off,
+    ``cache=PATH`` chooses the ranking's file.
     On a terminal a progress bar shows the ranking.
 
     pystencils has no thread folding: only folding (1,1,1) is ranked unless ``folding=`` is given, and then a
@@ -371,15 +372,22 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
+    parts = _choice_parts(shape, device, layout, registers, fallback, dkw, rank_options) \
+        if "cache" not in rank_options else None  # None: no choice is cached (cache=, or options not plain data)
+    inputs = _inputs_key(assignments, base, parts) if parts is not None else None
+    if inputs is not None:  # a second run: one code generation, with the block chosen before
+        kernel = _known_choice(assignments, base, layout, inputs, parts)
+        if kernel is not None:
+            return kernel
     made = _as_kernel(assignments, base)
     code = made[0].get_c_code()  # printed once (20-40 ms): the choice's key and nvcc's input
-    choice = None
-    if "cache" not in rank_options:  # a second run of the same kernel reads its choice back, describing nothing
-        choice = _choice_key(code, shape, device, layout, registers, fallback, dkw, rank_options)
-        cached = _cache.read_json("choices", choice) if choice is not None else None
+    choice = _cache.content_key("choice", code, *parts) if parts is not None else None
+    if choice is not None:  # the same kernel from other inputs (or a choice made before the inputs were kept)
+        cached = _cache.read_json("choices", choice)
         if cached is not None:
             _check_layout_matches(made[0], layout)
-            return _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+            return _keep_inputs(_with_block(assignments, base, tuple(cached["block"]), cached["metadata"]), code,
+                                inputs, choice)
     dkw.setdefault("arch", arch_for(device))
     # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
     count = _registers.RegisterCount(code, dkw["arch"]) if registers is None else None
@@ -405,9 +413,11 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     meta = dict(best.data)
     meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given)
     meta = json.loads(json.dumps(meta))  # as the choice cache gives it back
+    kernel = _with_block(assignments, base, block, meta)
     if choice is not None and wkernel.registers is not None:  # unknown registers: warn again next time
         _cache.write_json("choices", choice, {"block": list(block), "metadata": meta})
-    return _with_block(assignments, base, block, meta)
+        _keep_inputs(kernel, code, inputs, choice)
+    return kernel
 
 
 def _with_block(assignments: Any, base: Any, block: tuple[int, ...], meta: dict) -> Any:
@@ -425,12 +435,12 @@ def _with_block(assignments: Any, base: Any, block: tuple[int, ...], meta: dict)
 _NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how a ranking runs, not its result
 
 
-def _choice_key(code: str, shape: Sequence[int], device: Any, layout: str, registers: int | None,
-                fallback: int | None, describe_options: dict, rank_options: dict) -> str | None:
-    """The key of ``create_kernel``'s choice: the kernel's CUDA code (what pystencils generated from the
-    assignments and the config), the shape and layout, the device's full description, every option that can
-    change the ranking, whether nvcc can count the registers, and the versions of this plugin, pystencils,
-    lbmpy and warpspeed's code and data. None where an option is not plain data (the choice is not cached)."""
+def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int | None, fallback: int | None,
+                  describe_options: dict, rank_options: dict) -> list | None:
+    """Everything but the kernel that keys ``create_kernel``'s choice: the shape and layout, the device's full
+    description, every option that can change the ranking, whether nvcc can count the registers, and the
+    versions of this plugin, pystencils, lbmpy and warpspeed's code and data. None where an option is not
+    plain data (the choice is not cached)."""
     import warpspeed
 
     from . import _registers
@@ -439,14 +449,54 @@ def _choice_key(code: str, shape: Sequence[int], device: Any, layout: str, regis
         dev = device  # a shipped device: its file is in the model version
     else:
         dev = (device if isinstance(device, warpspeed.Device) else warpspeed.device(device)).to_dict()
-    options = {k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}
-    try:
-        return _cache.content_key("choice", code, list(shape), layout, registers, fallback,
-                                  describe_options, json.loads(json.dumps(options)), dev,
-                                  registers is None and _registers.find_nvcc() is not None,
-                                  _cache.code_version(), _cache.model_version())
+    try:  # plain data only: no object's repr (an address) in a key
+        options = json.loads(json.dumps({k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}))
     except (TypeError, ValueError):
         return None
+    return [list(shape), layout, registers, fallback, describe_options, options, dev,
+            registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
+
+
+def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
+    """A key of ``create_kernel``'s inputs: the pickled assignments and config (pystencils' fields with their
+    types and layouts included; the JIT left out, it changes no code) and :func:`_choice_parts`. It finds a
+    choice made before without generating the code first; the code is still checked against the choice's key
+    (:func:`_known_choice`). None where the inputs do not pickle."""
+    import hashlib
+    import pickle
+
+    import pystencils as ps
+
+    cfg = config.copy()
+    cfg.jit = ps.no_jit
+    try:
+        digest = hashlib.sha256(pickle.dumps((assignments, cfg), protocol=4)).hexdigest()
+    except Exception:  # unpicklable objects in the assignments or the config: no shortcut
+        return None
+    return _cache.content_key("choice-inputs", digest, *parts)
+
+
+def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: list) -> Any | None:
+    """The kernel of a choice cached for these inputs, generated once with its block; None where there is none
+    or where the code generated now is not the code the choice was made for (then the caller starts over)."""
+    entry = _cache.read_json("choice-inputs", inputs)
+    choice = entry.get("choice") if isinstance(entry, dict) else None
+    cached = _cache.read_json("choices", choice) if isinstance(choice, str) else None
+    if not isinstance(cached, dict) or "block" not in cached or "metadata" not in cached:
+        return None
+    kernel = _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+    if _cache.content_key("choice", kernel.get_c_code(), *parts) != choice:
+        return None
+    _check_layout_matches(kernel, layout)
+    return kernel
+
+
+def _keep_inputs(kernel: Any, code: str, inputs: str | None, choice: str) -> Any:
+    """Remember that ``inputs`` lead to ``choice``, where the kernel's code does not depend on its block (a
+    later run then generates the code once); returns ``kernel``."""
+    if inputs is not None and kernel.get_c_code() == code:
+        _cache.write_json("choice-inputs", inputs, {"choice": choice})
+    return kernel
 
 
 def _check_gpu_target(config: Any) -> None:

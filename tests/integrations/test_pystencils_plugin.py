@@ -269,6 +269,55 @@ def test_a_second_run_with_registers_from_nvcc_neither_compiles_nor_ranks(tmp_pa
     assert len(list((tmp_path / "cache" / "rankings").glob("*.jsonl"))) == 2
 
 
+def test_a_second_run_generates_the_code_once(tmp_path, monkeypatch):
+    """The choice is also found from the inputs (pickled assignments and config): a second run generates the
+    kernel once, with the block chosen before, and checks its code against the choice's key. A stale entry
+    (its choice made for other code) costs the full path, which mends it; a kernel whose code depends on the
+    block (launch bounds) keeps no such entry and takes the full path each time, with the right block."""
+    import warpspeed.studies.ranking
+
+    made = []
+    real_create = ps.create_kernel
+    monkeypatch.setattr(ps, "create_kernel", lambda *a, **kw: made.append(1) or real_create(*a, **kw))
+    ranked = []
+    real = warpspeed.studies.ranking.evaluate
+    monkeypatch.setattr(warpspeed.studies.ranking, "evaluate", lambda *a, **kw: ranked.append(1) or real(*a, **kw))
+    run = dict(shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    first = wp.create_kernel(wp.star_stencil(1), **run)
+    assert len(made) == 2 and ranked  # the code that keys the choice, then the kernel with the chosen block
+    entries = list((tmp_path / "cache" / "choice-inputs").glob("*.json"))
+    assert len(entries) == 1
+    made.clear(), ranked.clear()
+    second = wp.create_kernel(wp.star_stencil(1), **run)
+    assert len(made) == 1 and not ranked
+    assert second.metadata["warpspeed"] == first.metadata["warpspeed"]
+    assert second.get_c_code() == first.get_c_code()
+    assert tuple(second.get_launch_configuration().default_block_size) == tuple(first.metadata["warpspeed"]["block"])
+
+    right = entries[0].read_text()
+    entries[0].write_text('{"choice": "%s"}' % ("0" * 24))  # no such choice
+    made.clear()
+    assert wp.create_kernel(wp.star_stencil(1), **run).metadata["warpspeed"] == first.metadata["warpspeed"]
+    assert len(made) == 2 and entries[0].read_text() == right and not ranked
+    wp.create_kernel(wp.star_stencil(2), **run)  # its entry points at a choice made for other code
+    stale = {e.read_text() for e in (tmp_path / "cache" / "choice-inputs").glob("*.json")} - {right}
+    entries[0].write_text(stale.pop())
+    made.clear()
+    assert wp.create_kernel(wp.star_stencil(1), **run).metadata["warpspeed"] == first.metadata["warpspeed"]
+    assert len(made) == 3 and entries[0].read_text() == right  # tried, checked, then the full path
+
+    bounded = ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
+    bounded.gpu.generate_launch_bounds = True
+    shutil.rmtree(tmp_path / "cache")
+    first = wp.create_kernel(wp.star_stencil(1), bounded, **run)
+    block = tuple(first.metadata["warpspeed"]["block"])
+    assert f"__launch_bounds__({block[0] * block[1] * block[2]})" in first.get_c_code()
+    assert not list((tmp_path / "cache" / "choice-inputs").glob("*.json"))
+    made.clear(), ranked.clear()
+    again = wp.create_kernel(wp.star_stencil(1), bounded, **run)
+    assert len(made) == 2 and not ranked and again.get_c_code() == first.get_c_code()
+
+
 def test_catalog_kernels_are_built_once_across_runs(tmp_path, monkeypatch):
     """A catalog kernel's description is stored on disk; a new process (here: a cleared in-memory cache) reads
     it back without lbmpy and gets the same kernel; a damaged entry is rebuilt."""
