@@ -5,7 +5,8 @@
 2. the default space of a 7-point stencil: star3d-r1 at 514^3 on an H100, 182 blocks of 128-1024 threads
    (what ``create_kernel`` ranks, screened; goal <= 1 CPU-s), in full and screened;
 3. the default space of ``create_kernel`` for lbmpy's D3Q19 kernel (256^3, H100, 147 blocks of 256-1024
-   threads), screened (needs the pystencils plugin);
+   threads), screened, in ``fzyx`` and in the array-of-structures layout ``zyxf`` (needs the pystencils
+   plugin);
 4. a 5-point what-if of the L2 size (10 MiB .. 160 MiB) of star3d-r4 on an A100 at 512x512x256 against one
    ranking of the same space (goal: <= 1.5x).
 
@@ -63,15 +64,16 @@ def main() -> int:
     r, cpu, wall = timed(lambda: warpspeed.rank(k, "H100-SXM5-80GB", threads=(128, 256, 512, 1024), screen=1))
     print(f"7-point default space, screened: {cpu:.2f} CPU-s ({wall:.2f} s wall, this process), {len(r.results)} "
           f"of {len(r.results) + len(r.bounded)} estimated in full; best {r.best.configuration.block}")
-    try:  # the D3Q19 kernel comes from lbmpy through the pystencils plugin
-        lbm = warpspeed.find_kernel("d3q19-srt").with_domain((256, 256, 256))
-    except warpspeed.InputError as err:
-        print(f"D3Q19 default space: skipped ({err})")
-    else:
+    for name in ("d3q19-srt", "d3q19-srt:layout=zyxf"):
+        try:  # the D3Q19 kernel comes from lbmpy through the pystencils plugin
+            lbm = warpspeed.find_kernel(name).with_domain((256, 256, 256))
+        except warpspeed.InputError as err:
+            print(f"{name} default space: skipped ({err})")
+            continue
         fresh()
-        r, cpu, wall = timed(lambda: warpspeed.rank(lbm, "H100-SXM5-80GB", threads=(256, 512, 1024), screen=1))
-        print(f"D3Q19 default space of create_kernel, screened: {cpu:.2f} CPU-s ({wall:.2f} s wall, this process), "
-              f"{len(r.results)} of {len(r.results) + len(r.bounded)} estimated in full; "
+        r, cpu, wall = timed(lambda lbm=lbm: warpspeed.rank(lbm, "H100-SXM5-80GB", threads=(256, 512, 1024), screen=1))
+        print(f"{name} default space of create_kernel, screened: {cpu:.2f} CPU-s ({wall:.2f} s wall, this "
+              f"process), {len(r.results)} of {len(r.results) + len(r.bounded)} estimated in full; "
               f"best {r.best.configuration.block}")
     star = warpspeed.find_kernel("star3d-r4").with_domain((512, 512, 256))
     values = [10 * 2**20 * 16 ** (i / 4) for i in range(5)]

@@ -44,4 +44,8 @@ def assert_same_footprints(counter, reference, launch, id_ranges):
     (ca, ra), (cb, rb) = sets
     assert counter.count_by_field(ca.intersect(cb)) == reference.count_by_field(ra.intersect(rb))
     assert counter.count_by_field(ca.subtract(cb)) == reference.count_by_field(ra.subtract(rb))
+    for (lo, hi), c, r in ((id_ranges[0], cb, rb), (id_ranges[1], ca, ra)):  # one range's loads met by the other's
+        cells = cell_set(launch, lo, hi)
+        assert counter.count_by_field(counter.meet(cells, c)) == \
+            reference.count_by_field(reference.footprint(cells).intersect(r))
     return sets

@@ -120,6 +120,12 @@ def _compare_slices_with_points(spec, block, ranges, granularity, exact):
             b = by_points.footprint(cells, loads=loads, stores=stores)
             assert np.array_equal(a.keys, b.keys), (loads, stores)
             assert by_slices.footprint_size(cells, loads=loads, stores=stores) == b.size()
+    if len(id_ranges) == 2:  # the loads of one range met by the other's footprint, chunks that cannot meet it left out
+        (la, ha), (lb, hb) = id_ranges
+        for mine, theirs in (((la, ha), (lb, hb)), ((lb, hb), (la, ha))):
+            other = by_points.footprint(cell_set(launch, *theirs), loads=True, stores=True)
+            met = by_slices.meet(cell_set(launch, *mine), other)
+            assert np.array_equal(met.keys, by_points.footprint(cell_set(launch, *mine)).intersect(other).keys)
 
 
 @PROFILE
@@ -231,3 +237,18 @@ def test_slabs_of_two_constant_indices_come_in_address_order():
     ref = EnumeratedFootprints(kernel, 32, slices=False).footprint(cells)
     assert np.array_equal(fp.keys, ref.keys) and np.all(np.diff(fp.keys) > 0)
     assert fp.intersect(fp).size() == 32 and fp.subtract(fp).size() == 0
+
+
+@given(lo=st.integers(0, 6), count=st.integers(1, 8), start=st.integers(0, 60), stride=st.integers(1, 9),
+       per=st.sampled_from([1, 2, 4, 8, 16]), near=st.lists(st.integers(0, 40), max_size=8))
+def test_near_indices_keep_every_index_that_shares_a_granule(lo, count, start, stride, per, near):
+    """The indices a bitmap chunk keeps for ``meet``: the first to the last whose elements (``stride`` each,
+    index ``lo`` from element ``start``) share a granule with ``near``, counted element by element."""
+    from warpspeed.model.enumerated_volumes import _near_indices
+
+    wanted = set(near)
+    sharing = [k for k in range(lo, lo + count)
+               if any((start + (k - lo) * stride + e) // per in wanted for e in range(stride))]
+    kept = _near_indices(np.array(sorted(wanted), dtype=np.int64), lo, lo + count - 1, start, stride, per)
+    assert kept == ((sharing[0], sharing[-1]) if sharing else None)
+    assert _near_indices(None, lo, lo + count - 1, start, stride, per) == (lo, lo + count - 1)

@@ -60,6 +60,10 @@ class FootprintCounter(Protocol):
 
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int: ...
 
+    def meet(self, cells: CellSet | isl.Set, other: FootprintSet) -> FootprintSet:
+        """``footprint(cells).intersect(other)`` (loads), possibly without listing what cannot meet ``other``."""
+        ...
+
     def count_by_field(self, fp: FootprintSet) -> tuple[int, ...]: ...
 
 

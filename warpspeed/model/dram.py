@@ -112,12 +112,14 @@ def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> W
     f_wave = sectors.footprint(wave)
     stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
     (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
-    f_y, over_y, over_z = sectors.empty(), None, None
+    # only the layers' sectors the wave loads again count: what lies too far from the wave need not be listed
+    y_hits, over_y, over_z = sectors.empty(), None, None
     if ya < yb:  # the y-layer's cells below the last block row
-        f_y = sectors.footprint(cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]))
-        over_y = sectors.count_by_field(f_y.intersect(f_wave))
+        y_hits = sectors.meet(cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]),
+                              f_wave)
+        over_y = sectors.count_by_field(y_hits)
     if za < zb:
-        over_z = sectors.count_by_field(sectors.footprint(cell_set(launch, za, zb)).intersect(f_wave).subtract(f_y))
+        over_z = sectors.count_by_field(sectors.meet(cell_set(launch, za, zb), f_wave).subtract(y_hits))
     return WaveSectors(sectors.count_by_field(f_wave), stores, over_y, over_z)
 
 

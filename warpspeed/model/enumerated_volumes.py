@@ -45,7 +45,12 @@ the blocks of ``benchmarks/bench_catalog.py``: the closed form takes 1-2 ms plus
 the bitmap 1.5-3 ns per marked pair; at a share of 0.027, the largest seen, the closed form was 1.5-4x
 faster). Speed only, never a count."""
 
+MEMBER_SPAN_PER_KEY = 32
+"""Membership tests by bitmap up to this span per key (bytes of bitmap per key of both arrays), else by binary
+search: a bitmap costs about 0.2 ns per spanned granule, a binary search about 20 ns per key (profiled on
+array-of-structures waves 1x8x64 blocks deep, a span of 26 per key: 4.2 against 8.6 ms). Speed only."""
 FIELD_SHIFT = 40  # granule indices below 2**40: arrays up to 32 TiB at 32 B granules
+GRANULE_MASK = (1 << FIELD_SHIFT) - 1
 SMALL_CHUNK_ROWS = 64  # chunks of at most this many rows read their row boundaries in one pass (profiled)
 CHUNK_ELEMENTS = 1 << 22  # the slice bitmap is built in chunks of at most this many elements (bytes)
 
@@ -68,14 +73,14 @@ class AddressSet:
 
 def _members(keys: np.ndarray, of: np.ndarray) -> np.ndarray:
     """Which of the sorted distinct ``keys`` are in the sorted distinct ``of``: by marking ``of`` in a bitmap
-    over the keys' common span where it is not much larger than the arrays (a footprint's granules lie close
-    together: 10x faster than a binary search each), else by a binary search each."""
+    over the keys' common span where it is at most :data:`MEMBER_SPAN_PER_KEY` times the arrays (a footprint's
+    granules lie close together), else by a binary search each."""
     if keys.size == 0 or of.size == 0:
         return np.zeros(keys.size, dtype=bool)
     lo, hi = max(int(keys[0]), int(of[0])), min(int(keys[-1]), int(of[-1]))
     if hi < lo:
         return np.zeros(keys.size, dtype=bool)
-    if hi - lo <= 8 * (keys.size + of.size):
+    if hi - lo <= MEMBER_SPAN_PER_KEY * (keys.size + of.size):
         mark = np.zeros(hi - lo + 1, dtype=bool)
         inner = of[np.searchsorted(of, lo):np.searchsorted(of, hi, side="right")]
         mark[inner - lo] = True
@@ -199,12 +204,14 @@ class _Scratch:
         return out
 
 
-def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
-                   granularity: int) -> Iterator[_Chunk] | None:
+def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
+                   near: np.ndarray | None = None) -> Iterator[_Chunk] | None:
     """The field's elements that the boxes' cells touch through the accesses, as bitmaps in chunks of whole
     indices of the top dimension, per slab, in address order; None where slices do not apply (an index range
     outside the allocated shape, elements that do not tile a granule). The chunks come one at a time and
-    share their memory: read each before asking for the next."""
+    share their memory: read each before asking for the next. ``near`` (sorted granules): a chunk keeps only
+    the indices of its dimension whose elements share a granule with one of them, and one that keeps none is
+    left out."""
     eb, shape = fld.element_bytes, fld.shape
     if granularity % eb:
         return None
@@ -217,11 +224,28 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box]
     slabs: dict[tuple[int, ...], list] = {}
     for r in ranges:
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
-    return _chunk_stream(fld, slabs, top, per, _Scratch())
+    return _chunk_stream(fld, slabs, top, per, _Scratch(), near)
+
+
+def _near_indices(near: np.ndarray | None, lo: int, hi: int, start: int, stride: int,
+                  per: int) -> tuple[int, int] | None:
+    """The indices ``lo..hi`` of a dimension of ``stride`` elements (index ``lo`` from element ``start``)
+    narrowed to those whose elements share a granule with one of the sorted ``near`` (None: all of them),
+    as (first, last); None where no such index is left. Granules are ``per`` elements."""
+    if near is None:
+        return lo, hi
+    end = start + (hi - lo + 1) * stride  # one past the last element
+    i = int(np.searchsorted(near, start // per))
+    j = int(np.searchsorted(near, (end - 1) // per, side="right"))
+    if i >= j:
+        return None
+    first = max(start, int(near[i]) * per)  # the first and last element of those granules inside
+    last = min(end - 1, (int(near[j - 1]) + 1) * per - 1)
+    return lo + (first - start) // stride, lo + (last - start) // stride
 
 
 def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per: int,
-                  scratch: _Scratch) -> Iterator[_Chunk]:
+                  scratch: _Scratch, near: np.ndarray | None = None) -> Iterator[_Chunk]:
     plane = fld.strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
     # slabs in address order: by the slowest dimension's index first (the key lists the faster ones first)
@@ -230,11 +254,12 @@ def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per:
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
         bands = _bands(rs, top, fld.shape)
         if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
-            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, scratch)
+            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, scratch, near)
             continue
         for c0 in range(first, last + 1, step):
-            c1 = min(c0 + step, last + 1)
-            yield _marked_chunk(fld, rs, top, top, c0, c1 - 1, base + c0 * plane, per, scratch)
+            kept = _near_indices(near, c0, min(c0 + step, last + 1) - 1, base + c0 * plane, plane, per)
+            if kept is not None:
+                yield _marked_chunk(fld, rs, top, top, kept[0], kept[1], base + kept[0] * plane, per, scratch)
 
 
 def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
@@ -248,7 +273,7 @@ def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] 
 
 
 def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
-                 last: int, per: int, scratch: _Scratch) -> Iterator[_Chunk]:
+                 last: int, per: int, scratch: _Scratch, near: np.ndarray | None = None) -> Iterator[_Chunk]:
     """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
     :data:`CHUNK_ELEMENTS` elements, in address order; bands a plane's ranges miss get none."""
     second = top - 1
@@ -259,9 +284,13 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
         for blo, bhi in bands:
             for lo0 in range(blo, bhi + 1, rows_per_chunk):
                 hi0 = min(bhi, lo0 + rows_per_chunk - 1)
-                sel = [r for r in here if r[second][0] <= hi0 and r[second][1] >= lo0]
+                kept = _near_indices(near, lo0, hi0, base + c * plane + lo0 * row, row, per)
+                if kept is None:
+                    continue
+                lo1, hi1 = kept
+                sel = [r for r in here if r[second][0] <= hi1 and r[second][1] >= lo1]
                 if sel:
-                    yield _marked_chunk(fld, sel, second, top, lo0, hi0, base + c * plane + lo0 * row, per, scratch)
+                    yield _marked_chunk(fld, sel, second, top, lo1, hi1, base + c * plane + lo1 * row, per, scratch)
 
 
 def _marked_chunk(fld: Field, rs: list, dim: int, top: int, lo0: int, hi0: int, start: int, per: int,
@@ -293,11 +322,14 @@ def _sorted_distinct(values: np.ndarray) -> np.ndarray:
 
 
 def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
-                       per_row: bool = False) -> np.ndarray | None:
+                       per_row: bool = False, near: np.ndarray | None = None) -> np.ndarray | None:
     """Sorted distinct granules of the field that the boxes' cells touch through the accesses, by marking
     slices of a bitmap over its elements (None where that does not apply). ``per_row``: keys
-    ``2 g + row parity`` instead, so that a granule two rows share counts once per row (see :func:`row_keys`)."""
-    chunks = _marked_chunks(fld, accesses, boxes, granularity)
+    ``2 g + row parity`` instead, so that a granule two rows share counts once per row (see :func:`row_keys`).
+    ``near`` (sorted granules, not with ``per_row``): only those of them are needed; the rows or planes of
+    the bitmap that share no granule with them are not marked (the result then lacks granules, but none of
+    ``near``)."""
+    chunks = _marked_chunks(fld, accesses, boxes, granularity, None if per_row else near)
     if chunks is None:
         return None
     per = granularity // fld.element_bytes
@@ -453,15 +485,29 @@ class EnumeratedFootprints:
             keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, loads, stores))
         return AddressSet(np.concatenate(keys))
 
-    def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool) -> np.ndarray:
-        """One field's sorted distinct granules (or per-row keys) of the cells, by slices where they apply."""
+    def meet(self, cells: isl.Set, other: AddressSet) -> AddressSet:
+        """The cells' load footprint intersected with ``other``: the rows and planes of the slice bitmaps that
+        share no granule with ``other`` are not marked (a layer's rows and planes away from the wave)."""
+        pieces = as_cell_set(cells)
+        bounds = np.searchsorted(other.keys, np.arange(self.nfields + 1, dtype=np.int64) << FIELD_SHIFT)
+        keys = [np.empty(0, dtype=np.int64)]
+        for i, f in enumerate(self.kernel.fields):
+            near = other.keys[bounds[i]:bounds[i + 1]] & GRANULE_MASK
+            if near.size:
+                keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, True, False, near))
+        return AddressSet(np.concatenate(keys)).intersect(other)
+
+    def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool,
+                         near: np.ndarray | None = None) -> np.ndarray:
+        """One field's sorted distinct granules (or per-row keys) of the cells, by slices where they apply
+        (``near``: see :func:`granules_by_slices`)."""
         accesses = (f.loads if loads else ()) + (f.stores if stores else ())
         if not accesses:
             return np.empty(0, dtype=np.int64)
         if self._slices[i] is not None and not cells.points:
             ld, st = self._slices[i]
             granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), cells.boxes,
-                                          self.granularity, self._per_row[i])
+                                          self.granularity, self._per_row[i], near)
             if granules is not None:
                 return granules
         return self._granules_by_points(f, accesses, cells.coordinates, self._per_row[i])

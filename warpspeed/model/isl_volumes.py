@@ -348,6 +348,10 @@ class Footprints:
             parts.append(coalesced(out) if coalesce and n > 1 else out)
         return Footprint(tuple(parts))
 
+    def meet(self, cells: CellSet | isl.Set, other: Footprint) -> Footprint:
+        """The cells' load footprint intersected with ``other``."""
+        return self.footprint(cells).intersect(other)
+
     def count_by_field(self, fp: Footprint) -> tuple[int, ...]:
         """Elements of a footprint (of these Footprints) per field."""
         out = [0] * self.nfields

@@ -296,6 +296,10 @@ class RangeFootprints:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
         return self._footprint(cells, loads, stores, range(self.nfields))
 
+    def meet(self, cells: CellSet | isl.Set, other: GranuleRanges) -> GranuleRanges:
+        """The cells' load footprint intersected with ``other``."""
+        return self.footprint(cells).intersect(other)
+
     def _footprint(self, cells: CellSet | isl.Set, loads: bool, stores: bool, fields: Sequence[int]) -> GranuleRanges:
         """:meth:`footprint` of the given fields only."""
         c = as_cell_set(cells)
