@@ -82,9 +82,10 @@ def _registers_argument(registers: Any) -> int | None:
     return registers
 
 
-def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None) -> None:
+def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None, stacklevel: int = 4) -> None:
     """Warn when the fields were declared with another spatial layout than the one estimated (``layout``, or
-    the strides of the ``arrays`` a launch passes): the threads follow the declared layout."""
+    the strides of the ``arrays`` a launch passes): the threads follow the declared layout. ``stacklevel``:
+    as :func:`warnings.warn`'s, from this function."""
     from warpspeed import InputError
 
     from ._extract import layout_orders
@@ -106,7 +107,7 @@ def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None)
         if have and have != want:
             warnings.warn(f"warpspeed_pystencils: field '{f.name}' was declared with the spatial layout {have} "
                           f"but {what} {want}; the threads of the kernel follow the declared layout.",
-                          stacklevel=4)
+                          stacklevel=stacklevel)
             return
 
 
@@ -383,11 +384,10 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     code = made[0].get_c_code()  # printed once (20-40 ms): the choice's key and nvcc's input
     choice = _cache.content_key("choice", code, *parts) if parts is not None else None
     if choice is not None:  # the same kernel from other inputs (or a choice made before the inputs were kept)
-        cached = _cache.read_json("choices", choice)
+        cached = _cached_choice(choice)
         if cached is not None:
-            _check_layout_matches(made[0], layout)
-            return _keep_inputs(_with_block(assignments, base, tuple(cached["block"]), cached["metadata"]), code,
-                                inputs, choice)
+            _check_layout_matches(made[0], layout, stacklevel=3)
+            return _keep_inputs(_with_block(assignments, base, *cached), code, inputs, choice)
     dkw.setdefault("arch", arch_for(device))
     # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
     count = _registers.RegisterCount(code, dkw["arch"]) if registers is None else None
@@ -449,31 +449,50 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
         dev = device  # a shipped device: its file is in the model version
     else:
         dev = (device if isinstance(device, warpspeed.Device) else warpspeed.device(device)).to_dict()
-    try:  # plain data only: no object's repr (an address) in a key
+    try:  # plain data only: no object's repr (an address) in a key; a bad shape is described's to report
         options = json.loads(json.dumps({k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}))
+        extent = list(shape)
     except (TypeError, ValueError):
         return None
-    return [list(shape), layout, registers, fallback, describe_options, options, dev,
+    return [extent, layout, registers, fallback, describe_options, options, dev,
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 
 def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
-    """A key of ``create_kernel``'s inputs: the pickled assignments and config (pystencils' fields with their
-    types and layouts included; the JIT left out, it changes no code) and :func:`_choice_parts`. It finds a
-    choice made before without generating the code first; the code is still checked against the choice's key
-    (:func:`_known_choice`). None where the inputs do not pickle."""
+    """A key of ``create_kernel``'s inputs: the assignments by value (:func:`_value_digest`: pystencils' fields
+    with their types and layouts included), the config's options (its ``repr``, the JIT left out: it changes no
+    code) and :func:`_choice_parts`. It finds a choice made before without generating the code first; the code
+    is still checked against the choice's key (:func:`_known_choice`), so a key that misses costs time only.
+    None where the assignments do not pickle."""
+    cfg = config.copy()
+    cfg.jit = None
+    digest = _value_digest(assignments)
+    return _cache.content_key("choice-inputs", digest, repr(cfg), *parts) if digest is not None else None
+
+
+def _value_digest(obj: Any) -> str | None:
+    """A hash of ``obj`` pickled by value: without the pickle's memo, so that which parts are one shared object
+    does not show (lbmpy's update rule read from pystencils' disk cache shares fewer than the one derived),
+    and with pystencils' data types by name (they fill caches of their own as kernels are generated). None
+    where ``obj`` does not pickle (or refers to itself)."""
     import hashlib
+    import io
     import pickle
 
-    import pystencils as ps
+    from pystencils.types import PsType
 
-    cfg = config.copy()
-    cfg.jit = ps.no_jit
+    class ByValue(pickle.Pickler):
+        def reducer_override(self, o: Any) -> Any:
+            return (str, (f"{type(o).__name__}:{o!r}",)) if isinstance(o, PsType) else NotImplemented
+
+    out = io.BytesIO()
+    pickler = ByValue(out, protocol=4)
+    pickler.fast = True  # no memo
     try:
-        digest = hashlib.sha256(pickle.dumps((assignments, cfg), protocol=4)).hexdigest()
-    except Exception:  # unpicklable objects in the assignments or the config: no shortcut
+        pickler.dump(obj)
+    except Exception:  # unpicklable or self-referring objects: no shortcut
         return None
-    return _cache.content_key("choice-inputs", digest, *parts)
+    return hashlib.sha256(out.getvalue()).hexdigest()
 
 
 def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: list) -> Any | None:
@@ -481,14 +500,29 @@ def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: 
     or where the code generated now is not the code the choice was made for (then the caller starts over)."""
     entry = _cache.read_json("choice-inputs", inputs)
     choice = entry.get("choice") if isinstance(entry, dict) else None
-    cached = _cache.read_json("choices", choice) if isinstance(choice, str) else None
-    if not isinstance(cached, dict) or "block" not in cached or "metadata" not in cached:
+    cached = _cached_choice(choice) if isinstance(choice, str) else None
+    if cached is None:
         return None
-    kernel = _with_block(assignments, base, tuple(cached["block"]), cached["metadata"])
+    try:
+        kernel = _with_block(assignments, base, *cached)
+    except Exception:  # the full path reports what pystencils makes of the assignments
+        return None
     if _cache.content_key("choice", kernel.get_c_code(), *parts) != choice:
         return None
     _check_layout_matches(kernel, layout)
     return kernel
+
+
+def _cached_choice(choice: str) -> tuple[tuple[int, ...], dict] | None:
+    """(block, metadata) of a cached choice; None where there is none or its file does not hold them."""
+    cached = _cache.read_json("choices", choice)
+    if not isinstance(cached, dict) or not isinstance(cached.get("metadata"), dict):
+        return None
+    block = cached.get("block")
+    if not isinstance(block, list) or not block or len(block) > 3 or \
+            not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block):
+        return None
+    return tuple(block), cached["metadata"]
 
 
 def _keep_inputs(kernel: Any, code: str, inputs: str | None, choice: str) -> Any:

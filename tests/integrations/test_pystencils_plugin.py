@@ -1,5 +1,6 @@
 """The pystencils / lbmpy plugin: kernels extracted from generated code, block-size choice, registers from nvcc."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -316,6 +317,42 @@ def test_a_second_run_generates_the_code_once(tmp_path, monkeypatch):
     made.clear(), ranked.clear()
     again = wp.create_kernel(wp.star_stencil(1), bounded, **run)
     assert len(made) == 2 and not ranked and again.get_c_code() == first.get_c_code()
+
+
+def test_the_inputs_are_hashed_by_value():
+    """The inputs' hash does not change with what pystencils caches as it generates code (its data types fill
+    caches of their own) nor with which parts are one shared object (lbmpy's update rule read from pystencils'
+    disk cache shares fewer than the one derived); different assignments hash differently."""
+    import copy
+
+    before = wp._value_digest(wp.star_stencil(1))
+    ps.create_kernel(wp.star_stencil(1), ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit))
+    assert wp._value_digest(wp.star_stencil(1)) == before
+    assert wp._value_digest(wp.star_stencil(2)) != before
+    rule = wp.lbm_d3q19_srt()
+    shared = [rule.main_assignments[0], rule.main_assignments[0]]
+    assert wp._value_digest(shared) == wp._value_digest([shared[0], copy.deepcopy(shared[0])])
+    loop = []
+    loop.append(loop)
+    assert wp._value_digest(loop) is None  # refers to itself: no shortcut, no error
+
+
+@pytest.mark.parametrize("shape", [66, (66, 66, 66.5), "66,66,66"])
+def test_create_kernel_names_a_bad_shape(shape):
+    with pytest.raises(warpspeed.InputError, match="shape"):
+        wp.create_kernel(wp.star_stencil(1), shape=shape, device=A100, registers=32, blocks=SMALL_BLOCKS)
+
+
+def test_a_damaged_choice_is_ranked_again(tmp_path):
+    run = dict(shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
+    first = wp.create_kernel(wp.star_stencil(1), **run)
+    (stored,) = (tmp_path / "cache" / "choices").glob("*.json")
+    for damaged in ('{"block": 5, "metadata": {}}', '{"block": [0, 0, 0], "metadata": {}}', '{"block": [8, 8]}',
+                    "[1, 2]"):
+        stored.write_text(damaged)
+        again = wp.create_kernel(wp.star_stencil(1), **run)
+        assert again.metadata["warpspeed"] == first.metadata["warpspeed"], damaged
+        assert json.loads(stored.read_text())["block"] == first.metadata["warpspeed"]["block"]
 
 
 def test_catalog_kernels_are_built_once_across_runs(tmp_path, monkeypatch):
