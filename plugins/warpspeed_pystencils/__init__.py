@@ -373,7 +373,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
-    parts = _choice_parts(shape, device, layout, registers, fallback, dkw, rank_options) \
+    parts = _choice_parts(shape, device, layout, registers, fallback, dkw, rank_options, folding_given) \
         if "cache" not in rank_options else None  # None: no choice is cached (cache=, or options not plain data)
     inputs = _inputs_key(assignments, base, parts) if parts is not None else None
     if inputs is not None:  # a second run: one code generation, with the block chosen before
@@ -436,11 +436,11 @@ _NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how
 
 
 def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int | None, fallback: int | None,
-                  describe_options: dict, rank_options: dict) -> list | None:
+                  describe_options: dict, rank_options: dict, folding_given: bool) -> list | None:
     """Everything but the kernel that keys ``create_kernel``'s choice: the shape and layout, the device's full
-    description, every option that can change the ranking, whether nvcc can count the registers, and the
-    versions of this plugin, pystencils, lbmpy and warpspeed's code and data. None where an option is not
-    plain data (the choice is not cached)."""
+    description, every option that can change the ranking or its summary (whether ``folding`` was given),
+    whether nvcc can count the registers, and the versions of this plugin, pystencils, lbmpy and warpspeed's
+    code and data. None where an option is not plain data (the choice is not cached)."""
     import warpspeed
 
     from . import _registers
@@ -454,7 +454,7 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
         extent = list(shape)
     except (TypeError, ValueError):
         return None
-    return [extent, layout, registers, fallback, describe_options, options, dev,
+    return [extent, layout, registers, fallback, describe_options, options, folding_given, dev,
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 

@@ -293,6 +293,10 @@ def test_a_second_run_generates_the_code_once(tmp_path, monkeypatch):
     assert len(made) == 1 and not ranked
     assert second.metadata["warpspeed"] == first.metadata["warpspeed"]
     assert second.get_c_code() == first.get_c_code()
+    assert not first.metadata["warpspeed"]["ranking"]["folding_ranked"]
+    given = wp.create_kernel(wp.star_stencil(1), folding=((1, 1, 1),), **run)  # the same ranking, another summary
+    assert given.metadata["warpspeed"]["ranking"]["folding_ranked"]
+    made.clear(), ranked.clear()
     assert tuple(second.get_launch_configuration().default_block_size) == tuple(first.metadata["warpspeed"]["block"])
 
     right = entries[0].read_text()
