@@ -340,7 +340,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
     estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
     ``~/.cache/warpspeed``, keyed on the kernel's description, the domain, the device and warpspeed's code and
-    device data), and so is the choice (keyed on the generated code, and found from the pickled inputs):
+    device data), and so is the choice (keyed on the generated code, and found from the inputs):
     creating the same kernel again costs one code generation by pystencils. ``cache=None`` turns this off,
     ``cache=PATH`` chooses the ranking's file.
     On a terminal a progress bar shows the ranking.
@@ -459,7 +459,7 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
 
 
 def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
-    """A key of ``create_kernel``'s inputs: the assignments by value (:func:`_value_digest`: pystencils' fields
+    """A key of ``create_kernel``'s inputs: the pickled assignments (:func:`_value_digest`: pystencils' fields
     with their types and layouts included), the config's options (its ``repr``, the JIT left out: it changes no
     code) and :func:`_choice_parts`. It finds a choice made before without generating the code first; the code
     is still checked against the choice's key (:func:`_known_choice`), so a key that misses costs time only.
@@ -471,26 +471,25 @@ def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
 
 
 def _value_digest(obj: Any) -> str | None:
-    """A hash of ``obj`` pickled by value: without the pickle's memo, so that which parts are one shared object
-    does not show (lbmpy's update rule read from pystencils' disk cache shares fewer than the one derived),
-    and with pystencils' data types by name (they fill caches of their own as kernels are generated). None
-    where ``obj`` does not pickle (or refers to itself)."""
+    """A hash of ``obj`` pickled with pystencils' data types by name: they fill caches of their own as kernels
+    are generated, which would change the plain pickle of the same assignments within a process. What the
+    pickle still tells apart is which parts are one shared object: an lbmpy update rule derived in one run
+    and read from pystencils' disk cache in the next hash differently (that next run generates its code twice
+    once more). None where ``obj`` does not pickle."""
     import hashlib
     import io
     import pickle
 
     from pystencils.types import PsType
 
-    class ByValue(pickle.Pickler):
+    class ByName(pickle.Pickler):
         def reducer_override(self, o: Any) -> Any:
             return (str, (f"{type(o).__name__}:{o!r}",)) if isinstance(o, PsType) else NotImplemented
 
     out = io.BytesIO()
-    pickler = ByValue(out, protocol=4)
-    pickler.fast = True  # no memo
     try:
-        pickler.dump(obj)
-    except Exception:  # unpicklable or self-referring objects: no shortcut
+        ByName(out, protocol=4).dump(obj)
+    except Exception:  # unpicklable objects: no shortcut
         return None
     return hashlib.sha256(out.getvalue()).hexdigest()
 
