@@ -21,8 +21,9 @@ lbmpy 2.0 (only the API that survives 2.1 is used).
 from __future__ import annotations
 
 import json
+import numbers
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -193,7 +194,7 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
         count = _registers.RegisterCount(kernel.get_c_code(), arch)  # nvcc starts now
     try:
         if arrays is None:
-            _check_layout_matches(kernel, layout)
+            _check_layout_matches(kernel, layout, stacklevel=5)  # at the caller of describe, create_kernel, ...
         flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
         spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
                                     flops=flops, arrays=arrays)
@@ -360,6 +361,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         raise _input_error(f"config must be a pystencils CreateKernelConfig or None, got {type(config).__name__}.")
     if shape is None:
         return _launch_time_kernel(assignments, config, device, layout, registers, rank_options)
+    if isinstance(shape, Iterator):  # read once: the key and the description both need it
+        shape = tuple(shape)
     base = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
     _check_gpu_target(base)
     if isinstance(device, str) and device == "auto":
@@ -451,10 +454,11 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
         dev = (device if isinstance(device, warpspeed.Device) else warpspeed.device(device)).to_dict()
     try:  # plain data only: no object's repr (an address) in a key; a bad shape is described's to report
         options = json.loads(json.dumps({k: v for k, v in rank_options.items() if k not in _NOT_IN_THE_CHOICE}))
-        extent = list(shape)
+        described = json.loads(json.dumps(describe_options))
+        extent = [int(n) if isinstance(n, numbers.Integral) and not isinstance(n, bool) else n for n in shape]
     except (TypeError, ValueError):
         return None
-    return [extent, layout, registers, fallback, describe_options, options, folding_given, dev,
+    return [extent, layout, registers, fallback, described, options, folding_given, dev,
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 
@@ -518,9 +522,9 @@ def _cached_choice(choice: str) -> tuple[tuple[int, ...], dict] | None:
     if not isinstance(cached, dict) or not isinstance(cached.get("metadata"), dict):
         return None
     block = cached.get("block")
-    if not isinstance(block, list) or not block or len(block) > 3 or \
+    if not isinstance(block, list) or len(block) != 3 or cached["metadata"].get("block") != block or \
             not all(isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block):
-        return None
+        return None  # a choice stores the best estimate, whose block it is
     return tuple(block), cached["metadata"]
 
 

@@ -340,12 +340,23 @@ def test_create_kernel_names_a_bad_shape(shape):
         wp.create_kernel(wp.star_stencil(1), shape=shape, device=A100, registers=32, blocks=SMALL_BLOCKS)
 
 
+def test_create_kernel_takes_a_shape_of_any_integers():
+    """A generator is read once (the key and the description both need it); numpy's integers key as ints."""
+    import numpy as np
+
+    run = dict(device=A100, registers=32, blocks=SMALL_BLOCKS)
+    first = wp.create_kernel(wp.star_stencil(1), shape=(n for n in (66, 66, 66)), **run)
+    again = wp.create_kernel(wp.star_stencil(1), shape=np.array([66, 66, 66]), **run)
+    assert again.metadata["warpspeed"] == first.metadata["warpspeed"]
+
+
 def test_a_damaged_choice_is_ranked_again(tmp_path):
     run = dict(shape=(66, 66, 66), device=A100, registers=32, blocks=SMALL_BLOCKS)
     first = wp.create_kernel(wp.star_stencil(1), **run)
     (stored,) = (tmp_path / "cache" / "choices").glob("*.json")
     for damaged in ('{"block": 5, "metadata": {}}', '{"block": [0, 0, 0], "metadata": {}}', '{"block": [8, 8]}',
-                    "[1, 2]"):
+                    "[1, 2]", '{"block": [4096, 1, 1], "metadata": {}}',
+                    '{"block": [8, 8], "metadata": {"block": [8, 8]}}'):
         stored.write_text(damaged)
         again = wp.create_kernel(wp.star_stencil(1), **run)
         assert again.metadata["warpspeed"] == first.metadata["warpspeed"], damaged
