@@ -385,7 +385,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
             return kernel
     made = _as_kernel(assignments, base)
     code = made[0].get_c_code()  # printed once (20-40 ms): the choice's key and nvcc's input
-    choice = _cache.content_key("choice", code, *parts) if parts is not None else None
+    choice = _choice_key(code, parts) if parts is not None else None
     if choice is not None:  # the same kernel from other inputs (or a choice made before the inputs were kept)
         cached = _cached_choice(choice)
         if cached is not None:
@@ -462,6 +462,11 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 
+def _choice_key(code: str, parts: list) -> str:
+    """The key of ``create_kernel``'s choice: the kernel's generated code and :func:`_choice_parts`."""
+    return _cache.content_key("choice", code, *parts)
+
+
 def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
     """A key of ``create_kernel``'s inputs: the pickled assignments (:func:`_value_digest`: pystencils' fields
     with their types and layouts included), the config's options (its ``repr``, the JIT left out: it changes no
@@ -510,7 +515,7 @@ def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: 
         kernel = _with_block(assignments, base, *cached)
     except Exception:  # the full path reports what pystencils makes of the assignments
         return None
-    if _cache.content_key("choice", kernel.get_c_code(), *parts) != choice:
+    if _choice_key(kernel.get_c_code(), parts) != choice:
         return None
     _check_layout_matches(kernel, layout)
     return kernel

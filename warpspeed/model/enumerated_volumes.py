@@ -489,7 +489,7 @@ class EnumeratedFootprints:
         """The cells' load footprint intersected with ``other``: the rows and planes of the slice bitmaps that
         share no granule with ``other`` are not marked (a layer's rows and planes away from the wave)."""
         pieces = as_cell_set(cells)
-        bounds = np.searchsorted(other.keys, np.arange(self.nfields + 1, dtype=np.int64) << FIELD_SHIFT)
+        bounds = self._field_bounds(other)
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
             near = other.keys[bounds[i]:bounds[i + 1]] & GRANULE_MASK
@@ -553,5 +553,8 @@ class EnumeratedFootprints:
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
         """Granules of a footprint per field."""
-        bounds = np.searchsorted(fp.keys, np.arange(self.nfields + 1, dtype=np.int64) << FIELD_SHIFT)
-        return tuple(int(n) for n in np.diff(bounds))  # the keys are sorted by field
+        return tuple(int(n) for n in np.diff(self._field_bounds(fp)))
+
+    def _field_bounds(self, fp: AddressSet) -> np.ndarray:
+        """Where each field's keys begin in a footprint, and its end (the keys are sorted by field)."""
+        return np.searchsorted(fp.keys, np.arange(self.nfields + 1, dtype=np.int64) << FIELD_SHIFT)
