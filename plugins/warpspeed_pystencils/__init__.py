@@ -30,8 +30,8 @@ from typing import Any
 from . import _cache
 
 __all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "cuda_program", "describe",
-           "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "rank_block_sizes", "ranking_summary",
-           "star_stencil"]
+           "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "pystencils_default_block", "rank_block_sizes",
+           "ranking_summary", "star_stencil"]
 
 DEFAULT_ARCH = "sm_80"
 #: Thread counts create_kernel ranks when none are given.
@@ -376,7 +376,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
-    parts = _choice_parts(shape, device, layout, registers, fallback, dkw, rank_options, folding_given) \
+    parts = _choice_parts(shape, device, layout, registers, fallback, dkw, rank_options, folding_given,
+                          base.gpu.get_option("default_block_size")) \
         if "cache" not in rank_options else None  # None: no choice is cached (cache=, or options not plain data)
     inputs = _inputs_key(assignments, base, parts) if parts is not None else None
     if inputs is not None:  # a second run: one code generation, with the block chosen before
@@ -414,7 +415,8 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     block = tuple(int(b) for b in best.configuration.block)
     spatial = max(f.spatial_dimensions for f in made[0].get_fields())
     meta = dict(best.data)
-    meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given)
+    meta["ranking"] = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=folding_given,
+                                      default_block=pystencils_default_block(spatial, base))
     meta = json.loads(json.dumps(meta))  # as the choice cache gives it back
     kernel = _with_block(assignments, base, block, meta)
     if choice is not None and wkernel.registers is not None:  # unknown registers: warn again next time
@@ -439,9 +441,11 @@ _NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how
 
 
 def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int | None, fallback: int | None,
-                  describe_options: dict, rank_options: dict, folding_given: bool) -> list | None:
+                  describe_options: dict, rank_options: dict, folding_given: bool,
+                  default_block: Sequence[int] | None = None) -> list | None:
     """Everything but the kernel that keys ``create_kernel``'s choice: the shape and layout, the device's full
-    description, every option that can change the ranking or its summary (whether ``folding`` was given),
+    description, every option that can change the ranking or its summary (whether ``folding`` was given, the
+    config's own default block: the summary compares with it),
     whether nvcc can count the registers, and the versions of this plugin, pystencils, lbmpy and warpspeed's
     code and data. None where an option is not plain data (the choice is not cached)."""
     import warpspeed
@@ -458,7 +462,8 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
         extent = [int(n) if isinstance(n, numbers.Integral) and not isinstance(n, bool) else n for n in shape]
     except (TypeError, ValueError):
         return None
-    return [extent, layout, registers, fallback, described, options, folding_given, dev,
+    default = None if default_block is None else [int(b) for b in default_block]
+    return [extent, layout, registers, fallback, described, options, folding_given, dev, default,
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 
@@ -580,18 +585,28 @@ def launch_time_jit(device: Any = "auto", inner: Any = None, **options: Any) -> 
     return LaunchTimeJit(device, inner, **options)
 
 
+def pystencils_default_block(spatial_dims: int, config: Any = None) -> tuple[int, int, int]:
+    """The block pystencils launches a kernel of ``spatial_dims`` dimensions with when nobody chooses one: the
+    config's ``gpu.default_block_size`` where it sets one, else pystencils' default for the dimensionality."""
+    from pystencils.codegen.config import GpuOptions
+
+    given = config.gpu.get_option("default_block_size") if config is not None else None
+    block = given if given is not None else GpuOptions.get_default_block_size(spatial_dims)
+    return tuple(int(b) for b in block)  # type: ignore[return-value]
+
+
 def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str | None,
-                    folding_ranked: bool) -> dict[str, Any]:
+                    folding_ranked: bool, default_block: Sequence[int] | None = None) -> dict[str, Any]:
     """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the best block, its performance and limiter, the
     configurations ranked, how sure the ranking is (``confidence``, as in the rank JSON), and pystencils'
-    default block with its estimate and the speedup over it."""
+    default block (``default_block``, else pystencils' default for ``spatial_dims``) with its estimate and the
+    speedup over it."""
     from warpspeed.plugin_api import reference_estimate
-
-    from ._internals import default_block_size
 
     best = ranking.best
     block = [int(b) for b in best.configuration.block]
-    default_block = default_block_size(spatial_dims)
+    default_block = (tuple(int(b) for b in default_block) if default_block is not None
+                     else pystencils_default_block(spatial_dims))
     summary: dict[str, Any] = {
         "device": ranking.device, "block": block, "folding": list(best.configuration.folding),
         "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),

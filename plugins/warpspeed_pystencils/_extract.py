@@ -31,12 +31,11 @@ from typing import Any
 
 import pystencils as ps
 import sympy as sp
-from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
 from pystencils.types import PsIeeeFloatType, PsIntegerType
 
 from warpspeed import InputError
 
-from ._internals import expressions, structural  # the kernel AST: see _internals for why
+from ._internals import FieldBasePtr, FieldShape, FieldStride, expressions, structural  # see _internals: why
 
 TIDS = ("tidx", "tidy", "tidz")
 _AXES = ("x", "y", "z")
@@ -217,8 +216,9 @@ class Extractor:
             self.shape, self.ps_spatial = self._shape_of_arrays(fields)
         else:
             self._check_shape(shape)
+        element_types = field_element_types(self.kernel)
         for f in fields:
-            dtype = f.dtype
+            dtype = element_types.get(f.name, f.dtype)
             eb = getattr(dtype, "itemsize", None)
             if not eb:
                 raise InputError(f"{self.where}: field '{f.name}' has element type {dtype} of unknown size.")
@@ -451,7 +451,8 @@ class Extractor:
         guard = next((s for s in body.statements if isinstance(s, structural.PsConditional)), None)
         dom: dict[int, int] = {}
         text: dict[tuple[str, int], str] = {}
-        used_axes = sorted({i for i, a in enumerate(_AXES) if self._uses_thread_axis(body, a)})
+        used = thread_axes(body)
+        used_axes = sorted(i for i, a in enumerate(_AXES) if a in used)
         if guard is None:
             raise InputError(f"{self.where}: no iteration-space guard (if ctr < size - gl) found; only "
                              "kernels of the Linear3D indexing scheme are supported.")
@@ -460,16 +461,14 @@ class Extractor:
         missing = [TIDS[i] for i in used_axes if i not in dom]
         if missing:
             raise InputError(f"{self.where}: the guard bounds no iteration range for {', '.join(missing)}.")
+        if len(dom) < min(self.spatial_dims, 3):
+            raise InputError(f"{self.where}: its {self.spatial_dims} spatial coordinates are not on "
+                             f"{self.spatial_dims} thread axes; only the Linear3D indexing scheme is supported.")
         out = tuple(dom.get(i, 1) for i in range(3))
         if any(n < 1 for n in out):
             raise InputError(f"{self.where}: empty iteration space {list(out)} for the shape "
                              f"{list(self.ps_spatial)} (ghost layers take it all).")
         return out, text  # type: ignore[return-value]
-
-    def _uses_thread_axis(self, node: Any, axis: str) -> bool:
-        if isinstance(node, expressions.PsLiteralExpr) and node.literal.text == f"threadIdx.{axis}":
-            return True
-        return any(self._uses_thread_axis(c, axis) for c in node.children)
 
     def _bound(self, rel: Any, dom: dict[int, int], text: dict[tuple[str, int], str]) -> None:
         what = f"guard '{rel}'"
@@ -511,6 +510,25 @@ class Extractor:
                         if not info.fixed and coord < self.spatial_dims and info.extents[coord] == info.shape[coord]:
                             k = info.shape[coord] - n
                             text[(info.name, coord)] = f"{_DOMAIN_NAMES[axis]}+{k}" if k else _DOMAIN_NAMES[axis]
+
+
+def thread_axes(node: Any) -> set[str]:
+    """The thread axes (``"x"``, ``"y"``, ``"z"``) whose ``threadIdx`` a kernel's AST reads."""
+    if isinstance(node, expressions.PsLiteralExpr) and node.literal.text.startswith("threadIdx."):
+        return {node.literal.text[len("threadIdx."):]}
+    return set().union(*(thread_axes(c) for c in node.children))
+
+
+def field_element_types(kernel: Any) -> dict[str, Any]:
+    """The element type of each field as the generated code declares it: its base pointer's target. A field
+    of generic type (``ps.fields("f: [3D]")``, ``ps::numeric_t``) gets the config's default type there."""
+    out = {}
+    for p in kernel.parameters:
+        base = getattr(p.dtype, "base_type", None)
+        roles = [prop for prop in p.properties if isinstance(prop, FieldBasePtr)]
+        if base is not None and roles:
+            out[roles[0].field.name] = base
+    return out
 
 
 def _conjuncts(cond: Any) -> list[Any]:

@@ -66,20 +66,100 @@ class _Trial:
         return min(self.times_ms, key=self.times_ms.__getitem__)
 
 
-def array_layouts(kernel: Any, arrays: Mapping[str, Any]) -> dict[str, ArrayLayout]:
-    """Shape and strides (elements) of the array passed for each field of a pystencils kernel."""
-    out = {}
-    for f in kernel.get_fields():
-        arr = arrays.get(f.name)
-        if arr is None:
-            raise InputError(f"kernel '{kernel.name}' was called without an array for its field '{f.name}'.")
+@dataclass(frozen=True)
+class FieldArgument:
+    """What a call must pass for one field: an array of ``spatial`` extents and then the ``index`` extents
+    (None: symbolic, not checked), of ``fixed_shape`` where the field was declared with one, holding
+    ``numpy_dtype`` (None: not known)."""
+
+    name: str
+    spatial: int
+    index_dims: int
+    index: tuple[int, ...] | None
+    fixed_shape: tuple[int, ...] | None
+    numpy_dtype: Any
+    element: str
+
+
+@dataclass(frozen=True)
+class CallSignature:
+    """The arguments of a pystencils kernel, read once per kernel (``Kernel.get_fields`` hashes every field at
+    each call): its fields, and the names of its other parameters (``omega``)."""
+
+    kernel_name: str
+    fields: tuple[FieldArgument, ...]
+    values: tuple[str, ...]
+
+    @classmethod
+    def of(cls, kernel: Any) -> CallSignature:
+        from ._extract import field_element_types
+
+        elements = field_element_types(kernel)
+        fields = []
+        for f in sorted(kernel.get_fields(), key=lambda f: f.name):
+            index = tuple(f.index_shape)
+            fixed_index = all(isinstance(n, int) or getattr(n, "is_Integer", False) for n in index)
+            element = elements.get(f.name)
+            fields.append(FieldArgument(
+                f.name, f.spatial_dimensions, len(index), tuple(int(n) for n in index) if fixed_index else None,
+                tuple(int(n) for n in f.shape) if f.has_fixed_shape else None,
+                getattr(element, "numpy_dtype", None), str(element)))
+        values = tuple(p.name for p in kernel.parameters if not p.is_field_parameter)
+        return cls(kernel.name, tuple(fields), values)
+
+
+def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
+    """Refuse a call that is wrong for the kernel, naming the argument: a missing array or parameter value, an
+    argument that is not an array, an array of another number of dimensions, other index extents (an LBM
+    field's populations), another fixed shape or element type than the code was generated for, or generic
+    fields of different spatial shapes. pystencils checks some of these at the launch and not others (index
+    extents: the kernel would read past the array)."""
+    names = [f.name for f in signature.fields]
+    missing = [n for n in (*names, *signature.values) if arguments.get(n) is None]
+    if missing:
+        unexpected = sorted(set(arguments) - set(names) - set(signature.values))
+        what = f"an array for its field '{missing[0]}'" if missing[0] in names else \
+            f"a value for its parameter '{missing[0]}'"
+        raise InputError(f"kernel '{signature.kernel_name}' was called without {what}; it takes "
+                         f"{', '.join(sorted([*names, *signature.values]))}"
+                         + (f" (unexpected: {', '.join(unexpected)})." if unexpected else "."))
+    spatial_shapes = {}
+    for f in signature.fields:
+        arr = arguments[f.name]
+        where = f"kernel '{signature.kernel_name}': the argument for field '{f.name}'"
         try:
             shape = tuple(int(n) for n in arr.shape)
-            itemsize = int(arr.dtype.itemsize)
-            strides = tuple(int(s) for s in arr.strides)
+            dtype = arr.dtype
+            tuple(int(s) for s in arr.strides)
         except (AttributeError, TypeError, ValueError):
-            raise InputError(f"kernel '{kernel.name}': the argument for field '{f.name}' is not an array "
-                             f"({type(arr).__name__}).") from None
+            raise InputError(f"{where} is not an array ({type(arr).__name__}); pass a cupy array.") from None
+        if len(shape) != f.spatial + f.index_dims or (f.index is not None and shape[f.spatial:] != f.index):
+            needs = f"{f.spatial} spatial extents" + (f" and the index extents {list(f.index)}" if f.index else "")
+            raise InputError(f"{where} has the shape {list(shape)}; the field needs {needs}.")
+        if f.fixed_shape is not None and shape != f.fixed_shape:
+            raise InputError(f"{where} has the shape {list(shape)}; the field was declared with the fixed shape "
+                             f"{list(f.fixed_shape)}.")
+        if f.numpy_dtype is not None and dtype != f.numpy_dtype:
+            raise InputError(f"{where} holds {dtype}; the kernel was generated for {f.numpy_dtype} ({f.element}).")
+        if f.fixed_shape is None:
+            spatial_shapes[f.name] = shape[:f.spatial]
+    if len(set(spatial_shapes.values())) > 1:
+        raise InputError(f"kernel '{signature.kernel_name}': the arrays have different spatial shapes "
+                         f"({', '.join(f'{n}: {list(v)}' for n, v in spatial_shapes.items())}); pystencils launches "
+                         "a kernel on arrays of one spatial shape.")
+
+
+def array_layouts(kernel: Any, arrays: Mapping[str, Any], signature: CallSignature | None = None
+                  ) -> dict[str, ArrayLayout]:
+    """Shape and strides (elements) of the array passed for each field of a pystencils kernel (a call that
+    :func:`check_call` accepted; ``signature``: the kernel's, where it was read before); an ``InputError`` for
+    a view warpspeed cannot describe."""
+    out = {}
+    for f in (signature or CallSignature.of(kernel)).fields:
+        arr = arrays[f.name]
+        shape = tuple(int(n) for n in arr.shape)
+        itemsize = int(arr.dtype.itemsize)
+        strides = tuple(int(s) for s in arr.strides)
         if any(s <= 0 or s % itemsize for s in strides) and any(n > 1 for n in shape):
             raise InputError(f"kernel '{kernel.name}': the array for field '{f.name}' has the byte strides "
                              f"{list(strides)}; warpspeed needs positive strides, whole elements apart.")
@@ -94,6 +174,29 @@ def _compiled_registers(inner: Any) -> int | None:
     except Exception:  # no cupy kernel behind this wrapper, or the compiler failed: pystencils says why
         return None
     return n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 255 else None
+
+
+def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``threads``, ``model`` and ``registers`` checked when the kernel is created: a bad one is the caller's
+    mistake, not a launch the model cannot describe (which runs with pystencils' block)."""
+    import warpspeed
+    from warpspeed.plugin_api import performance_model
+
+    from . import _registers_argument
+
+    out = dict(options)
+    if out.get("threads") is not None:
+        threads = out["threads"]
+        if isinstance(threads, str | bytes) or not isinstance(threads, Sequence) or not threads or not all(
+                isinstance(t, int) and not isinstance(t, bool) for t in threads):
+            raise InputError(f"threads= of a launch-time kernel is a list of thread counts per block (e.g. "
+                             f"(256, 512, 1024)), got {threads!r}.")
+        warpspeed.block_shapes(threads)  # counts that are not powers of two are refused, with the nearest ones
+        out["threads"] = tuple(threads)
+    if out.get("model") is not None:
+        performance_model(out["model"])
+    _registers_argument(out.get("registers"))
+    return out
 
 
 def _gpu_index(arrays: Mapping[str, Any]) -> int | None:
@@ -124,6 +227,7 @@ class LaunchTimeJit(JitBase):
         if not isinstance(options.get("measure", True), bool):
             raise InputError(f"measure= of a launch-time kernel is True (time the blocks the model cannot tell "
                              f"apart at the first calls; the default) or False, got {options['measure']!r}.")
+        options = _checked_options(options)
         if not (isinstance(device, str) and device == "auto"):
             import warpspeed
 
@@ -135,6 +239,13 @@ class LaunchTimeJit(JitBase):
     def compile(self, kernel: Any) -> LaunchTimeKernel:
         from pystencils.jit import CupyJit
 
+        from ._extract import thread_axes
+
+        spatial = max((f.spatial_dimensions for f in kernel.get_fields()), default=0)
+        if len(thread_axes(kernel.body)) < min(spatial, 3):
+            raise InputError(f"kernel '{kernel.name}': its {spatial} spatial coordinates are not on {spatial} thread "
+                             "axes; launch-time block choice describes kernels of pystencils' Linear3D indexing "
+                             "scheme: leave gpu.indexing_scheme at its default.")
         compiled = (self.inner or CupyJit()).compile(kernel)
         config = getattr(compiled, "launch_config", None)
         if not callable(getattr(config, "trim_block_size", None)):
@@ -169,7 +280,11 @@ class LaunchTimeKernel(KernelWrapper):
         self.choices: dict[tuple[int | None, tuple[tuple[str, ArrayLayout], ...]], LaunchChoice] = {}
         self._devices: dict[int | None, Any] = {}
         self._trials: dict[tuple, _Trial] = {}
-        self._block: tuple[int, int, int] | None = None  # the block of the last launch
+        self._block: tuple[int, int, int] | None = None  # the block of the last launch (None: pystencils' own)
+        self.signature = CallSignature.of(kernel)
+        from ._internals import launch_state
+
+        self._pystencils_state = launch_state(compiled.launch_config)  # the launch as pystencils would make it
 
     @property
     def launch_config(self) -> Any:
@@ -177,6 +292,10 @@ class LaunchTimeKernel(KernelWrapper):
 
     def __call__(self, **kwargs: Any) -> None:
         key, choice = self._choice(kwargs)
+        if "fallback" in choice.summary:  # arrays warpspeed cannot describe: pystencils' launch, untouched
+            self._launch_as_pystencils()
+            self.compiled(**kwargs)
+            return
         if not choice.candidates:  # confident, measured, or measure=False (choose_block then lists none)
             self._set_block(choice.block)
             self.compiled(**kwargs)
@@ -203,6 +322,18 @@ class LaunchTimeKernel(KernelWrapper):
             self._block = block
         self.compiled.launch_config.trim_block_size(block)
 
+    def _launch_as_pystencils(self) -> None:
+        """Launch the next call as pystencils would: its default block, untrimmed (``_internals`` says why this
+        needs its launch configuration's state)."""
+        from ._internals import forget_launch_grids, restore_launch_state
+
+        if self._block is None:
+            return
+        forget_launch_grids(self.compiled)
+        self._block = None
+        if not restore_launch_state(self.compiled.launch_config, self._pystencils_state):
+            self.compiled.launch_config.trim_block_size(self.compiled.launch_config.default_block_size)
+
     def choice_for(self, **arrays: Any) -> LaunchChoice:
         """The choice a call with these arrays uses (ranked at the first call per GPU and array layout); while
         its candidates are being timed, the best-predicted block with the candidates still listed."""
@@ -210,12 +341,9 @@ class LaunchTimeKernel(KernelWrapper):
 
     def _choice(self, arrays: Mapping[str, Any]) -> tuple[tuple, LaunchChoice]:
         index = _gpu_index(arrays)
-        missing = [f.name for f in self.kernel.get_fields() if arrays.get(f.name) is None]
-        if missing:  # a wrong call, not a launch warpspeed cannot describe
-            raise InputError(f"kernel '{self.kernel.name}' was called without an array for its field "
-                             f"'{missing[0]}'.")
+        check_call(self.signature, arrays)  # a wrong call is the caller's to mend, not a launch to fall back on
         try:
-            layouts = array_layouts(self.kernel, arrays)
+            layouts = array_layouts(self.kernel, arrays, self.signature)
         except InputError as e:
             key = (index, ("unreadable", str(e)))
             return key, self._pystencils_default(key, e)
@@ -229,20 +357,24 @@ class LaunchTimeKernel(KernelWrapper):
             try:
                 self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
                                                  compiled_registers=_compiled_registers(self.compiled),
-                                                 **self.jit.options)
+                                                 default_block=self._default_block(), **self.jit.options)
             except InputError as e:  # arrays or a kernel the description does not cover
                 return key, self._pystencils_default(key, e)
         return key, self.choices[key]
 
+    def _default_block(self) -> tuple[int, int, int]:
+        return tuple(int(b) for b in self.compiled.launch_config.default_block_size)  # type: ignore[return-value]
+
     def _pystencils_default(self, key: tuple, why: InputError) -> LaunchChoice:
-        """pystencils' own default block for a launch warpspeed cannot describe, with a warning (once)."""
+        """pystencils' own launch (its default block) for arrays warpspeed cannot describe, with a warning
+        (once per array layout)."""
         import warnings
 
         if key not in self.choices:
-            block = tuple(int(b) for b in self.compiled.launch_config.default_block_size)
+            block = self._default_block()
             warnings.warn(f"warpspeed_pystencils: kernel '{self.kernel.name}' runs with pystencils' default block "
                           f"{block}: {why}", stacklevel=4)
-            self.choices[key] = LaunchChoice(block, "", {"fallback": str(why)})  # type: ignore[arg-type]
+            self.choices[key] = LaunchChoice(block, "", {"fallback": str(why)})
         return self.choices[key]
 
 
@@ -277,10 +409,12 @@ def _record(choice: LaunchChoice) -> dict:
 def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *,
                  compiled_registers: int | None = None, threads: Sequence[int] | None = None,
                  model: str | None = None, registers: int | None = None, cache: Any = True,
-                 measure: bool = True) -> LaunchChoice:
+                 measure: bool = True, default_block: Sequence[int] | None = None) -> LaunchChoice:
     """Rank the block shapes of a pystencils kernel for the given arrays on ``device`` (or read the choice
     back from the disk cache) and return the best-predicted one, with the blocks to time (``candidates``,
-    the ranking's ``confidence.measure``) where the model cannot tell them apart and ``measure`` is on."""
+    the ranking's ``confidence.measure``) where the model cannot tell them apart and ``measure`` is on.
+    ``default_block``: the block pystencils would launch (its launch configuration's), which the summary
+    compares with (default: pystencils' default for the kernel's dimensionality)."""
     import warpspeed
 
     from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, arch_for, ranking_summary
@@ -292,8 +426,9 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
     key = _cache.content_key("launch-choice", kernel.get_c_code(),
                              [(n, list(a.shape), list(a.strides)) for n, a in sorted(layouts.items())],
-                             dev.to_dict(), regs, list(threads), model, _cache.model_version(),
-                             _cache.code_version())
+                             dev.to_dict(), regs, list(threads), model,
+                             None if default_block is None else [int(b) for b in default_block],
+                             _cache.model_version(), _cache.code_version())
     if cache is not None:
         found = _cache.read_json("launch-choices", key)
         if _valid_choice(found):
@@ -312,7 +447,8 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     if best.error:
         raise InputError(f"kernel '{kernel.name}': no block shape can launch on {dev.id}: {best.error}")
     spatial = max(f.spatial_dimensions for f in kernel.get_fields())
-    summary = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=False)
+    summary = ranking_summary(ranking, wkernel, spatial, model=model, folding_ranked=False,
+                              default_block=default_block)
     summary["arrays"] = {n: {"shape": list(a.shape), "strides": list(a.strides)} for n, a in sorted(layouts.items())}
     summary["chosen_by"] = "model"
     conf = ranking.confidence

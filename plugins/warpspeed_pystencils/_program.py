@@ -13,10 +13,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pystencils.codegen.properties import FieldBasePtr, FieldShape, FieldStride
-
 from warpspeed import InputError
 from warpspeed.plugin_api import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+
+from ._internals import FieldBasePtr, FieldShape, FieldStride  # parameter roles: see _internals for why
 
 #: Every array starts at this value: a finite, non-zero state (an LBM cell of density 0.1 * Q at rest).
 DEFAULT_FILL = 0.1

@@ -8,6 +8,7 @@ configuration and argument checks run for real around it.
 import math
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,8 @@ def gpu(fake_gpu, monkeypatch, tmp_path):
     return fake_gpu
 
 
-def _seven_point(layout="fzyx"):
-    src, dst = ps.fields("src, dst: double[3D]", layout=layout)
+def _seven_point(layout="fzyx", element="double"):
+    src, dst = ps.fields(f"src, dst: {element}[3D]", layout=layout)
     return [ps.Assignment(dst.center, sum(src[d] for d in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0),
                                                              (0, 0, 1), (0, 0, -1))) - 6 * src.center)]
 
@@ -177,10 +178,26 @@ def test_device_auto_refuses_an_unknown_gpu_and_a_named_device_needs_no_detectio
     run = wp.create_kernel(_seven_point(), cache=None).compile()
     with pytest.raises(warpspeed.InputError, match="no shipped device describes the GPU 'Fake GPU'"):
         run(**_arrays(gpu, (34, 34, 34)))
+    monkeypatch.setenv("FAKE_CUPY_GPU_NAME", "NVIDIA A100 80GB PCIe")  # a board no shipped file describes
+    with pytest.raises(warpspeed.InputError) as refused:
+        run(**_arrays(gpu, (34, 34, 34)))
+    said = str(refused.value)
+    assert "closest shipped: A100-SXM4-80GB, A100-SXM4-40GB" in said
+    assert "warpspeed.device('A100-SXM4-80GB', sm_count=" in said and "--set KEY=VALUE" in said
     assert gpu.launches == []
     named = wp.create_kernel(_seven_point(), device="H200-SXM-141GB", cache=None).compile()
     named(**_arrays(gpu, (34, 34, 34)))
     assert named.choice_for(**_arrays(gpu, (34, 34, 34))).device == "H200-SXM-141GB"
+
+
+def test_a_gpu_whose_sm_count_differs_from_the_shipped_board_is_refused(gpu, monkeypatch):
+    monkeypatch.setenv("FAKE_CUPY_SM_COUNT", "114")  # an H100 name with the PCIe board's SMs: another board
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    with pytest.raises(warpspeed.InputError, match="reports 114 SMs, the shipped H100-SXM5-80GB has 132"):
+        run(**_arrays(gpu, (34, 34, 34)))
+    monkeypatch.setenv("FAKE_CUPY_SM_COUNT", "132")
+    run(**_arrays(gpu, (34, 34, 34)))
+    assert run.choice_for(**_arrays(gpu, (34, 34, 34))).device == H100
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [
@@ -188,6 +205,12 @@ def test_device_auto_refuses_an_unknown_gpu_and_a_named_device_needs_no_detectio
     ({"folding": ((1, 1, 2),)}, "takes the options"),
     ({"layout": "zyxf"}, "takes the layout from the arrays"),
     ({"cache": "/tmp/rankings.jsonl"}, "cache= of a launch-time kernel"),
+    ({"model": "latncy"}, "unknown performance model 'latncy'"),
+    ({"registers": 0}, "registers must be an integer from 1 to 255"),
+    ({"registers": "32"}, "registers must be an integer from 1 to 255"),
+    ({"threads": "256"}, "threads= of a launch-time kernel is a list of thread counts"),
+    ({"threads": ()}, "threads= of a launch-time kernel is a list of thread counts"),
+    ({"threads": (100,)}, "threads per block 100: the block extents"),
 ])
 def test_bad_launch_time_options_are_refused_when_the_kernel_is_created(gpu, kwargs, match):
     with pytest.raises(warpspeed.InputError, match=match):
@@ -198,6 +221,51 @@ def test_a_call_without_an_array_for_a_field_names_the_field(gpu):
     run = wp.create_kernel(_seven_point(), cache=None).compile()
     with pytest.raises(warpspeed.InputError, match="without an array for its field 'src'"):
         run(dst=gpu.zeros((34, 34, 34)))
+    with pytest.raises(warpspeed.InputError, match=r"field 'dst'; it takes dst, src \(unexpected: dts\)"):
+        run(src=gpu.zeros((34, 34, 34)), dts=gpu.zeros((34, 34, 34)))
+
+
+def _d3q19(gpu, shape=(34, 34, 34), q=19, **kw):
+    return {n: gpu.zeros((*shape, q)[:len(shape) + (q > 0)], order="F", **kw) for n in ("src", "dst")}
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda g: _d3q19(g), "without a value for its parameter 'omega'; it takes dst, omega, src"),
+    (lambda g: dict(_d3q19(g, q=9), omega=1.8), r"shape \[34, 34, 34, 9\]; the field needs 3 spatial extents "
+                                                r"and the index extents \[19\]"),
+    (lambda g: dict(_d3q19(g, q=0), omega=1.8), r"shape \[34, 34, 34\]; the field needs 3 spatial extents and"),
+    (lambda g: dict(_d3q19(g, shape=(34, 34)), omega=1.8), r"shape \[34, 34, 19\]; the field needs 3 spatial"),
+    (lambda g: dict(_d3q19(g), src=[[1.0]], omega=1.8), "field 'src' is not an array \\(list\\)"),
+    (lambda g: dict(_d3q19(g, dtype="float32"), omega=1.8), "holds float32; the kernel was generated for float64"),
+    (lambda g: dict(src=g.zeros((34, 34, 34, 19), order="F"), dst=g.zeros((34, 34, 18, 19), order="F"),
+                    omega=1.8), "different spatial shapes"),
+])
+def test_a_wrong_call_is_refused_before_anything_is_ranked_or_launched(gpu, call, match):
+    """Calls pystencils would refuse with its own error, or launch past the arrays' end (index extents are not
+    checked by pystencils): an InputError naming the argument, before the model ranks anything."""
+    run = wp.create_kernel(wp.lbm_d3q19_srt(), cache=None).compile()
+    with pytest.raises(warpspeed.InputError, match=match):
+        run(**call(gpu))
+    assert gpu.launches == [] and run.choices == {}
+
+
+def test_fields_of_generic_element_type_are_described_with_the_type_of_their_code(gpu):
+    """ps.fields("f: [3D]") has no element type of its own (ps::numeric_t): the code declares the config's
+    default type, and the kernel is described with its size, at launch and with shape= alike."""
+    update = _seven_point(element="")
+    for dtype, element_bytes in (("float64", 8), ("float32", 4)):
+        cfg = ps.CreateKernelConfig(target=ps.Target.CUDA, default_dtype=dtype)
+        run = wp.create_kernel(update, cfg, cache=None, measure=False).compile()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no fallback to pystencils' block, no layout warning
+            run(**{n: gpu.zeros((130, 66, 34), dtype=dtype, order="F") for n in ("src", "dst")})
+        choice = next(iter(run.choices.values()))
+        assert "fallback" not in choice.summary
+        spec = wp._describe_spec(ps.create_kernel(update, cfg.copy()), (130, 66, 34), registers=FAKE_REGISTERS)
+        assert {f["element_bytes"] for f in spec["field"]} == {element_bytes}
+        shaped = wp.create_kernel(update, cfg, shape=(130, 66, 34), device=H100, registers=FAKE_REGISTERS,
+                                  cache=None)
+        assert tuple(shaped.metadata["warpspeed"]["ranking"]["block"]) == choice.block
 
 
 def test_a_manual_launch_grid_is_left_to_the_user(gpu):
@@ -215,8 +283,8 @@ def test_the_internals_module_holds_every_non_public_pystencils_name_the_plugin_
 
     from warpspeed_pystencils import _internals
 
-    public = ("pystencils", "pystencils.codegen", "pystencils.codegen.properties", "pystencils.types",
-              "pystencils.jit", "pystencils.sympyextensions")
+    public = ("pystencils", "pystencils.codegen", "pystencils.codegen.config", "pystencils.types", "pystencils.jit",
+              "pystencils.sympyextensions")
     package = Path(_internals.__file__).parent
     for module in package.glob("*.py"):
         if module.name == "_internals.py":
@@ -224,8 +292,29 @@ def test_the_internals_module_holds_every_non_public_pystencils_name_the_plugin_
         for node in ast.walk(ast.parse(module.read_text())):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pystencils"):
                 assert node.module in public, f"{module.name} imports {node.module} outside _internals"
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.startswith("pystencils"):
+                        assert alias.name in public, f"{module.name} imports {alias.name} outside _internals"
+            if isinstance(node, ast.Attribute) and node.attr == "backend":  # ps.backend.ast...: not public
+                raise AssertionError(f"{module.name} reaches pystencils' backend outside _internals")
     assert all(inspect.isclass(c) for c in _internals.AST_NODES)
-    assert [_internals.default_block_size(d) for d in (1, 2, 3)] == [(256, 1, 1), (16, 16, 1), (8, 8, 4)]
+    assert all(inspect.isclass(c) for c in (_internals.FieldBasePtr, _internals.FieldShape, _internals.FieldStride))
+    assert [wp.pystencils_default_block(d) for d in (1, 2, 3)] == [(256, 1, 1), (16, 16, 1), (8, 8, 4)]
+
+
+def test_the_launch_state_internals_restore_pystencils_own_launch(gpu):
+    """The private block state _internals reads exists in this pystencils release and restoring it undoes
+    trim_block_size: a 2-cell-wide domain launches pystencils' untrimmed default block again."""
+    from warpspeed_pystencils import _internals
+
+    plain = ps.create_kernel(_seven_point(), ps.CreateKernelConfig(target=ps.Target.CUDA)).compile()
+    state = _internals.launch_state(plain.launch_config)
+    assert state is not None
+    plain.launch_config.trim_block_size((64, 2, 2))
+    assert _internals.restore_launch_state(plain.launch_config, state)
+    plain(**_arrays(gpu, (4, 34, 34)))  # 2 x 32 x 32 cells: trimming would give a block of x-extent 2
+    assert gpu.launches[-1][2] == (8, 8, 4)
 
 
 def test_layout_names_are_read_as_pystencils_reads_them():
@@ -245,12 +334,13 @@ def test_layout_names_are_read_as_pystencils_reads_them():
 
 
 def test_warpspeeds_pystencils_default_block_is_pystencils_own():
-    from warpspeed_pystencils import _internals
-
     from warpspeed.studies.space import pystencils_default_block
 
     for dims, domain in ((1, (100, 1, 1)), (2, (100, 100, 1)), (3, (100, 100, 100))):
-        assert pystencils_default_block(domain) == _internals.default_block_size(dims)
+        assert pystencils_default_block(domain) == wp.pystencils_default_block(dims)
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.default_block_size = (32, 4, 2)
+    assert wp.pystencils_default_block(3, cfg) == (32, 4, 2)
 
 
 def test_each_gpu_gets_its_own_choice(gpu, monkeypatch):
@@ -281,6 +371,57 @@ def test_arrays_warpspeed_cannot_describe_run_with_pystencils_default_block(gpu)
     assert "fallback" in run.choice_for(**strided).summary
 
 
+def test_after_a_chosen_block_a_launch_warpspeed_cannot_describe_is_pystencils_own(gpu):
+    """Arrays without interior (2 cells in x, one ghost layer each side) after a chosen block: launched as
+    pystencils launches them, its default block untrimmed (grid 0 in x), not the chosen block trimmed."""
+    run = wp.create_kernel(_seven_point(), cache=None, measure=False).compile()
+    run(**_arrays(gpu, (130, 66, 34)))
+    chosen = gpu.launches[-1][2]
+    with pytest.warns(UserWarning, match="empty iteration space"):
+        run(**_arrays(gpu, (2, 34, 34)))
+    plain = ps.create_kernel(_seven_point(), ps.CreateKernelConfig(target=ps.Target.CUDA)).compile()
+    plain(**_arrays(gpu, (2, 34, 34)))
+    assert gpu.launches[-2][1:3] == gpu.launches[-1][1:3] == ((0, 4, 8), (8, 8, 4))
+    run(**_arrays(gpu, (130, 66, 34)))  # and back to the choice
+    assert gpu.launches[-1][2] == chosen
+
+
+def test_the_summary_compares_with_the_block_pystencils_would_launch(gpu):
+    """The config's own default block (gpu.default_block_size) is the one compared with, at launch and with
+    shape= alike, and it keys the choice."""
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.default_block_size = (32, 4, 2)
+    run = wp.create_kernel(_seven_point(), cfg, measure=False).compile()
+    (choice,) = [run.choice_for(**_arrays(gpu, (130, 66, 34)))]
+    assert choice.summary["pystencils_default_block"] == [32, 4, 2]
+    shaped = wp.create_kernel(_seven_point(), cfg, shape=(130, 66, 34), device=H100, registers=FAKE_REGISTERS)
+    summary = shaped.metadata["warpspeed"]["ranking"]
+    assert summary["pystencils_default_block"] == [32, 4, 2]
+    assert summary["pystencils_default_GLup_s"] == pytest.approx(choice.summary["pystencils_default_GLup_s"])
+    plain = wp.create_kernel(_seven_point(), shape=(130, 66, 34), device=H100, registers=FAKE_REGISTERS)
+    assert plain.metadata["warpspeed"]["ranking"]["pystencils_default_block"] == [8, 8, 4]  # not the cached one
+    again = wp.create_kernel(_seven_point(), measure=False).compile().choice_for(**_arrays(gpu, (130, 66, 34)))
+    assert again.summary["pystencils_default_block"] == [8, 8, 4]
+
+
+def test_a_two_dimensional_single_precision_kernel_gets_its_block_at_launch(gpu):
+    src, dst = ps.fields("src, dst: float32[2D]", layout="fzyx")
+    update = [ps.Assignment(dst.center, (src[1, 0] + src[-1, 0] + src[0, 1] + src[0, -1]) / 4)]
+    run = wp.create_kernel(update, cache=None, measure=False).compile()
+    arrays = {n: gpu.zeros((1026, 514), dtype="float32", order="F") for n in ("src", "dst")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(**arrays)
+    block = gpu.launches[-1][2]
+    choice = run.choice_for(**arrays)
+    assert block[2] == 1 and block == choice.block and choice.summary["block"] == list(block)
+    assert choice.summary["pystencils_default_block"] == [16, 16, 1]
+    assert choice.summary["speedup_vs_default"] >= 1
+    spec = wp._describe_spec(ps.create_kernel(update, ps.CreateKernelConfig(target=ps.Target.CUDA)), (1026, 514),
+                             registers=FAKE_REGISTERS)
+    assert spec["domain"] == [1024, 512, 1] and {f["element_bytes"] for f in spec["field"]} == {4}
+
+
 def test_blocks_are_ranked_as_pystencils_launches_them_on_a_small_domain(gpu):
     run = wp.create_kernel(_seven_point(), cache=None).compile()
     run(**_arrays(gpu, (6, 6, 6)))  # 4 x 4 x 4 cells: no block of 256 threads fits untrimmed
@@ -294,6 +435,11 @@ def test_an_indexing_scheme_other_than_linear3d_is_refused_when_created(gpu):
     cfg.gpu.indexing_scheme = "Linear1D"
     with pytest.raises(warpspeed.InputError, match="Linear3D indexing scheme"):
         wp.create_kernel(_seven_point(), cfg)
+    cfg.jit = wp.launch_time_jit(cache=None)  # warpspeed's JIT given directly: refused when compiled
+    with pytest.raises(warpspeed.InputError, match="not on 3 thread axes.*Linear3D indexing scheme"):
+        ps.create_kernel(_seven_point(), cfg).compile()
+    with pytest.raises(warpspeed.InputError, match="not on 3 thread axes.*only the Linear3D"):
+        wp.describe(ps.create_kernel(_seven_point(), cfg.copy()), (34, 34, 34))  # nor described as 1-D
 
 
 def _timed_by_block(gpu, monkeypatch, times_ms):

@@ -3,9 +3,9 @@
 Kernels with more than 64 K registers per block refuse to launch, as on a real GPU (every kernel has 90
 registers per thread, or what the environment variable FAKE_CUPY_REGISTERS says). With the environment
 variable FAKE_CUPY_LOG set, every launch appends its kernel name to that file (the fake ncu reads it).
-The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says. Arrays made
-here (``zeros``, ``full``, ``asarray``) are ``ndarray``: numpy arrays that live on device 0, as far as
-pystencils' cupy JIT can tell.
+The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says, and reports
+FAKE_CUPY_SM_COUNT streaming multiprocessors where that is set. Arrays made here (``zeros``, ``full``,
+``asarray``) are ``ndarray``: numpy arrays that live on device 0, as far as pystencils' cupy JIT can tell.
 """
 
 import os
@@ -77,7 +77,10 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(i):
-        return {"name": os.environ.get("FAKE_CUPY_GPU_NAME", "Fake GPU").encode()}
+        props = {"name": os.environ.get("FAKE_CUPY_GPU_NAME", "Fake GPU").encode()}
+        if os.environ.get("FAKE_CUPY_SM_COUNT"):
+            props["multiProcessorCount"] = int(os.environ["FAKE_CUPY_SM_COUNT"])
+        return props
 
     @staticmethod
     def driverGetVersion():
