@@ -16,6 +16,9 @@ measured best GLup/s.
   stopped, or made more than 100 x the space's size of evaluations); ``greedy_ils from x0`` starts greedy_ils
   at warpspeed's best-predicted configuration (:func:`x0`).
 
+The last rows average each column over the sweeps whose ranking is not ``unvalidated`` (the array-of-structures
+sweep is), then over all: a run that never got there or crashed counts as the whole space measured.
+
 Every run gets the whole space as its budget (``max_fevals``) and is stopped once it reached the measured
 best. The script runs itself with PYTHONHASHSEED=0 (kernel_tuner iterates over sets of strings), so that the runs
 repeat exactly, except bayes_opt's and diff_evo's: they vary from run to run (bayes_opt times its acquisition
@@ -109,6 +112,8 @@ def simulate(cache: Path, doc: dict, strategy, options: dict, glups: dict[str, f
                                      strategy_options={"max_fevals": len(glups), **options}, cache=str(cache),
                                      simulation_mode=True, restrictions=wk.cached_restriction(cache), quiet=True)
         except Exception as e:  # a strategy's own failure (kernel_tuner 1.5's greedy_ils, see the docstring)
+            if isinstance(strategy, wk.WarpspeedOrder):
+                raise  # warpspeed's failure is not kernel_tuner's: the benchmark stops and says so
             CRASHES.setdefault(f"{type(e).__name__}: {e}", 0)
             CRASHES[f"{type(e).__name__}: {e}"] += 1
             return [*rec.launched, CRASHED]
@@ -151,6 +156,16 @@ def cell(runs: list[list[int | str | None]]) -> str:
     return " / ".join(parts)
 
 
+def mean_needed(runs_by_sweep: list[tuple[int, list[list[int | str | None]]]]) -> str:
+    """'a / b / c': per goal, the mean over sweeps of each sweep's mean over its runs, counting a run that never
+    got there or crashed first as the whole space measured (what a user would launch to be sure)."""
+    parts = []
+    for i in range(len(GOALS)):
+        per_sweep = [np.mean([r[i] if isinstance(r[i], int) else size for r in runs]) for size, runs in runs_by_sweep]
+        parts.append(f"{np.mean(per_sweep):.1f}")
+    return " / ".join(parts)
+
+
 def strategy_module(name: str):
     from kernel_tuner.interface import strategy_map
 
@@ -167,6 +182,8 @@ def main() -> int:
     columns = ["warpspeed", *names, "greedy_ils from x0"]
     start = time.perf_counter()
     rows_out = []
+    runs_of: dict[str, list] = {c: [] for c in columns}  # per column: (space size, runs) of each validated sweep
+    runs_all: dict[str, list] = {c: [] for c in columns}  # ... of every sweep
     with tempfile.TemporaryDirectory() as tmp:
         for csv in sorted(DATA.glob("*.csv")):
             if csv.name.startswith(SKIPPED) or (quick and not csv.name.startswith("star3d")):
@@ -191,21 +208,28 @@ def main() -> int:
                     print(f"{label}: skipped ({e})", file=sys.stderr)
                     continue
                 t_rank = time.perf_counter() - t0
-                cells = [cell([needed(simulate(cache, doc, wk.WarpspeedOrder(ranking), {}, glups), glups)])]
+                column_runs = {"warpspeed": [needed(simulate(cache, doc, wk.WarpspeedOrder(ranking), {}, glups),
+                                                    glups)]}
                 for name in names:
                     runs = []
                     for s in range(seeds):
                         random.seed(s)
                         np.random.seed(s)
                         runs.append(needed(simulate(cache, doc, strategy_module(name), {}, glups), glups))
-                    cells.append(cell(runs))
+                    column_runs[name] = runs
                 x = wk.x0(ranking, doc["tune_params"], restrictions=wk.cached_restriction(cache))
                 runs = []
                 for s in range(seeds):
                     random.seed(s)
                     np.random.seed(s)
                     runs.append(needed(simulate(cache, doc, strategy_module("greedy_ils"), {"x0": x}, glups), glups))
-                cells.append(cell(runs))
+                column_runs["greedy_ils from x0"] = runs
+                cells = [cell(column_runs[c]) for c in columns]
+                validated = ranking.confidence.level != "unvalidated"
+                for c in columns:
+                    runs_all[c].append((len(glups), column_runs[c]))
+                    if validated:
+                        runs_of[c].append((len(glups), column_runs[c]))
                 name = csv.stem + ("" if kernel in csv.stem else f" {kernel}") + (f" ({code} code)" if code else "")
                 rows_out.append([f"{name}, {len(glups)}", *cells])
                 print(f"  {label}: ranked in {t_rank:.1f} s; {time.perf_counter() - start:.0f} s so far",
@@ -216,6 +240,12 @@ def main() -> int:
     print("| --- " * (len(columns) + 1) + "|")
     for r in rows_out:
         print("| " + " | ".join(r) + " |")
+    n_valid, n_all = len(runs_of["warpspeed"]), len(runs_all["warpspeed"])
+    if n_valid:
+        print(f"| mean of the {n_valid} validated sweeps | " + " | ".join(mean_needed(runs_of[c]) for c in columns)
+              + " |")
+    if n_all > n_valid:
+        print(f"| mean of all {n_all} sweeps | " + " | ".join(mean_needed(runs_all[c]) for c in columns) + " |")
     for what, n in CRASHES.items():
         print(f"crashed {n} time(s) inside kernel_tuner: {what}")
     print(f"\n{len(rows_out)} sweeps in {time.perf_counter() - start:.0f} s")

@@ -251,6 +251,8 @@ def test_repeated_override_replaces_suffix_and_id_round_trips():
                                                                                  sm_count=120)
     assert d.id == "A100-SXM4-40GB+l2_size=96MiB+sm_count=120"
     assert device(d.id) == d
+    slashed = device("A100-SXM4-40GB").with_overrides(dram_bw="500GB/s")  # a unit with a slash: still an id
+    assert "/" in slashed.id and device(slashed.id) == slashed
 
 
 def test_override_hit_rate_coefficient():

@@ -51,9 +51,11 @@ def _match_id(text: str) -> str | None:
 
 
 def looks_like_path(text: str) -> bool:
-    """Device ids never contain a slash or end in .toml; anything that does is a file path."""
+    """Device ids never contain a slash or end in .toml; anything that does is a file path. Override suffixes
+    may (``H100-SXM5-80GB+dram_bw=3TB/s``): only the part before the first ``+`` counts."""
     t = text.strip()
-    return "/" in t or "\\" in t or t.lower().endswith(".toml")
+    base = t.split("+", 1)[0]
+    return "/" in base or "\\" in base or t.lower().endswith(".toml")
 
 
 def device(id_or_path: str | Path | Device, **overrides: Any) -> Device:

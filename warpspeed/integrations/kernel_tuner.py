@@ -4,7 +4,9 @@ kernel_tuner (https://github.com/KernelTuner/kernel_tuner) measures configuratio
 This module lets the prediction steer the measuring:
 
 - :func:`rank_tune_params` ranks the configurations of a kernel_tuner ``tune_params`` space (with kernel_tuner
-  style restrictions) as :func:`warpspeed.rank` does;
+  style restrictions) as :func:`warpspeed.rank` does, into a :class:`TuneRanking` that also records the
+  parameter names it was ranked with (the functions below use them where ``names=`` is left out) and what
+  loads its kernel and device (:class:`Origin`, recorded in the files it exports);
 - :func:`restriction` is a kernel_tuner ``restrictions=`` function that keeps only the model's top N, or the
   configurations predicted within a share of the best;
 - :class:`WarpspeedOrder` is a kernel_tuner strategy that measures first the configurations the model cannot
@@ -14,7 +16,8 @@ This module lets the prediction steer the measuring:
 - :func:`write_t4_results` / :func:`write_cache` export a ranking as kernel_tuner's T4 results JSON or as a
   cache file (predicted kernel time in ms as ``time``; replayable with ``simulation_mode=True``);
   :func:`read_kernel_tuner` reads a cache or T4 file as measurements for :mod:`warpspeed.measurement.validation`
-  (``warpspeed validate FILE.json``); :func:`convert_measurements` turns a measurement CSV into cache files.
+  (``warpspeed validate FILE.json``), :func:`recorded_devices` the device such a file records;
+  :func:`convert_measurements` turns a measurement CSV into cache files.
 
 Parameter names (:class:`ParameterNames`) say which ``tune_params`` are the block and folding extents;
 kernel_tuner's defaults ``block_size_x/y/z`` are the block's. Other parameters (a loop-unroll flag, say) do
@@ -33,15 +36,21 @@ import math
 import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import InputError, install_hint, read_text
+from ..device import Device
+from ..device import device as get_device
+from ..device.keys import KEYS_BY_NAME, value_text
+from ..device.overrides import split_id
+from ..errors import InputError, check_output_file, install_hint, read_text
+from ..kernel import Kernel
 from ..measurement.measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
+from ..model.estimate import resolve_kernel
 from ..model.launch import triple
-from ..studies.ranking import RankedResult, Ranking, rank
+from ..studies.ranking import RankedResult, Ranking, kernel_content, rank
 from ..studies.space import Configuration
 
 Restriction = Callable[[dict], bool]
@@ -115,12 +124,64 @@ def _key(c: Configuration) -> tuple:
     return c.block, c.folding
 
 
-def _names(names: ParameterNames | None) -> ParameterNames:
+def _names(names: ParameterNames | None, ranking: Ranking | None = None) -> ParameterNames:
+    """The names given; else those ``ranking`` was made with (a :class:`TuneRanking`); else :data:`NAMES`."""
     if names is None:
-        return NAMES
+        return ranking.names if isinstance(ranking, TuneRanking) else NAMES
     if not isinstance(names, ParameterNames):
         raise InputError(f"names must be a ParameterNames, got {type(names).__name__} ({names!r}).")
     return names
+
+
+@dataclass(frozen=True)
+class Origin:
+    """What loads a ranked kernel and device again, for the files warpspeed exports.
+
+    Why: a :class:`~warpspeed.studies.ranking.Ranking` names its kernel and device for people
+    (``star3d-r1`` for the 4-byte ``star:r=1,element_bytes=4`` too, a TOML kernel's ``name``, a changed
+    device's id such as ``A100-SXM4-40GB+dram_bw=500GB/s``), which need not load the same kernel or device.
+    ``kernel``: what :func:`warpspeed.find_kernel` (``--kernel``) takes, a catalog name with its parameters or
+    the absolute path of a kernel TOML file (None where no name or path loads the ranked kernel, e.g. a
+    :class:`~warpspeed.Kernel` built in Python); ``kernel_description``: the kernel's TOML table
+    (:func:`warpspeed.kernel_from_dict` builds it; its prose ``description`` left out), what a kernel given
+    on reading must equal; ``device``: what :func:`warpspeed.device` takes, a built-in id or a device TOML
+    path (None where neither loads it), with ``device_overrides`` (:meth:`warpspeed.Device.with_overrides`
+    keys, values as text that reads back exactly)."""
+
+    kernel: str | None
+    kernel_description: dict
+    device: str | None
+    device_overrides: dict[str, str]
+
+    def __hash__(self) -> int:
+        """Hashable as a Ranking is (its tables hash as their JSON text)."""
+        return hash(json.dumps([self.kernel, self.kernel_description, self.device, self.device_overrides],
+                               sort_keys=True))
+
+    def to_dict(self) -> dict:
+        """The keys of a file's ``warpspeed`` object (docs/kernel-tuner.md)."""
+        out: dict[str, Any] = {}
+        if self.kernel is not None:
+            out["kernel_spec"] = self.kernel
+        out["kernel_description"] = self.kernel_description
+        if self.device is not None:
+            out["device_spec"] = self.device
+            if self.device_overrides:
+                out["device_overrides"] = dict(self.device_overrides)
+        return out
+
+
+@dataclass(frozen=True)
+class TuneRanking(Ranking):
+    """A :class:`~warpspeed.studies.ranking.Ranking` of a kernel_tuner space (what :func:`rank_tune_params`
+    returns), with the parameter ``names`` it was ranked with and the ``origin`` of its kernel and device.
+
+    Why: :func:`restriction`, :class:`WarpspeedOrder`, :func:`x0` and the exports read kernel_tuner's
+    configurations with these names when none are given, and the exported files record what loads the
+    kernel and device back (:class:`Origin`)."""
+
+    names: ParameterNames = NAMES
+    origin: Origin | None = None
 
 
 def checked_tune_params(tune_params: Mapping[str, Sequence[Any]], names: ParameterNames | None = None
@@ -239,13 +300,122 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     (each function is called with the dict). Parameters that are neither block nor folding extents (see
     ``names``) do not change an estimate: the ranking holds each block and folding once; :func:`ordered_params`
     spreads it over the full space. ``domain`` is kernel_tuner's ``problem_size`` (default: the kernel's);
-    ``registers``, ``model``, ``screen``, ``jobs``, ``executor`` and ``cache`` are :func:`warpspeed.rank`'s."""
+    ``registers``, ``model``, ``screen``, ``jobs``, ``executor`` and ``cache`` are :func:`warpspeed.rank`'s.
+
+    Returns a :class:`TuneRanking`: the ranking, the ``names`` it was made with (the other functions of this
+    module use them where none are given) and what loads its kernel and device (recorded in exported files).
+    A ``domain`` needs as many extents as the kernel has dimensions (an :class:`InputError` otherwise)."""
+    names = _names(names)
     space = tune_space(tune_params, names=names, restrictions=restrictions)
     if not space:
         raise InputError("the restrictions exclude every configuration of tune_params: nothing to rank.")
     configs = list(dict.fromkeys(c for _, c in space))
-    return rank(kernel, device, domain=domain, configs=configs, registers=registers, model=model, screen=screen,
-                jobs=jobs, executor=executor, cache=cache)
+    k = resolve_kernel(kernel, None if domain is None else _domain_of(domain, "domain"))
+    if domain is not None:
+        check_dimensions(k, domain, "domain", "domain=(nx, ny, nz)")
+    dev = get_device(device)
+    ranking = rank(k, dev, configs=configs, registers=registers, model=model, screen=screen, jobs=jobs,
+                   executor=executor, cache=cache)
+    return TuneRanking(**{f.name: getattr(ranking, f.name) for f in fields(Ranking)}, names=names,
+                       origin=origin_of(kernel, k, dev))
+
+
+def _domain_of(domain: Any, what: str) -> tuple[int, ...]:
+    """A domain as 1 to 3 extents (an integer is one): checked where a kernel must be loaded for it."""
+    values = (domain,) if isinstance(domain, numbers.Integral) else domain
+    if isinstance(values, str) or not isinstance(values, Sequence) or not 1 <= len(values) <= 3 or not all(
+            _positive_int(v) for v in values):
+        raise InputError(f"{what} is {domain!r}; give 1 to 3 positive integers (x, y, z), e.g. (256, 256, 256).")
+    return tuple(int(v) for v in values)
+
+
+def dimensions(kernel: Kernel) -> int:
+    """How many of x, y, z the kernel's threads span: the highest thread index (``tidx``, ``tidy``, ``tidz``)
+    its accesses use (1 if none)."""
+    used = {m.group(1) for f in kernel.fields for a in (*f.loads, *f.stores)
+            for m in re.finditer(r"\btid([xyz])\b", str(a.linear))}
+    return max(("xyz".index(axis) + 1 for axis in used), default=1)
+
+
+def check_dimensions(kernel: Kernel, domain: Any, what: str, how: str) -> None:
+    """Refuse a domain of fewer extents than the kernel has dimensions.
+
+    Why: a missing extent would be taken as 1 (a 3-D kernel on one z-plane), and kernel_tuner's
+    ``problem_size`` of a 3-D kernel is often 2-D (its threads loop over z)."""
+    n = 1 if isinstance(domain, numbers.Integral) else len(domain)
+    dims = dimensions(kernel)
+    if n < dims:
+        raise InputError(f"{what} {list(_domain_of(domain, what))} has {n} extent{'s' if n > 1 else ''}, but kernel "
+                         f"{kernel.name} is {dims}-D: give all {dims} ({how}); kernel_tuner's problem_size of a "
+                         f"{dims}-D kernel may have fewer (threads that loop over z): add the missing extent.")
+
+
+def _is_kernel_file(text: str) -> bool:
+    """Whether :func:`warpspeed.find_kernel` reads ``text`` as a kernel file (else as a catalog name)."""
+    return Path(text).suffix == ".toml" or Path(text).exists()
+
+
+def _description(kernel: Kernel) -> dict:
+    """The kernel's TOML table as JSON (its prose ``description`` left out): what :class:`Origin` records."""
+    return json.loads(json.dumps(kernel_content(kernel), default=str))
+
+
+def _same_kernel(a: dict, b: dict) -> bool:
+    """Two kernel descriptions load the same kernel for one domain (their own ``domain`` aside)."""
+    return {k: v for k, v in a.items() if k != "domain"} == {k: v for k, v in b.items() if k != "domain"}
+
+
+def origin_of(given: Kernel | str | Path, kernel: Kernel, device: Device) -> Origin:
+    """What loads ``kernel`` (resolved from ``given``) and ``device`` again (see :class:`Origin`)."""
+    description = _description(kernel)
+    kernel_spec = None
+    if isinstance(given, str | Path):  # what loaded it: a catalog name, or a file (absolute: read from anywhere)
+        kernel_spec = str(Path(given).resolve()) if _is_kernel_file(str(given)) else str(given)
+    else:  # a Kernel: its name in the catalog, or its file, where either loads the same kernel
+        files = [str(Path(kernel.source).resolve())] if _is_kernel_file(kernel.source) else []
+        for c in [kernel.name, *files]:
+            try:
+                if _same_kernel(_description(resolve_kernel(c, kernel.domain)), description):
+                    kernel_spec = c
+                    break
+            except InputError:
+                continue
+    base, suffix = split_id(device.id)
+    overrides = {}
+    for key in suffix:
+        if key.startswith("hit_rates."):
+            _, curve, coef = key.split(".")
+            overrides[key] = repr(float(getattr(getattr(device.hit_rates, curve), coef)))
+        elif key in KEYS_BY_NAME:
+            spec_ = KEYS_BY_NAME[key]
+            overrides[key] = value_text(spec_, getattr(device, spec_.attr))
+    loaded: dict[str, tuple[Device, dict[str, str]]] = {}
+    for c in [base] + ([str(Path(device.file).resolve())] if device.file else []):
+        try:
+            plain = get_device(c)
+            own = split_id(plain.id)[1]  # a file of changes has an id with suffixes of its own
+            changes = {k: v for k, v in overrides.items() if own.get(k) != suffix[k]}
+            loaded[c] = (plain.with_overrides(**changes) if changes else plain), changes
+        except InputError:
+            continue
+    # the same device, its citations too (a file of changes over a built-in device: the file), else its values
+    device_spec = next((c for c, (d, _) in loaded.items() if d == device), None) or next(
+        (c for c, (d, _) in loaded.items() if _device_values(d) == _device_values(device)), None)
+    return Origin(kernel_spec, description, device_spec, {} if device_spec is None else loaded[device_spec][1])
+
+
+def _device_values(device: Device) -> dict:
+    """What a device's estimates depend on: every value and its id, not the citations or the file it came from."""
+    return {k: v for k, v in device.to_dict().items() if k not in ("file", "sources")}
+
+
+def _expected(names: ParameterNames, params: Sequence[str]) -> str:
+    """What an error says when configurations do not match a ranking: the parameters expected and those found."""
+    shown = [", ".join(n or "-" for n in names3) for names3 in (names.block, names.folding)]
+    return (f"the block extents are read from the parameters ({shown[0]}) and the folding from ({shown[1]}), but "
+            f"the configurations have {', '.join(map(str, params)) or 'no parameters'}. Rank the space kernel_tuner "
+            "tunes, with the names it uses (rank_tune_params(..., names=ParameterNames(block=('bx', 'by', 'bz'), "
+            "folding=(None, 'fy', None))), or pass those names here (names=...).")
 
 
 def _positions(ranking: Ranking) -> dict[tuple, int]:
@@ -265,9 +435,10 @@ def ordered_params(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]], *
     """The kernel_tuner space (after the restrictions), best-predicted first.
 
     Configurations of one block and folding (differing in other parameters) keep kernel_tuner's order; those
-    whose block and folding the ranking lacks come last, in kernel_tuner's order."""
-    space = tune_space(tune_params, names=names, restrictions=restrictions)
+    whose block and folding the ranking lacks come last, in kernel_tuner's order. ``names``: default, those of
+    the ranking (:class:`TuneRanking`)."""
     pos = _positions(ranking)
+    space = tune_space(tune_params, names=_names(names, ranking), restrictions=restrictions)
     order = sorted(range(len(space)), key=lambda i: (pos.get(_key(space[i][1]), len(pos)), i))
     return [space[i][0] for i in order]
 
@@ -277,11 +448,12 @@ def x0(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]], *, names: Par
     """The best-predicted configuration as kernel_tuner's ``x0`` strategy option: its values in ``tune_params``
     order (``strategy_options={"x0": x0(...)}`` starts greedy_ils, basinhopping, ... there)."""
     pos = _positions(ranking)
-    n = _names(names)
+    n = _names(names, ranking)
     for params in ordered_params(ranking, tune_params, names=n, restrictions=restrictions):
         if _key(n.configuration(params)) in pos:
             return [params[k] for k in tune_params]
-    raise InputError("no configuration of tune_params (after the restrictions) is in the ranking.")
+    raise InputError(f"x0: no configuration of tune_params (after the restrictions) is in the ranking; "
+                     f"{_expected(n, list(tune_params))}")
 
 
 def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: int | None = None,
@@ -291,9 +463,12 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
 
     Why: kernel_tuner then measures only what the model thinks can win. It takes the dict of all parameters
     (others than block and folding are ignored); a block and folding the ranking lacks, or that cannot launch,
-    is not kept. Give it as the only restriction (combine with :func:`all_of`)."""
-    names = _names(names)
+    is not kept. Give it as the only restriction (combine with :func:`all_of`). ``names``: default, those of
+    the ranking (:class:`TuneRanking`); a configuration without any of their block parameters is an
+    :class:`InputError` (kernel_tuner would otherwise report an empty search space as "max_fevals must be
+    greater than zero")."""
     _positions(ranking)
+    names = _names(names, ranking)
     if (top is None) == (within is None):
         raise InputError("restriction: give one of top= (the number of best-predicted configurations to keep) or "
                          "within= (a share of the predicted best, e.g. 0.9).")
@@ -323,6 +498,9 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
 
     def keep_predicted(params: dict) -> bool:
         """True for a configuration whose block and folding the model ranks among the kept ones."""
+        if not any(n in params for n in names.block if n is not None):
+            raise InputError(f"restriction: configuration {dict(params)} has no block size parameter; "
+                             f"{_expected(names, list(params))}")
         return _key(names.configuration(params)) in keep
 
     return keep_predicted
@@ -336,12 +514,14 @@ class WarpspeedOrder:
     ``confidence`` says to measure (its contenders; for an access pattern the model was not validated on also
     the best-predicted block of every x-extent), then the others in :func:`ordered_params` order, and stops at
     ``max_fevals`` or ``time_limit``. Without either it measures the confidence's configurations only. A
-    ranked configuration outside the space is skipped."""
+    ranked configuration outside the space is skipped. ``names``: default, those of the ranking
+    (:class:`TuneRanking`); a search space none of whose configurations is in the ranking is an
+    :class:`InputError` naming the parameters expected."""
 
     def __init__(self, ranking: Ranking, names: ParameterNames | None = None):
         _positions(ranking)
         self.ranking = ranking
-        self.names = _names(names)
+        self.names = _names(names, ranking)
         self.first = tuple(_key(c) for c in ranking.confidence.measure)
 
     def _position(self, key: tuple, ranked: dict[tuple, int]) -> int:
@@ -357,6 +537,9 @@ class WarpspeedOrder:
         ranked = _positions(self.ranking)
         rank_of = [self._position(_key(self.names.configuration(dict(zip(keys, c, strict=True)))), ranked)
                    for c in configs]
+        if configs and min(rank_of) >= len(self.first) + len(ranked):
+            raise InputError(f"WarpspeedOrder: no configuration of kernel_tuner's search space is in the ranking; "
+                             f"{_expected(self.names, keys)}")
         return [configs[i] for i in sorted(range(len(configs)), key=lambda i: (rank_of[i], i))]
 
     def tune(self, searchspace, runner, tuning_options) -> list[dict]:
@@ -415,7 +598,7 @@ def _domain(ranking: Ranking) -> list[int]:
 
 def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> list[tuple[dict, RankedResult]]:
     """The space's configurations that the ranking estimated in full, best-predicted first."""
-    names = _names(names)
+    names = _names(names, ranking)
     if tune_params is None:
         tune_params = tune_params_of((r.configuration for r in ranking.results), names)
     by_key = {_key(r.configuration): r for r in ranking.results}
@@ -425,12 +608,16 @@ def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> li
         if r is not None:
             out.append((params, r))
     if not out:
-        raise InputError("no configuration of tune_params (after the restrictions) is in the ranking.")
+        raise InputError(f"no configuration of tune_params (after the restrictions) is in the ranking; "
+                         f"{_expected(names, list(tune_params))}")
     return out
 
 
 def _metadata(ranking: Ranking, names: ParameterNames, domain: list[int]) -> dict:
-    return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain,
+    """The ``warpspeed`` object of an exported file: the kernel's and device's names (for people) and, for a
+    :class:`TuneRanking`, what loads them (:class:`Origin`)."""
+    origin = ranking.origin.to_dict() if isinstance(ranking, TuneRanking) and ranking.origin else {}
+    return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain, **origin,
             "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
             "folding_names": list(names.folding), "warpspeed_version": __version__}
 
@@ -443,9 +630,9 @@ def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None
     One result per configuration of ``tune_params`` (default: the ranking's blocks and foldings) that the
     ranking estimated in full: measurements ``time`` (predicted kernel time, ms), ``GLup_s`` and ``num_regs`` (the
     registers per thread the estimate assumed); a configuration that cannot launch is ``invalidity: "runtime"``.
-    ``metadata.warpspeed`` names the kernel, device, domain and parameter names, so that :func:`read_kernel_tuner`
-    reads the file back."""
-    names = _names(names)
+    ``metadata.warpspeed`` names the kernel, device, domain and parameter names (for a :class:`TuneRanking` also
+    what loads its kernel and device), so that :func:`read_kernel_tuner` reads the file back."""
+    names = _names(names, ranking)
     domain = _domain(ranking)
     results = []
     for params, r in _predicted_entries(ranking, tune_params, names, restrictions):
@@ -463,8 +650,10 @@ def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None
 def write_t4_results(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None,
                      *, names: ParameterNames | None = None,
                      restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> Path:
-    """Write :func:`t4_results` as JSON; returns the path."""
+    """Write :func:`t4_results` as JSON; returns the path. Its folder must exist (an :class:`InputError`
+    otherwise, before any work)."""
     p = Path(path)
+    check_output_file(p, "write_t4_results: path")
     p.write_text(json.dumps(t4_results(ranking, tune_params, names=names, restrictions=restrictions),
                             indent=1, default=_json_default) + "\n")
     return p
@@ -509,9 +698,12 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
 
     ``tune_params`` (default: the ranking's blocks and foldings) and ``kernel_name`` (default: the kernel's
     name as an identifier) must be those given to ``tune_kernel``; ``problem_size`` is the ranking's domain,
-    ``device_name`` the warpspeed device id. Replay it with ``tune_kernel(..., cache=path,
-    simulation_mode=True, restrictions=cached_restriction(path))``."""
-    names = _names(names)
+    ``device_name`` the warpspeed device id; the ``warpspeed`` object names the kernel and device and, for a
+    :class:`TuneRanking`, records what loads them (:class:`Origin`). Replay it with ``tune_kernel(...,
+    cache=path, simulation_mode=True, restrictions=cached_restriction(path))``. The file's folder must exist
+    (an :class:`InputError` otherwise, before any work: a typo in a folder name should not create folders)."""
+    check_output_file(path, "write_cache: path")
+    names = _names(names, ranking)
     domain = _domain(ranking)
     items = _predicted_entries(ranking, tune_params, names, restrictions)
     tp = dict(tune_params) if tune_params is not None else tune_params_of((r.configuration for r in
@@ -537,7 +729,9 @@ def measurements_to_cache(rows: Sequence[Measurement], path: str | Path, *, name
     kernel_tuner cache file: per configuration its block and folding parameters, the measured median kernel
     time ``time_s`` as ``time`` in ms, the binary's registers as ``num_regs`` (kernel_tuner's RegisterObserver
     key) and the ``code`` that ran; nothing else. ``device_name`` is the GPU's reported name; the ``warpspeed``
-    header names the warpspeed kernel, device, domain and ``source`` (the CSV), for :func:`read_kernel_tuner`."""
+    header names the warpspeed kernel, device, domain and ``source`` (the CSV), for :func:`read_kernel_tuner`.
+    The file's folder must exist (an :class:`InputError` otherwise)."""
+    check_output_file(path, "measurements_to_cache: path")
     names = _names(names)
     rows = list(rows)
     where = source or "measurements"
@@ -628,6 +822,10 @@ def cached_restriction(path: str | Path) -> Restriction:
 
     def in_cache(params: dict) -> bool:
         """True for a configuration the cache file holds."""
+        if missing := [k for k in keys if k not in params]:
+            raise InputError(f"cached_restriction({p}): configuration {dict(params)} lacks the parameter(s) "
+                             f"{', '.join(missing)} of the cache's tune_params_keys ({', '.join(keys)}); tune the "
+                             "cache's tune_params (its key tune_params).")
         return ",".join(str(params[k]) for k in keys) in held
 
     return in_cache
@@ -644,6 +842,95 @@ def _given(doc_value, given, what: str, key: str, p: Path):
     return doc_value
 
 
+def _header(doc: Any, p: Path) -> tuple[str, dict, str]:
+    """(kind, the ``warpspeed`` object, its key) of a cache (``cache``) or T4 results (``T4``) document."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{p}: a kernel_tuner cache or T4 results file is a JSON object, got "
+                         f"{type(doc).__name__}.")
+    if "cache" in doc:
+        kind, meta, meta_key = "cache", doc.get("warpspeed", {}), "warpspeed"
+    elif "results" in doc:
+        kind, meta_key = "T4", "metadata.warpspeed"
+        meta = doc.get("metadata", {}).get("warpspeed", {}) if isinstance(doc.get("metadata"), dict) else {}
+    else:
+        raise InputError(f"{p}: neither a kernel_tuner cache file (key 'cache') nor a T4 results file (key "
+                         f"'results'); its keys: {', '.join(map(str, doc)) or 'none'}.")
+    if not isinstance(meta, dict):
+        raise InputError(f"{p}: key {meta_key} is {meta!r}, not an object.")
+    for key, kinds, what in (("kernel", str, "a kernel name"), ("kernel_spec", str, "a catalog name or kernel file"),
+                             ("kernel_description", dict, "a kernel's TOML table"),
+                             ("device", str, "a device id"), ("device_spec", str, "a device id or device file"),
+                             ("device_overrides", dict, "an object of device keys and values")):
+        if key in meta and not (isinstance(meta[key], kinds) and meta[key]):
+            raise InputError(f"{p}: key {meta_key}.{key} is {meta[key]!r}; give {what}.")
+    return kind, meta, meta_key
+
+
+def _load_kernel(spec: str, domain: tuple[int, int, int], what: str, p: Path) -> Kernel:
+    try:
+        return resolve_kernel(spec, domain)
+    except InputError as e:
+        raise InputError(f"{p}: {what} {spec!r}: {e}") from None
+
+
+def _file_kernel(meta: dict, meta_key: str, given: str | None, domain: tuple[int, int, int], p: Path) -> str:
+    """What loads the file's kernel (the rows' kernel): the file's ``kernel_spec`` (checked against its
+    ``kernel_description``), its ``kernel`` name (a file without them), or the kernel given where the file
+    names none or the given one loads the same kernel (its description; by name for a file without one)."""
+    name, spec, desc = meta.get("kernel"), meta.get("kernel_spec"), meta.get("kernel_description")
+    said = f"kernel {name!r}" + (f" ({spec})" if spec and spec != name else "")
+    if given is not None and given == spec:
+        given = None  # the file's own: checked as the file's
+    if given is None:
+        if spec is None and desc is not None:
+            raise InputError(f"{p}: the file's {said} was ranked as a Kernel object that no catalog name or file "
+                             f"loads (no key {meta_key}.kernel_spec); give it (kernel=..., --kernel NAME|FILE.toml): "
+                             f"it must be the kernel {meta_key}.kernel_description describes (its TOML table).")
+        if spec is None:
+            return name  # a file of measurements, or of an older warpspeed: its name is what loads it
+        if desc is not None and not _same_kernel(
+                _description(_load_kernel(spec, domain, f"key {meta_key}.kernel_spec", p)), desc):
+            raise InputError(f"{p}: key {meta_key}.kernel_spec {spec!r} now loads a kernel other than the one key "
+                             f"{meta_key}.kernel_description describes (it changed since the file was written); "
+                             "restore it, give the kernel that was ranked (kernel=..., --kernel), or delete key "
+                             f"{meta_key}.kernel_description to validate against the kernel as it is now.")
+        return spec
+    if name is None and spec is None and desc is None or given == name and spec is None and desc is None:
+        return given
+    g = _load_kernel(given, domain, "kernel", p)
+    if desc is not None:
+        same = _same_kernel(_description(g), desc)
+    else:
+        try:
+            same = g.name == name or _same_kernel(_description(g), _description(resolve_kernel(spec or name, domain)))
+        except InputError:  # the file's kernel no longer loads: its name decides
+            same = False
+    if not same:
+        raise InputError(f"{p}: key {meta_key}.kernel says {said}, but kernel {given!r} was given, which loads "
+                         f"{'another kernel' if g.name == name else f'kernel {g.name!r}'}; give none (the file's), "
+                         "one that loads the same kernel, or fix the file.")
+    return given
+
+
+def recorded_devices(path: str | Path) -> dict[str, Device]:
+    """The device a file written by warpspeed records (its ``warpspeed`` keys ``device_spec`` and
+    ``device_overrides``), by the name its rows carry: ``validate(read_kernel_tuner(p),
+    devices=recorded_devices(p))``. Empty for a file that records none.
+
+    Why: the rows name the device by its id, and the id of a device with overrides
+    (``A100-SXM4-40GB+dram_bw=500GB/s``) or of one read from a device file does not load it again."""
+    p = Path(path)
+    _, meta, meta_key = _header(_load_json(p), p)
+    spec, overrides = meta.get("device_spec"), meta.get("device_overrides", {})
+    if spec is None or "device" not in meta:
+        return {}
+    try:
+        return {meta["device"]: get_device(spec, **overrides)}
+    except InputError as e:
+        raise InputError(f"{p}: key {meta_key}.device_spec {spec!r}"
+                         + (f" with {meta_key}.device_overrides" if overrides else "") + f": {e}") from None
+
+
 def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: str | None = None,
                       domain: Sequence[int] | None = None, names: ParameterNames | None = None,
                       select: Mapping[str, Any] | None = None) -> list[Measurement]:
@@ -653,29 +940,17 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
     Per configuration that ran: its block and folding (``names``; default the file's ``warpspeed`` header,
     else :data:`NAMES`), ``time_s`` from ``time`` (ms), ``GLup_s`` = the domain's cells / ``time_s`` / 1e9,
     ``registers`` from ``num_regs``. ``kernel``, ``device`` and ``domain`` are used where the file's
-    ``warpspeed`` header does not name them (the device may also be a warpspeed id in ``device_name``; without
-    a domain, kernel_tuner's ``problem_size`` is taken, which a given domain overrides, since it often counts
-    the arrays' halos); a header's kernel or domain must agree with a given one, a header's
-    device wins (``validate --device`` estimates on another device). ``select`` keeps the entries whose other
-    parameters have these values (compared as text): warpspeed compares one time per block and folding."""
+    ``warpspeed`` header does not name them (the device may also be a warpspeed id, or a GPU's reported name,
+    in ``device_name``; without a domain, kernel_tuner's ``problem_size`` is taken, which a given domain
+    overrides, since it often counts the arrays' halos). The rows' kernel is what loads the file's kernel (a
+    file warpspeed wrote records it: ``kernel_spec``); a given kernel must load the same kernel as the header
+    says, and a given domain must equal the header's; a header's device wins (``validate --device`` estimates
+    on another device; :func:`recorded_devices` loads a changed one). A domain needs as many extents as the
+    kernel has dimensions. ``select`` keeps the entries whose other parameters have these values (compared as
+    text): warpspeed compares one time per block and folding."""
     p = Path(path)
     doc = _load_json(p)
-    if not isinstance(doc, dict):
-        raise InputError(f"{p}: a kernel_tuner cache or T4 results file is a JSON object, got "
-                         f"{type(doc).__name__}.")
-    if "cache" in doc:
-        kind = "cache"
-        meta = doc.get("warpspeed", {})
-        meta_key = "warpspeed"
-    elif "results" in doc:
-        kind = "T4"
-        meta = doc.get("metadata", {}).get("warpspeed", {}) if isinstance(doc.get("metadata"), dict) else {}
-        meta_key = "metadata.warpspeed"
-    else:
-        raise InputError(f"{p}: neither a kernel_tuner cache file (key 'cache') nor a T4 results file (key "
-                         f"'results'); its keys: {', '.join(map(str, doc)) or 'none'}.")
-    if not isinstance(meta, dict):
-        raise InputError(f"{p}: key {meta_key} is {meta!r}, not an object.")
+    kind, meta, meta_key = _header(doc, p)
     if names is None and ("block_names" in meta or "folding_names" in meta):
         try:
             names = ParameterNames(tuple(meta.get("block_names", NAMES.block)),
@@ -683,8 +958,9 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
         except (InputError, TypeError) as e:
             raise InputError(f"{p}: key {meta_key}.block_names / folding_names: {e}") from None
     names = _names(names)
-    kernel = _given(meta.get("kernel"), kernel, "kernel", f"{meta_key}.kernel", p)
-    if not isinstance(kernel, str) or not kernel:
+    if kernel is not None and (not isinstance(kernel, str) or not kernel):
+        raise InputError(f"kernel is {kernel!r}; give a catalog name (e.g. star3d-r4) or a kernel TOML path.")
+    if kernel is None and not any(k in meta for k in ("kernel", "kernel_spec", "kernel_description")):
         raise InputError(f"{p}: the file does not name the warpspeed kernel (no key {meta_key}.kernel); give it "
                          "(kernel=..., --kernel NAME).")
     dev = meta.get("device", device)
@@ -709,6 +985,7 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
         # kernel_tuner's problem size is often the arrays' extent with halos: a given domain wins over it
         dom, dom_key = doc["problem_size"], "problem_size"
         dom = [dom] if isinstance(dom, int) else dom
+    extents = (dom_key, dom) if domain is None else ("domain", domain)  # the domain taken, as given
     try:
         dom = None if dom is None else triple(dom, "domain")
     except InputError as e:
@@ -717,6 +994,11 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
     if dom is None:
         raise InputError(f"{p}: the file names no domain (no key {dom_key} or problem_size); give it (domain=..., "
                          "--domain X,Y,Z).")
+    kernel = _file_kernel(meta, meta_key, kernel, dom, p)
+    if not isinstance(extents[1], Sequence) or len(extents[1]) < 3:
+        what = f"{p}: key {extents[0]}" if extents[0] != "domain" else "domain"
+        check_dimensions(_load_kernel(kernel, dom, "kernel", p), extents[1], what,
+                         "domain=(nx, ny, nz), --domain NX,NY,NZ")
     entries = _entries(doc, kind, p)
     if not any(n in params for params, *_ in entries for n in names.block if n):
         raise InputError(f"{p}: no entry holds a block size parameter {[n for n in names.block if n]}; name the "

@@ -91,13 +91,16 @@ def _parser() -> argparse.ArgumentParser:
                                                          "names; the rows must come from one device")
     _model_option(va)
     kt = va.add_argument_group("kernel_tuner files (.json), where the file's warpspeed header does not say")
-    kt.add_argument("--kernel", help="the warpspeed kernel the file measured (catalog name or TOML)")
-    kt.add_argument("--domain", metavar="X,Y,Z", help="its domain (default: kernel_tuner's problem_size, "
-                    "which often counts the halos: this option wins over it)")
+    kt.add_argument("--kernel", help="the warpspeed kernel the file measured (catalog name or TOML); where the "
+                    "file names one, it must load the same kernel")
+    kt.add_argument("--domain", metavar="X,Y,Z", help="its domain, one extent per dimension of the kernel "
+                    "(default: kernel_tuner's problem_size, which often counts the halos: this option wins over it)")
     kt.add_argument("--block-names", metavar="X,Y,Z", help="the parameters of the block extents (default "
-                    "block_size_x,block_size_y,block_size_z; '-' for an axis that is not tuned)")
+                    "block_size_x,block_size_y,block_size_z; '-' for an axis that is not tuned; a list that starts "
+                    "with '-' needs '=': --block-names=-,by,bz)")
     kt.add_argument("--folding-names", metavar="X,Y,Z", help="the parameters of the thread folding (default "
-                    "folding_x,folding_y,folding_z; '-' for none)")
+                    "folding_x,folding_y,folding_z; '-' for none; a list that starts with '-' needs '=': "
+                    "--folding-names=-,fy,-)")
     kt.add_argument("--select", action="append", metavar="NAME=VALUE", help="keep the entries whose other parameter "
                     "NAME has this value (warpspeed compares one time per block and folding); repeatable")
     ca = sub.add_parser("calibrate", help="fit the hit-rate curves of a device to measured volumes, and its "
@@ -610,7 +613,7 @@ def _validate(a) -> str:
     if a.device:
         from ..device import device
         dev = device(a.device)
-    rows = _kernel_tuner_rows(a) if a.file.lower().endswith(".json") else None
+    rows, devices = _kernel_tuner_rows(a) if a.file.lower().endswith(".json") else (None, None)
     if rows is None:
         if given := [o for o, v in (("--kernel", a.kernel), ("--domain", a.domain), ("--block-names", a.block_names),
                                     ("--folding-names", a.folding_names), ("--select", a.select)) if v]:
@@ -618,7 +621,7 @@ def _validate(a) -> str:
                              "CSV, whose rows name their kernel, domain and configuration.")
         rows = read_measurements(a.file)
     with progress_bar("validate", "rows") as bar:
-        reports = validate(rows, device=dev, model=a.model, progress=bar)
+        reports = validate(rows, devices=devices, device=dev, model=a.model, progress=bar)
     if a.plot:
         from .plots import save, validation_plot
         save(validation_plot(reports), a.plot)
@@ -628,8 +631,9 @@ def _validate(a) -> str:
 
 
 def _kernel_tuner_rows(a):
-    """``validate``'s rows of a kernel_tuner cache or T4 results file (warpspeed.integrations.kernel_tuner)."""
-    from ..integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner
+    """``validate``'s rows of a kernel_tuner cache or T4 results file (warpspeed.integrations.kernel_tuner), and
+    the device the file records by the name its rows carry (a changed device's id does not load it)."""
+    from ..integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner, recorded_devices
 
     def names(text: str | None, option: str, default: tuple) -> tuple:
         if text is None:
@@ -650,9 +654,10 @@ def _kernel_tuner_rows(a):
     if a.block_names is not None or a.folding_names is not None:
         pn = ParameterNames(names(a.block_names, "--block-names", NAMES.block),
                             names(a.folding_names, "--folding-names", NAMES.folding))
-    return read_kernel_tuner(a.file, kernel=a.kernel, device=a.device,
+    rows = read_kernel_tuner(a.file, kernel=a.kernel, device=a.device,
                              domain=None if a.domain is None else _ints(a.domain, "--domain"), names=pn,
                              select=select or None)
+    return rows, recorded_devices(a.file)
 
 
 def _calibrate(a) -> str:
