@@ -218,7 +218,7 @@ class Extractor:
             self._check_shape(shape)
         element_types = field_element_types(self.kernel)
         for f in fields:
-            dtype = element_types.get(f.name, f.dtype)
+            dtype = element_types[f.name]
             eb = getattr(dtype, "itemsize", None)
             if not eb:
                 raise InputError(f"{self.where}: field '{f.name}' has element type {dtype} of unknown size.")
@@ -520,13 +520,14 @@ def thread_axes(node: Any) -> set[str]:
 
 
 def field_element_types(kernel: Any) -> dict[str, Any]:
-    """The element type of each field as the generated code declares it: its base pointer's target. A field
-    of generic type (``ps.fields("f: [3D]")``, ``ps::numeric_t``) gets the config's default type there."""
-    out = {}
+    """The element type of each field, as pystencils' JIT checks the arrays against it: the field's own type,
+    or for a field of generic type (``ps.fields("f: [3D]")``, ``ps::numeric_t``) the type its code declares
+    (its base pointer's target: the config's default type)."""
+    out = {f.name: f.dtype for f in kernel.get_fields()}
     for p in kernel.parameters:
         base = getattr(p.dtype, "base_type", None)
         roles = [prop for prop in p.properties if isinstance(prop, FieldBasePtr)]
-        if base is not None and roles:
+        if base is not None and roles and isinstance(roles[0].field.dtype, ps.DynamicType):
             out[roles[0].field.name] = base
     return out
 

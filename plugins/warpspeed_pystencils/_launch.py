@@ -79,6 +79,8 @@ class FieldArgument:
     fixed_shape: tuple[int, ...] | None
     numpy_dtype: Any
     element: str
+    dense: bool  # a field over the iteration space (generic, staggered): its array's dimensions are checked
+    generic: bool  # a generic field: its spatial shape must equal the other generic fields' (as pystencils asks)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,8 @@ class CallSignature:
 
     @classmethod
     def of(cls, kernel: Any) -> CallSignature:
+        from pystencils import FieldType
+
         from ._extract import field_element_types
 
         elements = field_element_types(kernel)
@@ -100,10 +104,13 @@ class CallSignature:
             index = tuple(f.index_shape)
             fixed_index = all(isinstance(n, int) or getattr(n, "is_Integer", False) for n in index)
             element = elements.get(f.name)
+            numpy_dtype = getattr(element, "numpy_dtype", None)
+            struct = numpy_dtype is not None and numpy_dtype.names is not None  # pystencils drops its last axis
             fields.append(FieldArgument(
                 f.name, f.spatial_dimensions, len(index), tuple(int(n) for n in index) if fixed_index else None,
-                tuple(int(n) for n in f.shape) if f.has_fixed_shape else None,
-                getattr(element, "numpy_dtype", None), str(element)))
+                tuple(int(n) for n in f.shape) if f.has_fixed_shape and not struct else None, numpy_dtype,
+                str(element), f.field_type in (FieldType.GENERIC, FieldType.STAGGERED, FieldType.STAGGERED_FLUX),
+                f.field_type == FieldType.GENERIC))
         values = tuple(p.name for p in kernel.parameters if not p.is_field_parameter)
         return cls(kernel.name, tuple(fields), values)
 
@@ -133,7 +140,8 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
             tuple(int(s) for s in arr.strides)
         except (AttributeError, TypeError, ValueError):
             raise InputError(f"{where} is not an array ({type(arr).__name__}); pass a cupy array.") from None
-        if len(shape) != f.spatial + f.index_dims or (f.index is not None and shape[f.spatial:] != f.index):
+        if f.dense and (len(shape) != f.spatial + f.index_dims
+                        or (f.index is not None and shape[f.spatial:] != f.index)):
             needs = f"{f.spatial} spatial extents" + (f" and the index extents {list(f.index)}" if f.index else "")
             raise InputError(f"{where} has the shape {list(shape)}; the field needs {needs}.")
         if f.fixed_shape is not None and shape != f.fixed_shape:
@@ -141,7 +149,7 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
                              f"{list(f.fixed_shape)}.")
         if f.numpy_dtype is not None and dtype != f.numpy_dtype:
             raise InputError(f"{where} holds {dtype}; the kernel was generated for {f.numpy_dtype} ({f.element}).")
-        if f.fixed_shape is None:
+        if f.generic and f.fixed_shape is None:
             spatial_shapes[f.name] = shape[:f.spatial]
     if len(set(spatial_shapes.values())) > 1:
         raise InputError(f"kernel '{signature.kernel_name}': the arrays have different spatial shapes "
@@ -237,12 +245,15 @@ class LaunchTimeJit(JitBase):
         self.options = dict(options)
 
     def compile(self, kernel: Any) -> LaunchTimeKernel:
+        from pystencils import FieldType
         from pystencils.jit import CupyJit
 
         from ._extract import thread_axes
 
-        spatial = max((f.spatial_dimensions for f in kernel.get_fields()), default=0)
-        if len(thread_axes(kernel.body)) < min(spatial, 3):
+        fields = kernel.get_fields()
+        spatial = max((f.spatial_dimensions for f in fields), default=0)
+        sparse = any(f.field_type == FieldType.INDEXED for f in fields)  # one thread per index entry (boundaries)
+        if not sparse and len(thread_axes(kernel.body)) < min(spatial, 3):
             raise InputError(f"kernel '{kernel.name}': its {spatial} spatial coordinates are not on {spatial} thread "
                              "axes; launch-time block choice describes kernels of pystencils' Linear3D indexing "
                              "scheme: leave gpu.indexing_scheme at its default.")

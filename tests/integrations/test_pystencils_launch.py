@@ -249,6 +249,55 @@ def test_a_wrong_call_is_refused_before_anything_is_ranked_or_launched(gpu, call
     assert gpu.launches == [] and run.choices == {}
 
 
+def test_a_fixed_shape_field_is_called_with_its_shape(gpu):
+    src, dst = ps.fields("src, dst: double[34, 34, 34]", layout="fzyx")
+    run = wp.create_kernel([ps.Assignment(dst.center, src[1, 0, 0] + src[-1, 0, 0])], cache=None).compile()
+    with pytest.raises(warpspeed.InputError, match=r"shape \[34, 34, 18\]; the field was declared with the fixed "
+                                                   r"shape \[34, 34, 34\]"):
+        run(src=gpu.zeros((34, 34, 34), order="F"), dst=gpu.zeros((34, 34, 18), order="F"))
+    run(**_arrays(gpu, (34, 34, 34)))
+    assert gpu.launches
+
+
+def _launched_as_pystencils(gpu, update, config, arrays):
+    """The grid and block of a launch-time kernel's call and of pystencils' own kernel with the same arrays."""
+    plain = ps.create_kernel(update, config.copy()).compile()
+    config.jit = wp.launch_time_jit(cache=None)
+    run = ps.create_kernel(update, config).compile()
+    with pytest.warns(UserWarning, match="runs with pystencils' default block"):
+        run(**arrays)
+    ours = gpu.launches[-1][1:3]
+    plain(**arrays)
+    return ours, gpu.launches[-1][1:3]
+
+
+def test_a_pack_kernel_into_a_buffer_launches_as_pystencils_launches_it(gpu):
+    """A buffer field (1-D, its own length) beside a 3-D field: pystencils compares the shapes of generic fields
+    only; warpspeed does not describe the kernel and leaves its launch to pystencils."""
+    src = ps.fields("src: double[3D]", layout="fzyx")
+    buf = ps.Field.create_generic("buf", spatial_dimensions=1, field_type=ps.FieldType.BUFFER)
+    arrays = {"src": gpu.zeros((10, 10, 10), order="F"), "buf": gpu.zeros((1000,))}
+    ours, theirs = _launched_as_pystencils(gpu, [ps.Assignment(buf.center, src.center)],
+                                           ps.CreateKernelConfig(target=ps.Target.CUDA), arrays)
+    assert ours == theirs
+
+
+def test_a_kernel_over_an_index_list_compiles_and_launches_as_pystencils_launches_it(gpu):
+    """A boundary kernel (one thread per entry of an index field of structs): one thread axis, whatever the
+    dimensionality of the other fields, so it is not refused as another indexing scheme."""
+    import numpy as np
+
+    entry = np.dtype([("x", np.int64), ("y", np.int64), ("z", np.int64)], align=True)
+    idx = ps.Field.create_generic("idx", spatial_dimensions=1, index_dimensions=0, dtype=entry,
+                                  field_type=ps.FieldType.INDEXED)
+    src, dst = ps.fields("src, dst: double[3D]", layout="fzyx")
+    arrays = {"src": gpu.zeros((10, 10, 10), order="F"), "dst": gpu.zeros((10, 10, 10), order="F"),
+              "idx": gpu.zeros((5,), dtype=entry)}
+    ours, theirs = _launched_as_pystencils(gpu, [ps.Assignment(dst.center, src[1, 0, 0])],
+                                           ps.CreateKernelConfig(target=ps.Target.CUDA, index_field=idx), arrays)
+    assert ours == theirs == ((1, 1, 1), (256, 1, 1))
+
+
 def test_fields_of_generic_element_type_are_described_with_the_type_of_their_code(gpu):
     """ps.fields("f: [3D]") has no element type of its own (ps::numeric_t): the code declares the config's
     default type, and the kernel is described with its size, at launch and with shape= alike."""
