@@ -209,14 +209,15 @@ def parse_kernel_name(text: str) -> tuple[str, dict[str, Any]]:
     return m.group(1), params
 
 
-def _is_file(name_or_path: str) -> bool:
+def is_kernel_file(name_or_path: str) -> bool:
+    """Whether :func:`find_kernel` reads ``name_or_path`` as a kernel TOML file (else as a catalog name)."""
     p = Path(name_or_path)
     return p.suffix == ".toml" or p.exists()
 
 
 def find_program(name_or_path: str, *, domain: Sequence[int]) -> Any:
     """The native CUDA program of a catalog kernel (see ``CatalogEntry.program``), or None (files, generators)."""
-    if _is_file(name_or_path):
+    if is_kernel_file(name_or_path):
         return None
     name, params = parse_kernel_name(name_or_path)
     e = _entry(name, params)
@@ -226,7 +227,7 @@ def find_program(name_or_path: str, *, domain: Sequence[int]) -> Any:
 def find_kernel(name_or_path: str, *, domain: Sequence[int] | None = None) -> Kernel:
     """A kernel TOML path, or a catalog name (optionally with parameters) such as ``star3d-r4``."""
     p = Path(name_or_path)
-    if _is_file(name_or_path):
+    if is_kernel_file(name_or_path):
         if not p.exists():
             raise InputError(f"kernel file '{p}' does not exist.")
         return load_kernel(p, domain=domain)

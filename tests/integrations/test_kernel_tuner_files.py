@@ -221,3 +221,68 @@ def test_cli_names_that_start_with_a_dash_are_given_with_an_equals_sign(tmp_path
     rows = wk.read_kernel_tuner(bare, kernel="star3d-r1", names=names)
     assert {m.folding for m in rows} == {(1, 1, 1), (1, 2, 1)}
     assert main([*args, "--block-names=bx,by,-"]) == 2  # without the folding's names: fy twice per block
+
+
+def test_a_file_with_a_kernel_spec_but_no_description_accepts_only_the_kernel_the_spec_loads(tmp_path):
+    """The description deleted (as the error of a changed kernel suggests): the spec's kernel is the reference,
+    and a kernel that shares its display name (star3d-r1, the 8-byte catalog kernel) is refused."""
+    ranking = wk.rank_tune_params("star:r=1,dims=3,element_bytes=4", H100, TP, domain=(64, 64, 64))
+    doc = json.loads(wk.write_cache(tmp_path / "c.json", ranking, TP).read_text())
+    del doc["warpspeed"]["kernel_description"]
+    path = tmp_path / "no-description.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"key warpspeed.kernel says kernel 'star3d-r1' "
+                                         r"\(star:r=1,dims=3,element_bytes=4\), but kernel 'star3d-r1' was given, "
+                                         r"which loads another kernel"):
+        wk.read_kernel_tuner(path, kernel="star3d-r1")
+    assert {m.kernel for m in assert_reads_back_exactly(ranking, path)} == {"star:r=1,dims=3,element_bytes=4"}
+    assert {m.kernel for m in wk.read_kernel_tuner(path, kernel="star:element_bytes=4")} == {"star:element_bytes=4"}
+
+
+def test_a_file_reads_back_where_nvcc_counts_other_registers(tmp_path, capsys):
+    """The registers of the description are not compared (the rows carry num_regs): a file written where nvcc
+    counted 70 registers reads back where the kernel loads with its own count. The description records the
+    domain that was ranked, not the kernel file's."""
+    ranking = wk.rank_tune_params("d3q19-srt", H100, {"block_size_x": [32, 64, 128]}, domain=(64, 64, 64))
+    path = wk.write_cache(tmp_path / "c.json", ranking)
+    doc = json.loads(path.read_text())
+    described = doc["warpspeed"]["kernel_description"]
+    assert described["domain"] == [64, 64, 64] != warpspeed.find_kernel("d3q19-srt").spec["domain"]
+    assert described["registers"] == warpspeed.find_kernel("d3q19-srt").registers != 70
+    described["registers"] = 70  # the writer's nvcc
+    path.write_text(json.dumps(doc))
+    written = {(m.block, m.registers) for m in assert_reads_back_exactly(ranking, path)}
+    assert written == {(r.configuration.block, r.estimate.occupancy.registers) for r in ranking.results}
+    assert {m.kernel for m in wk.read_kernel_tuner(path, kernel="d3q19-srt")} == {"d3q19-srt"}
+    assert main(["validate", str(path)]) == 0
+    capsys.readouterr()
+    described["precision"] = "fp32"  # another kernel is still refused
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match="now loads a kernel other than the one key warpspeed.kernel_description"):
+        wk.read_kernel_tuner(path)
+
+
+def test_a_device_with_a_hit_rate_override_round_trips(tmp_path):
+    dev = warpspeed.device("A100-SXM4-40GB").with_overrides(**{"hit_rates.l2_z.a": 0.123456789123})
+    ranking = wk.rank_tune_params("star3d-r1", dev, TP, domain=(64, 64, 64))
+    path = wk.write_t4_results(tmp_path / "t4.json", ranking, TP)
+    meta = json.loads(path.read_text())["metadata"]["warpspeed"]
+    assert meta["device_overrides"] == {"hit_rates.l2_z.a": "0.123456789123"}  # exactly, not as the id rounds it
+    assert wk.recorded_devices(path) == {dev.id: dev}
+    assert_reads_back_exactly(ranking, path)
+
+
+def test_validate_with_device_does_not_load_the_recorded_device(tmp_path, capsys):
+    """--device estimates every row on the device given: the device file the file records may be gone."""
+    changes = tmp_path / "changed.toml"
+    changes.write_text('base = "A100-SXM4-40GB"\nl2_size = "4 MiB"\n')
+    ranking = wk.rank_tune_params("star3d-r1", warpspeed.device(changes), TP, domain=(64, 64, 64))
+    path = wk.write_cache(tmp_path / "c.json", ranking, TP)
+    moved = tmp_path / "elsewhere.toml"
+    changes.rename(moved)
+    assert main(["validate", str(path)]) == 2
+    err = one_line(capsys.readouterr().err)
+    assert "key warpspeed.device_spec" in err and "changed.toml" in err and "--device ID|FILE.toml" in err
+    assert main(["validate", str(path), "--device", str(moved), "--format", "json"]) == 0
+    (report,) = json.loads(capsys.readouterr().out)
+    assert report["spearman"] == pytest.approx(1.0) and report["performance_ratio"]["median"] == pytest.approx(1.0)

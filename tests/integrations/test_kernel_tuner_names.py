@@ -5,6 +5,7 @@ of whose configurations is in the ranking is an InputError naming the parameters
 stops at kernel_tuner's time_limit where the cache carries kernel_tuner's timings."""
 
 import json
+import pickle
 import warnings
 from pathlib import Path
 
@@ -52,7 +53,9 @@ def cache(ranking, tmp_path):
 def test_the_ranking_carries_its_names(ranking, cache):
     assert isinstance(ranking, wk.TuneRanking) and isinstance(ranking, warpspeed.Ranking)
     assert ranking.names == NAMES
-    assert len({ranking, ranking}) == 1  # hashable, as a Ranking is
+    copy = pickle.loads(pickle.dumps(ranking))  # to worker processes and back: equal, and hashed alike
+    assert copy is not ranking and copy == ranking and hash(copy) == hash(ranking)
+    assert copy.names == NAMES and copy.origin == ranking.origin and hash(copy.origin) == hash(ranking.origin)
     meta = json.loads(cache.read_text())["warpspeed"]  # the export used them too
     assert (meta["block_names"], meta["folding_names"]) == (["bx", "by", "bz"], [None, "fy", None])
     assert wk.x0(ranking, TP) == [*ranking.best.configuration.block, ranking.best.configuration.folding[1], 0]

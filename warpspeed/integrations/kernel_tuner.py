@@ -47,6 +47,7 @@ from ..device.keys import KEYS_BY_NAME, value_text
 from ..device.overrides import split_id
 from ..errors import InputError, check_output_file, install_hint, read_text
 from ..kernel import Kernel
+from ..kernels import is_kernel_file
 from ..measurement.measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
 from ..model.estimate import resolve_kernel
 from ..model.launch import triple
@@ -139,7 +140,8 @@ class Origin:
 
     Why: a :class:`~warpspeed.studies.ranking.Ranking` names its kernel and device for people
     (``star3d-r1`` for the 4-byte ``star:r=1,element_bytes=4`` too, a TOML kernel's ``name``, a changed
-    device's id such as ``A100-SXM4-40GB+dram_bw=500GB/s``), which need not load the same kernel or device.
+    device's id such as ``A100-SXM4-40GB+clock_GHz=1.23457GHz``, rounded), which need not load the same kernel
+    or device.
     ``kernel``: what :func:`warpspeed.find_kernel` (``--kernel``) takes, a catalog name with its parameters or
     the absolute path of a kernel TOML file (None where no name or path loads the ranked kernel, e.g. a
     :class:`~warpspeed.Kernel` built in Python); ``kernel_description``: the kernel's TOML table
@@ -310,7 +312,9 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     if not space:
         raise InputError("the restrictions exclude every configuration of tune_params: nothing to rank.")
     configs = list(dict.fromkeys(c for _, c in space))
-    k = resolve_kernel(kernel, None if domain is None else _domain_of(domain, "domain"))
+    if isinstance(domain, numbers.Integral):  # kernel_tuner's problem_size may be one integer
+        domain = [domain]
+    k = resolve_kernel(kernel, domain)  # checks the domain (warpspeed.model.launch.triple)
     if domain is not None:
         check_dimensions(k, domain, "domain", "domain=(nx, ny, nz)")
     dev = get_device(device)
@@ -318,15 +322,6 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
                    executor=executor, cache=cache)
     return TuneRanking(**{f.name: getattr(ranking, f.name) for f in fields(Ranking)}, names=names,
                        origin=origin_of(kernel, k, dev))
-
-
-def _domain_of(domain: Any, what: str) -> tuple[int, ...]:
-    """A domain as 1 to 3 extents (an integer is one): checked where a kernel must be loaded for it."""
-    values = (domain,) if isinstance(domain, numbers.Integral) else domain
-    if isinstance(values, str) or not isinstance(values, Sequence) or not 1 <= len(values) <= 3 or not all(
-            _positive_int(v) for v in values):
-        raise InputError(f"{what} is {domain!r}; give 1 to 3 positive integers (x, y, z), e.g. (256, 256, 256).")
-    return tuple(int(v) for v in values)
 
 
 def dimensions(kernel: Kernel) -> int:
@@ -337,32 +332,35 @@ def dimensions(kernel: Kernel) -> int:
     return max(("xyz".index(axis) + 1 for axis in used), default=1)
 
 
-def check_dimensions(kernel: Kernel, domain: Any, what: str, how: str) -> None:
-    """Refuse a domain of fewer extents than the kernel has dimensions.
+def check_dimensions(kernel: Kernel, domain: Sequence[int], what: str, how: str) -> None:
+    """Refuse a domain (its extents as given, already checked) of fewer extents than the kernel has dimensions.
 
     Why: a missing extent would be taken as 1 (a 3-D kernel on one z-plane), and kernel_tuner's
     ``problem_size`` of a 3-D kernel is often 2-D (its threads loop over z)."""
-    n = 1 if isinstance(domain, numbers.Integral) else len(domain)
+    n = len(domain)
     dims = dimensions(kernel)
     if n < dims:
-        raise InputError(f"{what} {list(_domain_of(domain, what))} has {n} extent{'s' if n > 1 else ''}, but kernel "
+        raise InputError(f"{what} {[int(v) for v in domain]} has {n} extent{'s' if n > 1 else ''}, but kernel "
                          f"{kernel.name} is {dims}-D: give all {dims} ({how}); kernel_tuner's problem_size of a "
                          f"{dims}-D kernel may have fewer (threads that loop over z): add the missing extent.")
 
 
-def _is_kernel_file(text: str) -> bool:
-    """Whether :func:`warpspeed.find_kernel` reads ``text`` as a kernel file (else as a catalog name)."""
-    return Path(text).suffix == ".toml" or Path(text).exists()
-
-
 def _description(kernel: Kernel) -> dict:
-    """The kernel's TOML table as JSON (its prose ``description`` left out): what :class:`Origin` records."""
-    return json.loads(json.dumps(kernel_content(kernel), default=str))
+    """The kernel's TOML table as JSON (its prose ``description`` left out), with the domain it was loaded for
+    (the ranked one, not its file's): what :class:`Origin` records."""
+    return json.loads(json.dumps({**kernel_content(kernel), "domain": list(kernel.domain)}, default=str))
+
+
+_NOT_COMPARED = ("domain", "registers")
+"""Keys of a kernel description :func:`_same_kernel` ignores: the domain (the file has its own) and the
+registers (nvcc counts them differently between machines and versions; the rows carry those that ran,
+``num_regs``)."""
 
 
 def _same_kernel(a: dict, b: dict) -> bool:
-    """Two kernel descriptions load the same kernel for one domain (their own ``domain`` aside)."""
-    return {k: v for k, v in a.items() if k != "domain"} == {k: v for k, v in b.items() if k != "domain"}
+    """Two kernel descriptions load the same kernel (all but :data:`_NOT_COMPARED` equal)."""
+    return ({k: v for k, v in a.items() if k not in _NOT_COMPARED}
+            == {k: v for k, v in b.items() if k not in _NOT_COMPARED})
 
 
 def origin_of(given: Kernel | str | Path, kernel: Kernel, device: Device) -> Origin:
@@ -370,9 +368,9 @@ def origin_of(given: Kernel | str | Path, kernel: Kernel, device: Device) -> Ori
     description = _description(kernel)
     kernel_spec = None
     if isinstance(given, str | Path):  # what loaded it: a catalog name, or a file (absolute: read from anywhere)
-        kernel_spec = str(Path(given).resolve()) if _is_kernel_file(str(given)) else str(given)
+        kernel_spec = str(Path(given).resolve()) if is_kernel_file(str(given)) else str(given)
     else:  # a Kernel: its name in the catalog, or its file, where either loads the same kernel
-        files = [str(Path(kernel.source).resolve())] if _is_kernel_file(kernel.source) else []
+        files = [str(Path(kernel.source).resolve())] if is_kernel_file(kernel.source) else []
         for c in [kernel.name, *files]:
             try:
                 if _same_kernel(_description(resolve_kernel(c, kernel.domain)), description):
@@ -874,20 +872,23 @@ def _load_kernel(spec: str, domain: tuple[int, int, int], what: str, p: Path) ->
 
 
 def _file_kernel(meta: dict, meta_key: str, given: str | None, domain: tuple[int, int, int], p: Path) -> str:
-    """What loads the file's kernel (the rows' kernel): the file's ``kernel_spec`` (checked against its
-    ``kernel_description``), its ``kernel`` name (a file without them), or the kernel given where the file
-    names none or the given one loads the same kernel (its description; by name for a file without one)."""
+    """What loads the rows' kernel: the kernel given, else the file's ``kernel_spec``, else (a file of
+    measurements or of an older warpspeed) its ``kernel`` name.
+
+    One rule: the file's reference kernel is its ``kernel_description`` if recorded, else the kernel its
+    ``kernel_spec`` loads, else its name; the kernel taken must load the same kernel as the reference
+    (:func:`_same_kernel`). Only a file with a name alone also accepts a kernel of that name."""
     name, spec, desc = meta.get("kernel"), meta.get("kernel_spec"), meta.get("kernel_description")
-    said = f"kernel {name!r}" + (f" ({spec})" if spec and spec != name else "")
-    if given is not None and given == spec:
-        given = None  # the file's own: checked as the file's
-    if given is None:
+    said = f"key {meta_key}.kernel says kernel {name!r}" + (f" ({spec})" if spec and spec != name else "") \
+        if name else f"key {meta_key}.kernel_spec says kernel {spec!r}"
+    if given is None or given == spec:  # the file's own kernel
         if spec is None and desc is not None:
-            raise InputError(f"{p}: the file's {said} was ranked as a Kernel object that no catalog name or file "
-                             f"loads (no key {meta_key}.kernel_spec); give it (kernel=..., --kernel NAME|FILE.toml): "
-                             f"it must be the kernel {meta_key}.kernel_description describes (its TOML table).")
+            raise InputError(f"{p}: the file's kernel {name!r} was ranked as a Kernel object that no catalog name or "
+                             f"file loads (no key {meta_key}.kernel_spec); give it (kernel=..., --kernel NAME|"
+                             f"FILE.toml): it must be the kernel {meta_key}.kernel_description describes (its TOML "
+                             "table).")
         if spec is None:
-            return name  # a file of measurements, or of an older warpspeed: its name is what loads it
+            return name
         if desc is not None and not _same_kernel(
                 _description(_load_kernel(spec, domain, f"key {meta_key}.kernel_spec", p)), desc):
             raise InputError(f"{p}: key {meta_key}.kernel_spec {spec!r} now loads a kernel other than the one key "
@@ -895,18 +896,22 @@ def _file_kernel(meta: dict, meta_key: str, given: str | None, domain: tuple[int
                              "restore it, give the kernel that was ranked (kernel=..., --kernel), or delete key "
                              f"{meta_key}.kernel_description to validate against the kernel as it is now.")
         return spec
-    if name is None and spec is None and desc is None or given == name and spec is None and desc is None:
+    legacy = spec is None and desc is None  # a file of measurements or of an older warpspeed: a name alone
+    if legacy and given == name or not (name or spec or desc):
         return given
     g = _load_kernel(given, domain, "kernel", p)
     if desc is not None:
-        same = _same_kernel(_description(g), desc)
+        reference = desc
+    elif spec is not None:
+        reference = _description(_load_kernel(spec, domain, f"key {meta_key}.kernel_spec", p))
     else:
         try:
-            same = g.name == name or _same_kernel(_description(g), _description(resolve_kernel(spec or name, domain)))
-        except InputError:  # the file's kernel no longer loads: its name decides
-            same = False
-    if not same:
-        raise InputError(f"{p}: key {meta_key}.kernel says {said}, but kernel {given!r} was given, which loads "
+            reference = _description(resolve_kernel(name, domain))
+        except InputError:  # the name no longer loads a kernel: the name decides
+            reference = None
+    # a legacy file also accepts a kernel of its name (an older warpspeed named the 4-byte star star3d-r1)
+    if not (reference is not None and _same_kernel(_description(g), reference) or legacy and g.name == name):
+        raise InputError(f"{p}: {said}, but kernel {given!r} was given, which loads "
                          f"{'another kernel' if g.name == name else f'kernel {g.name!r}'}; give none (the file's), "
                          "one that loads the same kernel, or fix the file.")
     return given
@@ -917,8 +922,10 @@ def recorded_devices(path: str | Path) -> dict[str, Device]:
     ``device_overrides``), by the name its rows carry: ``validate(read_kernel_tuner(p),
     devices=recorded_devices(p))``. Empty for a file that records none.
 
-    Why: the rows name the device by its id, and the id of a device with overrides
-    (``A100-SXM4-40GB+dram_bw=500GB/s``) or of one read from a device file does not load it again."""
+    Why: the rows name the device by its id, which need not load it again: an id rounds override values
+    (``clock_GHz=1.23457GHz`` for 1.234567891 GHz), and the id of a device read from a device file is no
+    path. A recorded device that no longer loads (its file moved) is an :class:`InputError`; estimate on
+    a device given instead (``validate(rows, device=...)``, ``warpspeed validate FILE.json --device``)."""
     p = Path(path)
     _, meta, meta_key = _header(_load_json(p), p)
     spec, overrides = meta.get("device_spec"), meta.get("device_overrides", {})
@@ -928,7 +935,8 @@ def recorded_devices(path: str | Path) -> dict[str, Device]:
         return {meta["device"]: get_device(spec, **overrides)}
     except InputError as e:
         raise InputError(f"{p}: key {meta_key}.device_spec {spec!r}"
-                         + (f" with {meta_key}.device_overrides" if overrides else "") + f": {e}") from None
+                         + (f" with {meta_key}.device_overrides" if overrides else "") + f": {e} To estimate on "
+                         "another device, give it (validate(rows, device=...), --device ID|FILE.toml).") from None
 
 
 def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: str | None = None,

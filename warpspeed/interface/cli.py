@@ -632,7 +632,8 @@ def _validate(a) -> str:
 
 def _kernel_tuner_rows(a):
     """``validate``'s rows of a kernel_tuner cache or T4 results file (warpspeed.integrations.kernel_tuner), and
-    the device the file records by the name its rows carry (a changed device's id does not load it)."""
+    the device the file records by the name its rows carry (a changed device's id does not load it; not read
+    where --device is given, which estimates every row)."""
     from ..integrations.kernel_tuner import NAMES, ParameterNames, read_kernel_tuner, recorded_devices
 
     def names(text: str | None, option: str, default: tuple) -> tuple:
@@ -657,7 +658,7 @@ def _kernel_tuner_rows(a):
     rows = read_kernel_tuner(a.file, kernel=a.kernel, device=a.device,
                              domain=None if a.domain is None else _ints(a.domain, "--domain"), names=pn,
                              select=select or None)
-    return rows, recorded_devices(a.file)
+    return rows, None if a.device else recorded_devices(a.file)  # --device estimates every row on it
 
 
 def _calibrate(a) -> str:
