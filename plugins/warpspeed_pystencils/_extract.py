@@ -35,12 +35,16 @@ from pystencils.types import PsIeeeFloatType, PsIntegerType
 
 from warpspeed import InputError
 
+from . import _polynomial as poly
 from ._internals import FieldBasePtr, FieldShape, FieldStride, expressions, structural  # see _internals: why
 
 TIDS = ("tidx", "tidy", "tidz")
 _AXES = ("x", "y", "z")
 _DOMAIN_NAMES = ("nx", "ny", "nz")
 TID_SYMBOLS = tuple(sp.Symbol(t, integer=True) for t in TIDS)
+#: threadIdx.a as the global thread index less the block's offset, as polynomials (see ``_thread_subs``)
+_THREAD_POLYNOMIALS = {f"threadIdx_{a}": poly.add(poly.symbol(t), poly.multiply(
+    poly.symbol(f"blockIdx_{a}"), poly.symbol(f"blockDim_{a}")), -1) for a, t in zip(_AXES, TIDS, strict=True)}
 
 
 class FloorDiv(sp.Function):
@@ -148,8 +152,18 @@ def dense_strides(shape: Sequence[int], layout: Sequence[int]) -> tuple[int, ...
     return tuple(strides)
 
 
+class _NotPolynomial(Exception):
+    """An index expression that is not a plain polynomial (a division, a remainder, another indexing scheme,
+    a term that is not affine): read through SymPy, which also words the errors."""
+
+
 class Extractor:
-    """Walks one GPU kernel and produces the warpspeed kernel dict."""
+    """Walks one GPU kernel and produces the warpspeed kernel dict.
+
+    ``POLYNOMIALS``: read index expressions as integer polynomials where they are (:mod:`._polynomial`), and
+    through SymPy otherwise; the tests turn it off to check that both ways describe kernels alike."""
+
+    POLYNOMIALS = True
 
     def __init__(self, kernel: Any, shape: Sequence[int] | None, layout: str, index_layout: str, name: str,
                  arrays: Mapping[str, ArrayLayout] | None = None):
@@ -161,6 +175,7 @@ class Extractor:
         self.index_layout = index_layout
         self.decls: dict[str, Any] = {}
         self.memo: dict[str, sp.Expr] = {}
+        self.polynomial_memo: dict[str, poly.Polynomial | None] = {}  # None: not a polynomial
         self.values: dict[str, int] = {}  # shape / stride parameter -> concrete value
         self.shape_params: dict[str, tuple[str, int]] = {}  # size parameter -> (field, coordinate)
         self.stride_params: dict[tuple[str, int], str] = {}  # (field, coordinate) -> stride parameter
@@ -339,6 +354,90 @@ class Extractor:
                 raise InputError(f"{self.where}: {what} contains '{e}' ({type(e).__name__}), which is not an "
                                  "affine integer index expression.")
 
+    def to_polynomial(self, e: Any, what: str | _Said) -> poly.Polynomial:
+        """An integer index expression of the AST as a polynomial (thread indices not yet substituted);
+        :class:`_NotPolynomial` where it is not one."""
+        match e:
+            case expressions.PsSymbolExpr(symbol):
+                name = symbol.name
+                if name in self.polynomial_memo:
+                    found = self.polynomial_memo[name]
+                    if found is None:
+                        raise _NotPolynomial
+                    return found
+                if name in self.decls:
+                    dt = symbol.dtype
+                    if dt is not None and not isinstance(dt, PsIntegerType):
+                        raise _NotPolynomial
+                    self.polynomial_memo[name] = None  # until read: a failure below leaves it so
+                    v = self.to_polynomial(self.decls[name], what)
+                    self.polynomial_memo[name] = v
+                    return v
+                return poly.symbol(name)
+            case expressions.PsConstantExpr(constant):
+                v = constant.value
+                try:
+                    iv = int(v)
+                except (TypeError, ValueError):
+                    raise _NotPolynomial from None
+                if iv != v:
+                    raise _NotPolynomial
+                return poly.constant(iv)
+            case expressions.PsLiteralExpr(literal):
+                return poly.symbol(literal.text.replace(".", "_"))
+            case expressions.PsCast(_, operand):
+                return self.to_polynomial(operand, what)
+            case expressions.PsAdd(a, b):
+                return poly.add(self.to_polynomial(a, what), self.to_polynomial(b, what))
+            case expressions.PsSub(a, b):
+                return poly.add(self.to_polynomial(a, what), self.to_polynomial(b, what), -1)
+            case expressions.PsMul(a, b):
+                return poly.multiply(self.to_polynomial(a, what), self.to_polynomial(b, what))
+            case expressions.PsNeg(a):
+                return poly.scale(self.to_polynomial(a, what), -1)
+            case _:
+                raise _NotPolynomial
+
+    def _polynomial_entry(self, offset: Any, pointer_offsets: list[Any], info: FieldInfo) -> Any:
+        """An access's entry (per-coordinate indices, or one linear index) read as polynomials, as
+        :meth:`_access` reads it through SymPy; :class:`_NotPolynomial` where that does not go."""
+        off = self.to_polynomial(offset, "")
+        for extra in pointer_offsets:
+            off = poly.add(off, self.to_polynomial(extra, ""))
+        off = poly.substitute(off, _THREAD_POLYNOMIALS)
+        if any(s.startswith(("blockIdx", "blockDim", "gridDim")) for s in poly.symbols(off)):
+            raise _NotPolynomial
+        if not info.fixed:
+            names = [self.stride_params.get((info.name, c)) for c in range(len(info.shape))]
+            if None not in names and len(set(names)) == len(names):
+                strides = set(names)  # type: ignore[arg-type]
+                coefs = [poly.coefficient(off, n) for n in names]  # type: ignore[arg-type]
+                rest = off
+                for n, c in zip(names, coefs, strict=True):
+                    rest = poly.add(rest, poly.multiply(c, poly.symbol(n)), -1)  # type: ignore[arg-type]
+                if not rest and not any(poly.symbols(c) & strides for c in coefs):
+                    return [self._polynomial_text(coefs[c]) for c in info.order]
+        return self._polynomial_text(off)
+
+    def _polynomial_text(self, a: poly.Polynomial) -> str:
+        """:func:`affine_text` of a polynomial with the shape and stride parameters put in."""
+        values = self._polynomial_values()
+        a = poly.substitute(a, values) if poly.symbols(a) & values.keys() else a
+        parts: list[tuple[int, str, int]] = []
+        for m, c in a.items():
+            if m == poly.ONE:
+                parts.append((9, "", c))
+            elif len(m) == 1 and m[0] in TIDS:
+                parts.append((TIDS.index(m[0]), m[0], c))
+            else:
+                raise _NotPolynomial  # not affine in the thread indices: SymPy words the error
+        return _affine_terms_text(parts)
+
+    def _polynomial_values(self) -> dict[str, poly.Polynomial]:
+        if not hasattr(self, "_pvalues"):
+            self._pvalues = {k: poly.constant(v) for k, v in self.values.items()}
+        return self._pvalues
+
     def _value_subs(self) -> dict[sp.Symbol, int]:
         if not hasattr(self, "_vsubs"):
             self._vsubs = {_sym(k): v for k, v in self.values.items()}
@@ -392,9 +491,10 @@ class Extractor:
         for c in node.children:
             self._walk(c)
 
-    def _field_of(self, pointer: Any) -> tuple[FieldInfo, sp.Expr]:
-        """The field behind a pointer expression and an extra element offset (pointer arithmetic)."""
-        extra: sp.Expr = sp.Integer(0)
+    def _field_of(self, pointer: Any) -> tuple[FieldInfo, list[Any]]:
+        """The field behind a pointer expression and the extra element offsets added to it (pointer
+        arithmetic)."""
+        extra: list[Any] = []
         p = pointer
         while True:
             if isinstance(p, expressions.PsCast):
@@ -402,7 +502,7 @@ class Extractor:
                 continue
             if isinstance(p, expressions.PsAdd):
                 p, off = p.operand1, p.operand2
-                extra += self.to_sympy(off, "a pointer offset")
+                extra.append(off)
                 continue
             if isinstance(p, expressions.PsSymbolExpr):
                 name = p.symbol.name
@@ -415,16 +515,23 @@ class Extractor:
                              "pointer (indirect addressing is not supported).")
 
     def _access(self, acc: expressions.PsMemAcc, store: bool) -> None:
-        info, extra = self._field_of(acc.pointer)
-        kind = "store" if store else "load"
-        what = _Said(lambda: f"field '{info.name}', {kind} [{acc.offset}]")
-        off = self._thread_subs(self.to_sympy(acc.offset, what) + extra, what)
+        info, pointer_offsets = self._field_of(acc.pointer)
         entry: Any = None
-        if not info.fixed:
-            entry = self._split(off, info, what)
+        if self.POLYNOMIALS:
+            try:
+                entry = self._polynomial_entry(acc.offset, pointer_offsets, info)
+            except _NotPolynomial:
+                entry = None
         if entry is None:
-            lin = sp.expand(off.xreplace(self._value_subs()))
-            entry = affine_text(lin, self.where, what)
+            kind = "store" if store else "load"
+            what = _Said(lambda: f"field '{info.name}', {kind} [{acc.offset}]")
+            extra = sum((self.to_sympy(off, "a pointer offset") for off in pointer_offsets), sp.Integer(0))
+            off = self._thread_subs(self.to_sympy(acc.offset, what) + extra, what)
+            if not info.fixed:
+                entry = self._split(off, info, what)
+            if entry is None:
+                lin = sp.expand(off.xreplace(self._value_subs()))
+                entry = affine_text(lin, self.where, what)
         target = info.stores if store else info.loads
         if entry not in target:
             target.append(entry)
@@ -562,7 +669,13 @@ def affine_text(expr: sp.Expr, where: str, what: str | _Said) -> str:
                                  "shape/stride): indirect or parameter-dependent addressing is not supported.")
             raise InputError(f"{where}: {what}: the index '{expr}' is not affine in tidx, tidy, tidz (term "
                              f"'{key}').")
-    parts.sort(key=lambda p: (p[0], p[1]))
+    return _affine_terms_text(parts)
+
+
+def _affine_terms_text(parts: list[tuple[int, str, int]]) -> str:
+    """The text of (order, name, coefficient) terms: the thread indices x, y, z, then divisions and remainders,
+    then the constant (name "")."""
+    parts = sorted(parts, key=lambda p: (p[0], p[1]))
     out = ""
     for _, name, c in parts:
         if c == 0:

@@ -633,3 +633,38 @@ def test_a_bad_fallback_guess_costs_nothing_when_nvcc_counts(tmp_path, monkeypat
     k = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, blocks=SMALL_BLOCKS, cache=None,
                          fallback_registers=-3)
     assert k.metadata["warpspeed"]["registers"] == 24
+
+
+# ----------------------------------------------------------------------------- index expressions, two ways
+def _two_way_kernels():
+    src, dst = ps.fields("src, dst: double[34, 34, 34]", layout="fzyx")  # fixed shape: one linear index
+    fixed = [ps.Assignment(dst.center, src[1, 0, 0] + src[0, -1, 0])]
+    v, w = ps.fields("v(3), w: float32[2D]", layout="zyxf")
+    vector = [ps.Assignment(w.center, v(0) + v[1, 0](1) - v[0, -1](2))]
+    return {
+        "star3d-r4": (wp.star_stencil(4), (72, 40, 24)),
+        "star2d-r2 fp32": (wp.star_stencil(2, dims=2, dtype="float32"), (68, 36)),
+        "fixed shape": (fixed, (34, 34, 34)),
+        "vector field, zyxf": (vector, (66, 34)),
+        "d3q19 fzyx": (wp.lbm_d3q19_srt(), (34, 18, 10)),
+        "d3q19 zyxf push": (wp.lbm_d3q19_srt("zyxf", "push"), (34, 18, 10)),
+        "d3q27 trt": (wp.lbm_update_rule("D3Q27", "trt"), (18, 10, 6)),
+        "allen-cahn": (wp.allen_cahn_d3q15(), (18, 10, 6)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_two_way_kernels()))
+def test_index_expressions_read_as_polynomials_describe_kernels_as_sympy_does(case, monkeypatch):
+    """The polynomial reading (the fast way) and the SymPy reading of index expressions give the same
+    description, and the polynomial one reads every access of these kernels (SymPy's split is never asked)."""
+    assignments, shape = _two_way_kernels()[case]
+    kernel = ps.create_kernel(assignments, ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit))
+    split_calls = []
+    real_split = _extract.Extractor._split
+    monkeypatch.setattr(_extract.Extractor, "_split", lambda self, *a: split_calls.append(a) or real_split(self, *a))
+    fast = wp._describe_spec(kernel, shape, registers=64)
+    assert split_calls == []
+    monkeypatch.setattr(_extract.Extractor, "POLYNOMIALS", False)
+    slow = wp._describe_spec(kernel, shape, registers=64)
+    assert fast == slow
+    assert split_calls or case == "fixed shape"  # the SymPy way was taken the second time
