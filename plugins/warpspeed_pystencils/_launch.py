@@ -187,13 +187,12 @@ def _compiled_registers(inner: Any) -> int | None:
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
     """``threads``, ``model`` and ``registers`` checked when the kernel is created: a bad one is the caller's
     mistake, not a launch the model cannot describe (which runs with pystencils' block)."""
-    import warpspeed
-    from warpspeed.plugin_api import performance_model
-
     from . import _registers_argument
 
-    out = dict(options)
+    out = dict(options)  # the model is imported only where an option needs it: creating a kernel stays cheap
     if out.get("threads") is not None:
+        import warpspeed
+
         threads = out["threads"]
         if isinstance(threads, str | bytes) or not isinstance(threads, Sequence) or not threads or not all(
                 isinstance(t, int) and not isinstance(t, bool) for t in threads):
@@ -202,6 +201,8 @@ def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
         warpspeed.block_shapes(threads)  # counts that are not powers of two are refused, with the nearest ones
         out["threads"] = tuple(threads)
     if out.get("model") is not None:
+        from warpspeed.plugin_api import performance_model
+
         performance_model(out["model"])
     _registers_argument(out.get("registers"))
     return out
