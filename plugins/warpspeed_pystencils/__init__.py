@@ -63,7 +63,7 @@ def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
         assignments = list(obj)
     else:
         raise _input_error("pystencils plugin: expected a pystencils GpuKernel, an AssignmentCollection (e.g. an "
-                           f"lbmpy update rule) or a list of Assignments, got {type(obj).__name__}.")
+                           f"lbmpy update rule) or a list of Assignments, got {_what_is(obj)}.")
     cfg = config.copy() if config is not None else ps.CreateKernelConfig()
     cfg.target = ps.Target.CUDA
     cfg.jit = ps.no_jit
@@ -73,6 +73,19 @@ def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
         raise _input_error(f"pystencils could not create a CUDA kernel from the assignments: "
                            f"{type(e).__name__}: {e}") from None
     return kernel, assignments
+
+
+def _what_is(obj: Any) -> str:
+    """What a wrong argument is, for a message: its type, and for a list the types in it that are not
+    Assignments (a reduction says it is one: warpspeed describes no reductions)."""
+    import pystencils as ps
+
+    if not isinstance(obj, list | tuple) or not obj:
+        return type(obj).__name__
+    others = sorted({type(a).__name__ for a in obj if not isinstance(a, ps.Assignment)})
+    reductions = any("Reduction" in name for name in others)
+    return (f"a {type(obj).__name__} holding {', '.join(others)}"
+            + ("; reductions are not described by warpspeed" if reductions else ""))
 
 
 def _registers_argument(registers: Any) -> int | None:
@@ -570,7 +583,11 @@ def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str,
     if registers is not None:
         options["registers"] = registers
     cfg.jit = launch_time_jit(device, inner=cfg.get_option("jit"), **options)
-    kernel = ps.create_kernel(assignments, cfg)
+    try:
+        kernel = ps.create_kernel(assignments, cfg)
+    except Exception as e:  # pystencils raises many kinds of errors on bad assignments
+        raise _input_error(f"pystencils could not create a CUDA kernel from the assignments: "
+                           f"{type(e).__name__}: {e}") from None
     kernel.metadata["warpspeed"] = {"block": "chosen at each launch, per array layout",
                                     "device": device if isinstance(device, str) else cfg.jit.device.id}
     return kernel

@@ -698,12 +698,20 @@ _OTHER_OPS = ("divs", "sqrts", "fast_sqrts", "fast_inv_sqrts", "fast_div")
 
 
 def flops_from_assignments(assignments: Any) -> dict[str, float] | None:
-    """adds / muls / divs+sqrts of a list of assignments via ``count_operations`` (None where it fails)."""
+    """adds / muls / divs+sqrts of a list of assignments via ``count_operations``; None where it fails or warns
+    that its count is inaccurate (a SymPy node it does not know, such as ``Abs``): the kernel's code is then
+    counted instead (:func:`flops_from_ast`)."""
+    import warnings
+
     from pystencils.sympyextensions import count_operations
 
     try:
-        counts = count_operations(list(assignments), only_type=None)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            counts = count_operations(list(assignments), only_type=None)
     except Exception:  # count_operations does not know every SymPy node
+        return None
+    if said:
         return None
     return {"add": float(counts.get("adds", 0)), "mul": float(counts.get("muls", 0)),
             "other": float(sum(counts.get(k, 0) for k in _OTHER_OPS))}

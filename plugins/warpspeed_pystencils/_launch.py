@@ -16,6 +16,7 @@ of the same program ranks and times nothing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -77,6 +78,7 @@ class FieldArgument:
     index_dims: int
     index: tuple[int, ...] | None
     fixed_shape: tuple[int, ...] | None
+    fixed_strides: tuple[int, ...] | None
     numpy_dtype: Any
     element: str
     dense: bool  # a field over the iteration space (generic, staggered): its array's dimensions are checked
@@ -108,7 +110,8 @@ class CallSignature:
             struct = numpy_dtype is not None and numpy_dtype.names is not None  # pystencils drops its last axis
             fields.append(FieldArgument(
                 f.name, f.spatial_dimensions, len(index), tuple(int(n) for n in index) if fixed_index else None,
-                tuple(int(n) for n in f.shape) if f.has_fixed_shape and not struct else None, numpy_dtype,
+                tuple(int(n) for n in f.shape) if f.has_fixed_shape and not struct else None,
+                tuple(int(n) for n in f.strides) if f.has_fixed_shape and not struct else None, numpy_dtype,
                 str(element), f.field_type in (FieldType.GENERIC, FieldType.STAGGERED, FieldType.STAGGERED_FLUX),
                 f.field_type == FieldType.GENERIC))
         values = tuple(p.name for p in kernel.parameters if not p.is_field_parameter)
@@ -137,8 +140,8 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
         try:
             shape = tuple(int(n) for n in arr.shape)
             dtype = arr.dtype
-            tuple(int(s) for s in arr.strides)
-        except (AttributeError, TypeError, ValueError):
+            strides = tuple(int(s) // int(dtype.itemsize) for s in arr.strides)
+        except (AttributeError, TypeError, ValueError, ZeroDivisionError):
             raise InputError(f"{where} is not an array ({type(arr).__name__}); pass a cupy array.") from None
         if f.dense and (len(shape) != f.spatial + f.index_dims
                         or (f.index is not None and shape[f.spatial:] != f.index)):
@@ -147,6 +150,9 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
         if f.fixed_shape is not None and shape != f.fixed_shape:
             raise InputError(f"{where} has the shape {list(shape)}; the field was declared with the fixed shape "
                              f"{list(f.fixed_shape)}.")
+        if f.fixed_strides is not None and strides != f.fixed_strides:
+            raise InputError(f"{where} has the strides {list(strides)} (elements); the field was declared with the "
+                             f"fixed strides {list(f.fixed_strides)} (its layout).")
         if f.numpy_dtype is not None and dtype != f.numpy_dtype:
             raise InputError(f"{where} holds {dtype}; the kernel was generated for {f.numpy_dtype} ({f.element}).")
         if f.generic and f.fixed_shape is None:
@@ -261,10 +267,10 @@ class LaunchTimeJit(JitBase):
         compiled = (self.inner or CupyJit()).compile(kernel)
         config = getattr(compiled, "launch_config", None)
         if not callable(getattr(config, "trim_block_size", None)):
-            raise InputError(f"kernel '{kernel.name}': its launch configuration ({type(config).__name__}) does "
-                             "not take a block size; launch-time block choice needs pystencils' default "
-                             "(dynamic) launch configuration: no manual launch grid, the Linear3D indexing "
-                             "scheme.")
+            raise InputError(f"kernel '{kernel.name}': pystencils gave it a launch configuration "
+                             f"({type(config).__name__}) that takes no block size; launch-time block choice needs "
+                             "pystencils' dynamic one, which kernels of the Linear3D indexing scheme get unless a "
+                             "manual launch grid is asked for or the kernel is a reduction.")
         return LaunchTimeKernel(kernel, compiled, self)
 
     def resolve_device(self, gpu_index: int | None) -> Any:
@@ -432,11 +438,12 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, arch_for, ranking_summary
 
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
-    threads = tuple(CREATE_KERNEL_THREADS if threads is None else threads)
+    code = kernel.get_c_code()
+    threads = within_launch_bounds(tuple(CREATE_KERNEL_THREADS if threads is None else threads), code)
     registers = _registers_argument(registers)
     regs, regs_source = ((registers, "the registers argument") if registers is not None else
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
-    key = _cache.content_key("launch-choice", kernel.get_c_code(),
+    key = _cache.content_key("launch-choice", code,
                              [(n, list(a.shape), list(a.strides)) for n, a in sorted(layouts.items())],
                              dev.to_dict(), regs, list(threads), model,
                              None if default_block is None else [int(b) for b in default_block],
@@ -470,6 +477,20 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     if cache is not None:
         _cache.write_json("launch-choices", key, _record(choice))
     return choice if measure else replace(choice, candidates=())
+
+
+_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*(\d+)")
+
+
+def within_launch_bounds(threads: tuple[int, ...], code: str) -> tuple[int, ...]:
+    """The thread counts a kernel can launch with: those up to its ``__launch_bounds__`` (pystencils writes it
+    from the config's default block where ``gpu.generate_launch_bounds`` is set; CUDA refuses a launch of
+    more threads), else the largest power of two below the bound."""
+    found = _LAUNCH_BOUNDS.search(code)
+    if found is None:
+        return threads
+    bound = int(found.group(1))
+    return tuple(t for t in threads if t <= bound) or (1 << (bound.bit_length() - 1),)
 
 
 def _block(b: Any) -> bool:

@@ -259,6 +259,46 @@ def test_a_fixed_shape_field_is_called_with_its_shape(gpu):
     assert gpu.launches
 
 
+def test_a_fixed_layout_field_is_called_with_its_strides(gpu):
+    s = ps.fields("s(19): double[34, 34, 34]", layout="fzyx")
+    d = ps.fields("d: double[34, 34, 34]", layout="fzyx")
+    run = wp.create_kernel([ps.Assignment(d.center, s(0) + s(18))], cache=None).compile()
+    populations_fastest = gpu.zeros((34, 34, 34, 19), order="C")  # the right shape in another layout
+    with pytest.raises(warpspeed.InputError, match=r"field 's' has the strides \[21964, 646, 19, 1\] "
+                                                   r"\(elements\); the field was declared with the fixed strides"):
+        run(s=populations_fastest, d=gpu.zeros((34, 34, 34), order="F"))
+    assert gpu.launches == []
+
+
+def test_launch_bounds_in_the_code_cap_the_threads_ranked(gpu):
+    """gpu.generate_launch_bounds writes __launch_bounds__(threads of the default block): CUDA refuses a larger
+    block, so none is chosen."""
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.default_block_size = (128, 1, 1)
+    cfg.gpu.generate_launch_bounds = True
+    run = wp.create_kernel(_seven_point(), cfg, cache=None, measure=False).compile()
+    run(**_arrays(gpu, (66, 66, 66)))
+    assert math.prod(gpu.launches[-1][2]) <= 128
+    assert _launch.within_launch_bounds((256, 512), "__global__ __launch_bounds__(96) void k()") == (64,)
+    assert _launch.within_launch_bounds((256, 512), "__global__ void k()") == (256, 512)
+
+
+def test_a_reduction_is_refused_with_a_message_that_says_so(gpu):
+    r = ps.TypedSymbol("r", "double")
+    s = ps.fields("s: double[3D]", layout="fzyx")
+    with pytest.raises(warpspeed.InputError, match="AddReductionAssignment; reductions are not described"):
+        wp.describe([ps.AddReductionAssignment(r, s.center ** 2)], (34, 34, 34))
+
+
+def test_assignments_pystencils_cannot_build_are_an_input_error_at_launch_time_too(gpu):
+    f = ps.fields("f: double[3D]", layout="fzyx")
+    wrong = [ps.Assignment(f.center, ps.x_)]  # a float field set from an integer coordinate: pystencils refuses
+    with pytest.raises(warpspeed.InputError, match="pystencils could not create a CUDA kernel"):
+        wp.describe(wrong, (34, 34, 34))
+    with pytest.raises(warpspeed.InputError, match="pystencils could not create a CUDA kernel"):
+        wp.create_kernel(wrong)
+
+
 def _launched_as_pystencils(gpu, update, config, arrays):
     """The grid and block of a launch-time kernel's call and of pystencils' own kernel with the same arrays."""
     plain = ps.create_kernel(update, config.copy()).compile()
@@ -321,7 +361,7 @@ def test_a_manual_launch_grid_is_left_to_the_user(gpu):
     cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
     cfg.gpu.manual_launch_grid = True
     kernel = wp.create_kernel(_seven_point(), cfg)
-    with pytest.raises(warpspeed.InputError, match="does not take a block size"):
+    with pytest.raises(warpspeed.InputError, match=r"ManualLaunchConfiguration\) that takes no block size"):
         kernel.compile()
 
 
