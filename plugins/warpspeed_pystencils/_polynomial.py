@@ -27,15 +27,20 @@ def symbol(name: str) -> Polynomial:
     return {(name,): 1}
 
 
+def _accumulate(out: Polynomial, m: Monomial, c: int) -> None:
+    """Add ``c`` to the coefficient of ``m`` in ``out``, dropping it where the sum is zero."""
+    v = out.get(m, 0) + c
+    if v:
+        out[m] = v
+    else:
+        out.pop(m, None)
+
+
 def add(a: Polynomial, b: Polynomial, sign: int = 1) -> Polynomial:
     """``a + sign * b``."""
     out = dict(a)
     for m, c in b.items():
-        v = out.get(m, 0) + sign * c
-        if v:
-            out[m] = v
-        else:
-            out.pop(m, None)
+        _accumulate(out, m, sign * c)
     return out
 
 
@@ -43,12 +48,7 @@ def multiply(a: Polynomial, b: Polynomial) -> Polynomial:
     out: Polynomial = {}
     for ma, ca in a.items():
         for mb, cb in b.items():
-            m = tuple(sorted(ma + mb))
-            v = out.get(m, 0) + ca * cb
-            if v:
-                out[m] = v
-            else:
-                out.pop(m, None)
+            _accumulate(out, tuple(sorted(ma + mb)), ca * cb)
     return out
 
 
