@@ -55,6 +55,7 @@ def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
     if isinstance(obj, Kernel):
         raise _input_error(f"pystencils kernel '{obj.name}' targets {obj.target}, not a GPU: create it with "
                            "target=ps.Target.CUDA (jit=ps.no_jit works without a GPU), or pass the assignments.")
+    _refuse_reductions(obj)
     if isinstance(obj, ps.AssignmentCollection):
         assignments = list(obj.all_assignments)
     elif isinstance(obj, ps.Assignment):
@@ -75,17 +76,32 @@ def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
     return kernel, assignments
 
 
+def _is_reduction(a: Any) -> bool:
+    """A pystencils reduction (``AddReductionAssignment``, ...: an atomic update of one value), which warpspeed
+    does not describe."""
+    return any(c.__name__ == "ReductionAssignment" for c in type(a).__mro__)
+
+
 def _what_is(obj: Any) -> str:
-    """What a wrong argument is, for a message: its type, and for a list the types in it that are not
-    Assignments (a reduction says it is one: warpspeed describes no reductions)."""
+    """What a wrong argument is, for a message: its type (a reduction says it is one), and for a list the types
+    in it that are not Assignments."""
     import pystencils as ps
 
     if not isinstance(obj, list | tuple) or not obj:
-        return type(obj).__name__
+        return type(obj).__name__ + ("; reductions are not described by warpspeed" if _is_reduction(obj) else "")
     others = sorted({type(a).__name__ for a in obj if not isinstance(a, ps.Assignment)})
-    reductions = any("Reduction" in name for name in others)
-    return (f"a {type(obj).__name__} holding {', '.join(others)}"
-            + ("; reductions are not described by warpspeed" if reductions else ""))
+    return f"a {type(obj).__name__} holding {', '.join(others)}"
+
+
+def _refuse_reductions(assignments: Any) -> None:
+    """An ``InputError`` where assignments (a list or an AssignmentCollection) hold a reduction."""
+    import pystencils as ps
+
+    items = assignments.all_assignments if isinstance(assignments, ps.AssignmentCollection) else assignments
+    if isinstance(items, list | tuple) and any(_is_reduction(a) for a in items):
+        raise _input_error("pystencils plugin: the assignments hold a reduction "
+                           f"({next(type(a).__name__ for a in items if _is_reduction(a))}); reductions are not "
+                           "described by warpspeed.")
 
 
 def _registers_argument(registers: Any) -> int | None:
@@ -580,6 +596,7 @@ def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str,
     if scheme != "Linear3D":
         raise _input_error(f"launch-time block choice describes kernels of pystencils' Linear3D indexing scheme; "
                            f"the config asks for {scheme}: leave gpu.indexing_scheme at its default.")
+    _refuse_reductions(assignments)
     if registers is not None:
         options["registers"] = registers
     cfg.jit = launch_time_jit(device, inner=cfg.get_option("jit"), **options)

@@ -150,11 +150,11 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
         if f.fixed_shape is not None and shape != f.fixed_shape:
             raise InputError(f"{where} has the shape {list(shape)}; the field was declared with the fixed shape "
                              f"{list(f.fixed_shape)}.")
+        if f.numpy_dtype is not None and dtype != f.numpy_dtype:
+            raise InputError(f"{where} holds {dtype}; the kernel was generated for {f.numpy_dtype} ({f.element}).")
         if f.fixed_strides is not None and strides != f.fixed_strides:
             raise InputError(f"{where} has the strides {list(strides)} (elements); the field was declared with the "
                              f"fixed strides {list(f.fixed_strides)} (its layout).")
-        if f.numpy_dtype is not None and dtype != f.numpy_dtype:
-            raise InputError(f"{where} holds {dtype}; the kernel was generated for {f.numpy_dtype} ({f.element}).")
         if f.generic and f.fixed_shape is None:
             spatial_shapes[f.name] = shape[:f.spatial]
     if len(set(spatial_shapes.values())) > 1:

@@ -285,9 +285,17 @@ def test_launch_bounds_in_the_code_cap_the_threads_ranked(gpu):
 
 def test_a_reduction_is_refused_with_a_message_that_says_so(gpu):
     r = ps.TypedSymbol("r", "double")
-    s = ps.fields("s: double[3D]", layout="fzyx")
+    s, d = ps.fields("s, d: double[3D]", layout="fzyx")
+    reduction = ps.AddReductionAssignment(r, s.center ** 2)
+    with pytest.raises(warpspeed.InputError, match=r"hold a reduction \(AddReductionAssignment\)"):
+        wp.describe([reduction], (34, 34, 34))
     with pytest.raises(warpspeed.InputError, match="AddReductionAssignment; reductions are not described"):
-        wp.describe([ps.AddReductionAssignment(r, s.center ** 2)], (34, 34, 34))
+        wp.describe(reduction, (34, 34, 34))
+    mixed = ps.AssignmentCollection([ps.Assignment(d.center, s.center), reduction])
+    with pytest.raises(warpspeed.InputError, match=r"hold a reduction \(AddReductionAssignment\)"):
+        wp.describe(mixed, (34, 34, 34))  # was described without the reduction's update
+    with pytest.raises(warpspeed.InputError, match=r"hold a reduction \(AddReductionAssignment\)"):
+        wp.create_kernel(mixed)  # refused when created, not at the first compile
 
 
 def test_assignments_pystencils_cannot_build_are_an_input_error_at_launch_time_too(gpu):
