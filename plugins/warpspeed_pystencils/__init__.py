@@ -293,7 +293,8 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
 
     ``opts``: ``name``, ``index_layout``, ``arch`` (default: the device's compute capability) and ``config``
     go to ``describe``; everything else (``blocks``, ``jobs`` (default 1), ``executor``, ``cache``, ...) to
-    ``warpspeed.rank``. A ``warpspeed.Kernel`` is ranked as it is (``shape`` is then ignored).
+    ``warpspeed.rank``. A ``warpspeed.Kernel`` is ranked as it is (``shape`` is then ignored). A pystencils
+    kernel generated with launch bounds (``gpu.generate_launch_bounds``) gets no thread count above them.
     """
     import warpspeed
 
@@ -302,6 +303,12 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
     if isinstance(kernel_or_assignments, warpspeed.Kernel):
         kernel = kernel_or_assignments.with_registers(_registers_argument(registers))
     else:
+        from pystencils.codegen import GpuKernel
+
+        if isinstance(kernel_or_assignments, GpuKernel):  # generated with launch bounds: no block above them
+            from ._launch import within_launch_bounds
+
+            threads = within_launch_bounds(tuple(threads), kernel_or_assignments.get_c_code())
         dkw.setdefault("arch", arch_for(device))
         kernel = _describe(kernel_or_assignments, shape, layout=layout, registers=registers,
                            fallback_registers=fallback, **dkw)

@@ -279,6 +279,11 @@ def test_launch_bounds_in_the_code_cap_the_threads_ranked(gpu):
     run = wp.create_kernel(_seven_point(), cfg, cache=None, measure=False).compile()
     run(**_arrays(gpu, (66, 66, 66)))
     assert math.prod(gpu.launches[-1][2]) <= 128
+    no_jit = cfg.copy()
+    no_jit.jit = ps.no_jit
+    bounded = ps.create_kernel(_seven_point(), no_jit)
+    ranking = wp.rank_block_sizes(bounded, (66, 66, 66), device=H100, registers=FAKE_REGISTERS)
+    assert max(math.prod(r.configuration.block) for r in ranking.results) == 128  # an existing kernel too
     assert _launch.within_launch_bounds((256, 512), "__global__ __launch_bounds__(96) void k()") == (64,)
     assert _launch.within_launch_bounds((256, 512), "__global__ void k()") == (256, 512)
 
