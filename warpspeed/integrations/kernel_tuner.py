@@ -46,6 +46,7 @@ from ..device import device as get_device
 from ..device.keys import KEYS_BY_NAME, value_text
 from ..device.overrides import split_id
 from ..errors import InputError, check_output_file, install_hint, read_text
+from ..expressions import THREAD_VARS, variables
 from ..kernel import Kernel
 from ..kernels import is_kernel_file
 from ..measurement.measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, read_measurements, triple_text
@@ -327,9 +328,8 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
 def dimensions(kernel: Kernel) -> int:
     """How many of x, y, z the kernel's threads span: the highest thread index (``tidx``, ``tidy``, ``tidz``)
     its accesses use (1 if none)."""
-    used = {m.group(1) for f in kernel.fields for a in (*f.loads, *f.stores)
-            for m in re.finditer(r"\btid([xyz])\b", str(a.linear))}
-    return max(("xyz".index(axis) + 1 for axis in used), default=1)
+    used = set().union(*(variables(a.linear) for f in kernel.fields for a in (*f.loads, *f.stores)))
+    return max((THREAD_VARS.index(v) + 1 for v in used & set(THREAD_VARS)), default=1)
 
 
 def check_dimensions(kernel: Kernel, domain: Sequence[int], what: str, how: str) -> None:
