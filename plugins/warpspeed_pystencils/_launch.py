@@ -118,12 +118,20 @@ class CallSignature:
         return cls(kernel.name, tuple(fields), values)
 
 
-def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
-    """Refuse a call that is wrong for the kernel, naming the argument: a missing array or parameter value, an
-    argument that is not an array, an array of another number of dimensions, other index extents (an LBM
-    field's populations), another fixed shape or element type than the code was generated for, or generic
-    fields of different spatial shapes. pystencils checks some of these at the launch and not others (index
-    extents: the kernel would read past the array)."""
+class UndescribableArrays(InputError):
+    """Arrays right for the kernel that warpspeed cannot describe (a view with negative strides, or strides that
+    are not whole elements): the launch is left to pystencils."""
+
+
+def read_call(signature: CallSignature, arguments: Mapping[str, Any]) -> dict[str, ArrayLayout]:
+    """Shape and strides (elements) of the array passed for each field, read once per call.
+
+    A call that is wrong for the kernel is an :class:`InputError` naming the argument: a missing array or
+    parameter value, an argument that is not an array, an array of another number of dimensions, other index
+    extents (an LBM field's populations), another element type, fixed shape or fixed layout than the code was
+    generated for, or generic fields of different spatial shapes. pystencils checks some of these at the launch
+    and not others (index extents: the kernel would read past the array). A right call with arrays warpspeed
+    cannot describe is an :class:`UndescribableArrays`."""
     names = [f.name for f in signature.fields]
     missing = [n for n in (*names, *signature.values) if arguments.get(n) is None]
     if missing:
@@ -134,13 +142,17 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
                          f"{', '.join(sorted([*names, *signature.values]))}"
                          + (f" (unexpected: {', '.join(unexpected)})." if unexpected else "."))
     spatial_shapes = {}
+    layouts: dict[str, ArrayLayout] = {}
+    undescribable = None  # said once the call is known to be right
     for f in signature.fields:
         arr = arguments[f.name]
         where = f"kernel '{signature.kernel_name}': the argument for field '{f.name}'"
         try:
             shape = tuple(int(n) for n in arr.shape)
             dtype = arr.dtype
-            strides = tuple(int(s) // int(dtype.itemsize) for s in arr.strides)
+            itemsize = int(dtype.itemsize)
+            byte_strides = tuple(int(s) for s in arr.strides)
+            strides = tuple(s // itemsize for s in byte_strides)
         except (AttributeError, TypeError, ValueError, ZeroDivisionError):
             raise InputError(f"{where} is not an array ({type(arr).__name__}); pass a cupy array.") from None
         if f.dense and (len(shape) != f.spatial + f.index_dims
@@ -157,28 +169,17 @@ def check_call(signature: CallSignature, arguments: Mapping[str, Any]) -> None:
                              f"fixed strides {list(f.fixed_strides)} (its layout).")
         if f.generic and f.fixed_shape is None:
             spatial_shapes[f.name] = shape[:f.spatial]
+        if undescribable is None and any(s <= 0 or s % itemsize for s in byte_strides) and any(n > 1 for n in shape):
+            undescribable = (f"kernel '{signature.kernel_name}': the array for field '{f.name}' has the byte "
+                             f"strides {list(byte_strides)}; warpspeed needs positive strides, whole elements apart.")
+        layouts[f.name] = ArrayLayout(shape, tuple(max(s, 1) for s in strides))
     if len(set(spatial_shapes.values())) > 1:
         raise InputError(f"kernel '{signature.kernel_name}': the arrays have different spatial shapes "
                          f"({', '.join(f'{n}: {list(v)}' for n, v in spatial_shapes.items())}); pystencils launches "
                          "a kernel on arrays of one spatial shape.")
-
-
-def array_layouts(kernel: Any, arrays: Mapping[str, Any], signature: CallSignature | None = None
-                  ) -> dict[str, ArrayLayout]:
-    """Shape and strides (elements) of the array passed for each field of a pystencils kernel (a call that
-    :func:`check_call` accepted; ``signature``: the kernel's, where it was read before); an ``InputError`` for
-    a view warpspeed cannot describe."""
-    out = {}
-    for f in (signature or CallSignature.of(kernel)).fields:
-        arr = arrays[f.name]
-        shape = tuple(int(n) for n in arr.shape)
-        itemsize = int(arr.dtype.itemsize)
-        strides = tuple(int(s) for s in arr.strides)
-        if any(s <= 0 or s % itemsize for s in strides) and any(n > 1 for n in shape):
-            raise InputError(f"kernel '{kernel.name}': the array for field '{f.name}' has the byte strides "
-                             f"{list(strides)}; warpspeed needs positive strides, whole elements apart.")
-        out[f.name] = ArrayLayout(shape, tuple(max(s // itemsize, 1) for s in strides))
-    return out
+    if undescribable is not None:
+        raise UndescribableArrays(undescribable)
+    return layouts
 
 
 def _compiled_registers(inner: Any) -> int | None:
@@ -359,10 +360,9 @@ class LaunchTimeKernel(KernelWrapper):
 
     def _choice(self, arrays: Mapping[str, Any]) -> tuple[tuple, LaunchChoice]:
         index = _gpu_index(arrays)
-        check_call(self.signature, arrays)  # a wrong call is the caller's to mend, not a launch to fall back on
-        try:
-            layouts = array_layouts(self.kernel, arrays, self.signature)
-        except InputError as e:
+        try:  # a wrong call (an InputError) is the caller's to mend, not a launch to fall back on
+            layouts = read_call(self.signature, arrays)
+        except UndescribableArrays as e:
             key = (index, ("unreadable", str(e)))
             return key, self._pystencils_default(key, e)
         key = (index, tuple(sorted(layouts.items())))

@@ -142,7 +142,7 @@ def test_padded_arrays_are_estimated_with_their_padding(gpu):
     run = wp.create_kernel(_seven_point(), cache=None).compile()
     big = {n: gpu.zeros((72, 66, 34), order="F") for n in ("src", "dst")}
     padded = {n: a[:66] for n, a in big.items()}  # x rows padded from 66 to 72 elements
-    layouts = _launch.array_layouts(run.kernel, padded)
+    layouts = _launch.read_call(_launch.CallSignature.of(run.kernel), padded)
     assert layouts["src"] == _extract.ArrayLayout((66, 66, 34), (1, 72, 72 * 66))
     spec = wp._describe_spec(run.kernel, None, arrays=layouts, registers=FAKE_REGISTERS)
     assert {f["name"]: f["shape"] for f in spec["field"]} == {"src": [72, "ny+2", "nz+2"],
@@ -167,7 +167,7 @@ def test_launch_arrays_describe_the_kernel_as_shape_and_layout_do(layout):
                 arrays[f.name] = np.zeros(q + shape, order="F").transpose(1, 2, 3, 0)
             else:  # x fastest, the population index slowest
                 arrays[f.name] = np.zeros(shape + q, order="F")
-        layouts = _launch.array_layouts(kernel, arrays)
+        layouts = _launch.read_call(_launch.CallSignature.of(kernel), {**arrays, "omega": 1.8})  # a whole call
         by_arrays = wp._describe_spec(kernel, None, arrays=layouts, registers=90)
         by_shape = wp._describe_spec(kernel, shape, layout=layout, registers=90)
         assert by_arrays["field"] == by_shape["field"] and by_arrays["domain"] == by_shape["domain"]
