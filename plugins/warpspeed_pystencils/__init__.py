@@ -68,12 +68,18 @@ def _as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
     cfg = config.copy() if config is not None else ps.CreateKernelConfig()
     cfg.target = ps.Target.CUDA
     cfg.jit = ps.no_jit
+    return _created(obj if isinstance(obj, ps.AssignmentCollection) else assignments, cfg), assignments
+
+
+def _created(assignments: Any, cfg: Any) -> Any:
+    """``pystencils.create_kernel``, its errors on bad assignments (of many kinds) as an ``InputError``."""
+    import pystencils as ps
+
     try:
-        kernel = ps.create_kernel(obj if isinstance(obj, ps.AssignmentCollection) else assignments, cfg)
-    except Exception as e:  # pystencils raises many kinds of errors on bad assignments
+        return ps.create_kernel(assignments, cfg)
+    except Exception as e:
         raise _input_error(f"pystencils could not create a CUDA kernel from the assignments: "
                            f"{type(e).__name__}: {e}") from None
-    return kernel, assignments
 
 
 def _is_reduction(a: Any) -> bool:
@@ -607,11 +613,7 @@ def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str,
     if registers is not None:
         options["registers"] = registers
     cfg.jit = launch_time_jit(device, inner=cfg.get_option("jit"), **options)
-    try:
-        kernel = ps.create_kernel(assignments, cfg)
-    except Exception as e:  # pystencils raises many kinds of errors on bad assignments
-        raise _input_error(f"pystencils could not create a CUDA kernel from the assignments: "
-                           f"{type(e).__name__}: {e}") from None
+    kernel = _created(assignments, cfg)
     kernel.metadata["warpspeed"] = {"block": "chosen at each launch, per array layout",
                                     "device": device if isinstance(device, str) else cfg.jit.device.id}
     return kernel

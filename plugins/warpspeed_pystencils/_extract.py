@@ -354,7 +354,7 @@ class Extractor:
                 raise InputError(f"{self.where}: {what} contains '{e}' ({type(e).__name__}), which is not an "
                                  "affine integer index expression.")
 
-    def to_polynomial(self, e: Any, what: str | _Said) -> poly.Polynomial:
+    def to_polynomial(self, e: Any) -> poly.Polynomial:
         """An integer index expression of the AST as a polynomial (thread indices not yet substituted);
         :class:`_NotPolynomial` where it is not one."""
         match e:
@@ -370,7 +370,7 @@ class Extractor:
                     if dt is not None and not isinstance(dt, PsIntegerType):
                         raise _NotPolynomial
                     self.polynomial_memo[name] = None  # until read: a failure below leaves it so
-                    v = self.to_polynomial(self.decls[name], what)
+                    v = self.to_polynomial(self.decls[name])
                     self.polynomial_memo[name] = v
                     return v
                 return poly.symbol(name)
@@ -386,24 +386,24 @@ class Extractor:
             case expressions.PsLiteralExpr(literal):
                 return poly.symbol(literal.text.replace(".", "_"))
             case expressions.PsCast(_, operand):
-                return self.to_polynomial(operand, what)
+                return self.to_polynomial(operand)
             case expressions.PsAdd(a, b):
-                return poly.add(self.to_polynomial(a, what), self.to_polynomial(b, what))
+                return poly.add(self.to_polynomial(a), self.to_polynomial(b))
             case expressions.PsSub(a, b):
-                return poly.add(self.to_polynomial(a, what), self.to_polynomial(b, what), -1)
+                return poly.add(self.to_polynomial(a), self.to_polynomial(b), -1)
             case expressions.PsMul(a, b):
-                return poly.multiply(self.to_polynomial(a, what), self.to_polynomial(b, what))
+                return poly.multiply(self.to_polynomial(a), self.to_polynomial(b))
             case expressions.PsNeg(a):
-                return poly.scale(self.to_polynomial(a, what), -1)
+                return poly.scale(self.to_polynomial(a), -1)
             case _:
                 raise _NotPolynomial
 
     def _polynomial_entry(self, offset: Any, pointer_offsets: list[Any], info: FieldInfo) -> Any:
         """An access's entry (per-coordinate indices, or one linear index) read as polynomials, as
         :meth:`_access` reads it through SymPy; :class:`_NotPolynomial` where that does not go."""
-        off = self.to_polynomial(offset, "")
+        off = self.to_polynomial(offset)
         for extra in pointer_offsets:
-            off = poly.add(off, self.to_polynomial(extra, ""))
+            off = poly.add(off, self.to_polynomial(extra))
         off = poly.substitute(off, _THREAD_POLYNOMIALS)
         if any(s.startswith(("blockIdx", "blockDim", "gridDim")) for s in poly.symbols(off)):
             raise _NotPolynomial
