@@ -61,12 +61,13 @@ def substitute(a: Polynomial, values: Mapping[str, Polynomial]) -> Polynomial:
     out: Polynomial = {}
     for m, c in a.items():
         if not any(s in values for s in m):
-            out = add(out, {m: c})
+            _accumulate(out, m, c)
             continue
         term = constant(c)
         for s in m:
             term = multiply(term, values[s] if s in values else symbol(s))
-        out = add(out, term)
+        for tm, tc in term.items():
+            _accumulate(out, tm, tc)
     return out
 
 
