@@ -2,12 +2,16 @@
 of the paths a command reads and writes (made before any work, so a typo never costs a ranking)."""
 
 import os
+import re
 from pathlib import Path
 
 
 def install_hint(extra: str) -> str:
     """How to install an optional extra of this project (never ``pip install warpspeed``: that name on the
-    package index belongs to an unrelated project)."""
+    package index belongs to an unrelated project). The extra is written in its normalized form (lower case,
+    ``-`` between words): pip before 23.3 matches extras by their exact text, and the package's metadata
+    spells them normalized, so ``kernel_tuner`` would install nothing there."""
+    extra = re.sub(r"[-_.]+", "-", extra).lower()
     return (f"install warpspeed's '{extra}' extra from your warpspeed checkout: pip install -e '.[{extra}]' "
             f"(the 'warpspeed' on the package index is a different project)")
 
