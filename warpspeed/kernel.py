@@ -9,6 +9,8 @@ resolved for one domain, and ``Kernel.with_domain`` re-resolves it for another o
 from __future__ import annotations
 
 import math
+import os
+import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -147,17 +149,49 @@ def _rebuild_kernel(spec: dict, source: str, domain: tuple[int, int, int]) -> Ke
     return kernel_from_dict(spec, source=source, domain=domain)
 
 
+MAX_KERNEL_FILE_BYTES = 4 * 1024 * 1024
+"""The largest kernel file read (a kernel description is a few kB; the largest generated ones are well under
+1 MiB): a bigger file, or a device such as ``/dev/zero``, is refused before it is read."""
+
+
+def read_kernel_text(path: str | Path) -> str:
+    """A kernel file's text, read with bounds: only a regular file (a folder, FIFO or device is refused before
+    it is opened, and it is opened non-blocking, so a FIFO swapped in cannot hang the read), at most
+    :data:`MAX_KERNEL_FILE_BYTES`, and UTF-8 (else an InputError naming the line, never quoting the file)."""
+    p = Path(path)
+    where = f"kernel file '{p}'"
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise InputError(f"{where}: not a regular file (a folder, pipe or device); give a kernel TOML file.")
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):  # replaced between the two looks
+                raise InputError(f"{where}: not a regular file; give a kernel TOML file.")
+            raw = f.read(MAX_KERNEL_FILE_BYTES + 1)
+    except OSError as e:
+        raise InputError(f"{where}: cannot be read ({e.strerror or e}).") from None
+    if len(raw) > MAX_KERNEL_FILE_BYTES:
+        raise InputError(f"{where}: larger than {MAX_KERNEL_FILE_BYTES // (1024 * 1024)} MiB; a kernel file is a "
+                         "few kB of TOML (docs/kernel-format.md).")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
+        raise InputError(f"{where}, line {line}: not UTF-8 text; a kernel file is TOML text in UTF-8 "
+                         "(docs/kernel-format.md).") from None
+
+
 def load_kernel(path: str | Path, *, domain: Sequence[int] | None = None) -> Kernel:
-    """Read a kernel TOML file (the format of docs/kernel-format.md)."""
+    """Read a kernel TOML file (the format of docs/kernel-format.md), with the bounds of :func:`read_kernel_text`.
+    A TOML file that is not a kernel description (no ``[[field]]`` table) is refused without quoting it."""
     p = Path(path)
     try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError(f"kernel file '{p}': cannot be read ({e.strerror or e}).") from None
-    try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(read_kernel_text(p))
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"kernel file '{p}': not valid TOML: {e}.") from None
+    if not ("field" in data or "fields" in data):
+        raise InputError(f"kernel file '{p}': not a kernel description (it has no [[field]] table); see "
+                         "docs/kernel-format.md.")
     return kernel_from_dict(data, source=str(p), domain=domain)
 
 

@@ -28,6 +28,8 @@ class CatalogEntry:
 
     ``program`` (optional) builds the kernel's own CUDA source for ``warpspeed measure``: called with the same
     parameters and ``domain=``, it returns a :class:`warpspeed.measurement.measure.CudaProgram`.
+    ``accesses`` (optional) counts the loads and stores the build would make from the same parameters, without
+    building: a caller with a work limit (the web page) refuses a large kernel before generating it.
     """
 
     name: str
@@ -35,6 +37,7 @@ class CatalogEntry:
     build: Callable[..., Kernel]
     params: Mapping[str, Any] = field(default_factory=dict)
     program: Callable[..., Any] | None = None
+    accesses: Callable[..., int] | None = None
 
 
 def _catalog_dir() -> Path:
@@ -130,6 +133,18 @@ def box(r: int = 1, dims: int = 3, element_bytes: int = 8, domain: Sequence[int]
                           element_bytes=element_bytes)
 
 
+def star_accesses(r: int = 1, dims: int = 3, element_bytes: int = 8) -> int:
+    """Loads and stores of :func:`star` with these parameters (checked as it checks them)."""
+    _check_params(r, dims, element_bytes)
+    return 2 * dims * r + 1 + 1
+
+
+def box_accesses(r: int = 1, dims: int = 3, element_bytes: int = 8) -> int:
+    """Loads and stores of :func:`box` with these parameters (checked as it checks them)."""
+    _check_params(r, dims, element_bytes)
+    return (2 * r + 1) ** dims + 1
+
+
 def _file_entry(name: str, path: Path) -> CatalogEntry:
     first = path.read_text().splitlines()[0] if path.stat().st_size else ""
     desc = first[1:].strip() if first.startswith("#") else f"kernel file {path.name}"
@@ -154,9 +169,9 @@ def entries() -> dict[str, CatalogEntry]:
     """Every catalog entry by name: shipped files, generators, plugin kernels."""
     out = {n: _file_entry(n, p) for n, p in catalog().items()}
     out["star"] = CatalogEntry("star", "star stencil of range r in 1-3 dimensions (Jacobi, dst = f(src))", star,
-                               {"r": 1, "dims": 3, "element_bytes": 8})
+                               {"r": 1, "dims": 3, "element_bytes": 8}, accesses=star_accesses)
     out["box"] = CatalogEntry("box", "box stencil of range r in 1-3 dimensions", box,
-                              {"r": 1, "dims": 3, "element_bytes": 8})
+                              {"r": 1, "dims": 3, "element_bytes": 8}, accesses=box_accesses)
     for n, e in _plugin_entries().items():
         out.setdefault(n, e)
     return out
@@ -174,6 +189,13 @@ def _entry(name: str, params: Mapping[str, Any]) -> CatalogEntry:
         valid = ", ".join(e.params) or "none (only --domain)"
         raise InputError(f"catalog kernel '{name}': unknown parameter(s) {sorted(bad)}; valid: {valid}.")
     return e
+
+
+def accesses(name: str, **params: Any) -> int | None:
+    """The loads and stores of catalog kernel ``name`` with ``params``, counted without building it, or None
+    where its entry cannot count them before building (kernel files, plugin kernels: bounded by what they are)."""
+    e = _entry(name, params)
+    return None if e.accesses is None else e.accesses(**params)
 
 
 def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Kernel:

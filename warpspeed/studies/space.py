@@ -6,7 +6,6 @@ folding none / 2y / 2z: 56 shapes x 3 foldings = 168 configurations (``paper_spa
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -74,19 +73,25 @@ def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = 
     if odd and x is None and y is None and z is None:
         near = sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
         raise InputError(f"threads per block {', '.join(map(str, odd))}: the block extents X, Y, Z are powers of two, "
-                         f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); give explicit "
-                         "blocks (--block X,Y,Z) for other shapes.")
+                         f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); to try another "
+                         "shape, estimate it with --block X,Y,Z.")
+    largest = totals[-1]
     choices = []
     for axis, given, m in zip("xyz", (x, y, z), max_dims, strict=True):
-        vals = _powers_of_two(m) if given is None else sorted({int(v) for v in given})
+        vals = _powers_of_two(min(m, largest)) if given is None else sorted({int(v) for v in given})
         if any(v < 1 for v in vals):
             raise InputError(f"block {axis} extents must be positive, got {list(given or [])!r}.")
-        choices.append([v for v in vals if v <= m])
+        choices.append([v for v in vals if v <= m and v <= largest])
+    # X and Y are enumerated, Z is looked up: the work grows with the X and Y extents up to the largest thread
+    # count, never with the device's maxima (an override of max_block_dims=1e120 costs nothing more)
+    zs = set(choices[2])
     out = []
-    for bx, by, bz in itertools.product(*choices):
-        n = bx * by * bz
-        if n in totals and (not warp_multiple or n % warp_size == 0):
-            out.append((bx, by, bz))
+    for bx in choices[0]:
+        for by in choices[1]:
+            for n in totals:
+                bz, rest = divmod(n, bx * by)
+                if not rest and bz in zs and (not warp_multiple or n % warp_size == 0):
+                    out.append((bx, by, bz))
     return sorted(set(out))
 
 
