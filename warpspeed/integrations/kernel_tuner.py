@@ -25,7 +25,7 @@ not change an estimate: configurations that differ only in them share their bloc
 and keep kernel_tuner's order among themselves. The formats read and written: docs/kernel-tuner.md.
 
 Only :class:`WarpspeedOrder`, :func:`all_of` with string restrictions and restriction strings passed to the
-ranking import kernel_tuner (``pip install -e ".[kernel_tuner]"``); everything else works without it.
+ranking import kernel_tuner (``pip install -e ".[kernel-tuner]"``); everything else works without it.
 """
 
 from __future__ import annotations
@@ -237,7 +237,7 @@ def _one_check(r: Restriction | str) -> Restriction:
             from kernel_tuner.util import check_restriction
         except ImportError:
             raise InputError(f"restriction {r!r} is a kernel_tuner string, which needs kernel_tuner: "
-                             f"{install_hint('kernel_tuner')}") from None
+                             f"{install_hint('kernel-tuner')}") from None
 
         def check_string(params: dict) -> bool:
             """kernel_tuner's own evaluation of the restriction string."""
