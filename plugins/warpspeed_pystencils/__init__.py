@@ -7,10 +7,16 @@
     # == ps.create_kernel(assignments, config) with config.gpu.default_block_size = the best block;
     #    kernel.metadata["warpspeed"] holds the winning estimate
 
-``shape`` is the allocated array extent of the spatial dimensions including ghost layers, x (the fastest
-dimension in memory) first; fields with an index dimension (LBM populations) get their index extent from
-the field. ``layout`` is the memory layout of the arrays (``fzyx``: x fastest); ``index_layout`` the one of
-fields with index dimensions (default: ``layout``; ``zyxf`` puts the populations of a cell together).
+``shape`` is the allocated array extent of the spatial dimensions including ghost layers, the fastest in
+memory first (for a numpy array in C order: ``arr.shape[::-1]``); fields with an index dimension (LBM
+populations) get their index extent from the field. Each field is described in the memory layout it was
+declared with (``ps.fields("u: double[3D]")``: numpy's C order, the last coordinate contiguous, which
+pystencils puts ``threadIdx.x`` on; ``layout="fzyx"``: x contiguous). The declaration orders the spatial
+coordinates only: the index of a field declared in numpy order is contiguous (an array of shape
+``(..., Q)``), that of one declared x fastest (``fzyx``, lbmpy's default) the slowest. ``layout=`` (``"c"``,
+``"fzyx"``, ``"zyxf"``, ...) overrides the declaration for every field, with a warning where it contradicts
+it; ``index_layout=`` for the fields with an index dimension only (``"zyxf"``: the populations of a cell
+side by side, x next).
 
 Importing this module is cheap: pystencils, lbmpy and sympy are imported on first use. Registered as the
 entry point ``pystencils`` of the group ``warpspeed.plugins``; ``catalog_entries()`` adds the LBM kernels
@@ -118,36 +124,48 @@ def _registers_argument(registers: Any) -> int | None:
     return registers
 
 
-def _check_layout_matches(kernel: Any, layout: str = "fzyx", arrays: Any = None, stacklevel: int = 4) -> None:
-    """Warn when the fields were declared with another spatial layout than the one estimated (``layout``, or
-    the strides of the ``arrays`` a launch passes): the threads follow the declared layout. ``stacklevel``:
-    as :func:`warnings.warn`'s, from this function."""
+def _check_layout_matches(kernel: Any, layout: str | None = None, arrays: Any = None, stacklevel: int = 4,
+                          index_layout: str | None = None) -> None:
+    """Warn when a field was declared with another spatial layout than the one estimated (``layout`` or
+    ``index_layout`` where given, or the strides of the ``arrays`` a launch passes): the threads follow the
+    declared layout (pystencils puts ``threadIdx.x`` on the coordinate that is contiguous in it). The warning
+    says how to fix it. ``stacklevel``: as :func:`warnings.warn`'s, from this function."""
     from warpspeed import InputError
 
-    from ._extract import layout_orders
+    from ._extract import estimated_order, layout_name
 
+    if arrays is None and layout is None and index_layout is None:
+        return  # every field is estimated in its declared layout
     for f in kernel.get_fields():
         if f.has_fixed_shape:
             continue
         dims = f.spatial_dimensions
+        have = tuple(c for c in f.layout if c < dims)
         if arrays is not None:
             strides = arrays[f.name].strides[:dims]
-            want, what = tuple(sorted(range(dims), key=lambda c: (-strides[c], c))), "the arrays launched have"
+            want = tuple(sorted(range(dims), key=lambda c: (-strides[c], c)))
+            what = f"the arrays launched have {want}"
+            fix = ("allocate the arrays in the declared layout, or declare the field with the arrays' layout "
+                   + (f"(ps.fields(..., layout={layout_name(want)!r}))" if layout_name(want) else "")).rstrip()
         else:
             try:
-                want = layout_orders(layout, dims, 0, "layout")
+                full = estimated_order(f, layout, index_layout)
             except InputError:
-                return
-            what = f"is estimated with layout {layout!r}"
-        have = tuple(c for c in f.layout if c < dims)
+                return  # the description reports the bad name
+            want = tuple(c for c in full if c < dims)
+            given = f"index_layout={index_layout!r}" if f.index_dimensions and index_layout else f"layout={layout!r}"
+            what = f"is estimated with {given}, {want}"
+            name = layout_name(have)
+            fix = (f"pass layout={name!r}, the layout of the declaration, " if name else "") + \
+                "or leave layout= (and index_layout=) out: each field is then estimated in its declared layout"
         if have and have != want:
             warnings.warn(f"warpspeed_pystencils: field '{f.name}' was declared with the spatial layout {have} "
-                          f"but {what} {want}; the threads of the kernel follow the declared layout.",
-                          stacklevel=stacklevel)
+                          f"(coordinates slowest first) but {what}; the threads of the kernel follow the declared "
+                          f"layout (threadIdx.x on coordinate {have[-1]}). To fix: {fix}.", stacklevel=stacklevel)
             return
 
 
-def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+def _describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,
               registers: int | None = None, name: str | None = None, index_layout: str | None = None,
               arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
               made: tuple[Any, list | None] | None = None,
@@ -202,7 +220,7 @@ def guessed_registers(spec: dict) -> int:
     return min(255, max(DEFAULT_REGISTERS, words + GUESS_ADDRESS_REGISTERS))
 
 
-def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str = "fzyx",
+def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, layout: str | None = None,
                    registers: int | None = None, name: str | None = None, index_layout: str | None = None,
                    arch: str = DEFAULT_ARCH, config: Any = None, fallback_registers: int | None = None,
                    arrays: Any = None, registers_source: str = "the registers argument",
@@ -217,9 +235,9 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
     from . import _extract, _registers
 
     registers = _registers_argument(registers)
-    if not isinstance(layout, str) or (index_layout is not None and not isinstance(index_layout, str)):
-        raise _input_error(f"layout and index_layout must be layout names such as 'fzyx', got {layout!r}, "
-                           f"{index_layout!r}.")
+    if any(v is not None and not isinstance(v, str) for v in (layout, index_layout)):
+        raise _input_error(f"layout and index_layout must be layout names such as 'c' or 'fzyx' (or None: the "
+                           f"fields' declared layouts), got {layout!r}, {index_layout!r}.")
     kernel, assignments = made if made is not None else _as_kernel(kernel_or_assignments, config)
     name = name or kernel.name
     if registers is not None and count is not None:
@@ -229,9 +247,9 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
         count = _registers.RegisterCount(kernel.get_c_code(), arch)  # nvcc starts now
     try:
         if arrays is None:
-            _check_layout_matches(kernel, layout, stacklevel=5)  # at the caller of describe, create_kernel, ...
+            _check_layout_matches(kernel, layout, stacklevel=5, index_layout=index_layout)  # at the caller
         flops = _extract.flops_from_assignments(assignments) if assignments is not None else None
-        spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name,
+        spec = _extract.kernel_dict(kernel, shape, layout=layout, index_layout=index_layout, name=name,
                                     flops=flops, arrays=arrays)
     except BaseException:
         if count is not None:
@@ -258,7 +276,7 @@ def _describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, l
     return spec
 
 
-def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,
              registers: int | None = None, name: str | None = None, index_layout: str | None = None,
              arch: str | None = None, config: Any = None, device: Any = None) -> Any:
     """A ``warpspeed.Kernel`` for a pystencils GPU kernel (or the assignments it is created from).
@@ -267,7 +285,13 @@ def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = 
     rule) or a list of ``Assignment`` s; assignments are turned into a kernel with
     ``ps.create_kernel(..., CreateKernelConfig(target=Target.CUDA, jit=ps.no_jit))`` (``config``: a
     ``CreateKernelConfig`` to start from, e.g. with ``ghost_layers`` or ``iteration_slice``).
-    ``shape``: allocated extent per spatial dimension incl. ghost layers, x (fastest) first.
+    ``shape``: allocated extent per spatial dimension incl. ghost layers, the fastest in memory first (a numpy
+    array in C order: ``arr.shape[::-1]``).
+    ``layout``: None (the default) describes each field in the layout it was declared with (its
+    ``Field.layout``; see the module's docstring for the index dimension); a name (``"c"``/``"numpy"``,
+    ``"fzyx"``/``"f"``, ``"zyxf"``) describes every field so, with a warning where that contradicts a
+    declaration (pystencils' threads follow the declaration). ``index_layout``: the same for the fields with
+    an index dimension only (default: ``layout``).
     ``registers``: per thread; when None they come from ``nvcc -arch=<arch> --resource-usage`` (cached), else
     warpspeed's default is assumed with a warning; ``arch`` defaults to the compute capability of ``device``
     (a warpspeed device id or ``Device``) where one is given, else ``sm_80``. Every load and store becomes a
@@ -293,10 +317,12 @@ def arch_for(device: Any) -> str:
 
 def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device: Any,
                      threads: Iterable[int] = CREATE_KERNEL_THREADS, folding: Iterable[Sequence[int]] = ((1, 1, 1),),
-                     layout: str = "fzyx", registers: int | None = None, **opts: Any) -> Any:
+                     layout: str | None = None, registers: int | None = None, **opts: Any) -> Any:
     """``describe`` + ``warpspeed.rank``: a ``warpspeed.Ranking`` of block shapes (and foldings), best first;
     by default the blocks of 256, 512 and 1024 threads, as ``create_kernel`` ranks them.
 
+    ``shape`` and ``layout`` as in ``describe`` (``layout=None``: each field in its declared layout).
+    ``threads``: thread counts per block (one int: that count alone).
     ``opts``: ``name``, ``index_layout``, ``arch`` (default: the device's compute capability) and ``config``
     go to ``describe``; everything else (``blocks``, ``jobs`` (default 1), ``executor``, ``cache``, ...) to
     ``warpspeed.rank``. A ``warpspeed.Kernel`` is ranked as it is (``shape`` is then ignored). A pystencils
@@ -358,7 +384,7 @@ def _rank_ahead(device: Any, rank_options: dict, kernel: Any, running: Callable[
 
 
 def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] | None = None,
-                  device: Any = "auto", layout: str = "fzyx", registers: int | None = None,
+                  device: Any = "auto", layout: str | None = None, registers: int | None = None,
                   **rank_options: Any) -> Any:
     """``pystencils.create_kernel`` with the thread-block size chosen by warpspeed.
 
@@ -372,8 +398,10 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     ``threads``, ``model``, ``registers`` (default: those of the compiled kernel), ``cache=None`` (nothing on
     disk) and ``measure=False`` (launch the best-predicted block, time nothing).
 
-    With ``shape`` (allocated extent, x first) the block is chosen now: the block shapes (``threads``:
-    default ``CREATE_KERNEL_THREADS``) are ranked for ``device`` and arrays of ``shape`` in ``layout``, and
+    With ``shape`` (allocated extent, the fastest in memory first, as in ``describe``) the block is chosen now:
+    the block shapes (``threads``: a thread count or several, default ``CREATE_KERNEL_THREADS``) are ranked for
+    ``device`` and arrays of ``shape`` in the fields' declared layouts (``layout=``/``index_layout=``
+    override them, as in ``describe``), and
     the kernel is created from a copy of ``config`` with ``config.gpu.default_block_size`` = the best block.
     ``config=None`` means ``Target.CUDA`` with ``jit=ps.no_jit`` (no cupy needed); a given config keeps its
     target. The winning estimate (the JSON of ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``,
@@ -423,16 +451,16 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         if "cache" not in rank_options else None  # None: no choice is cached (cache=, or options not plain data)
     inputs = _inputs_key(assignments, base, parts) if parts is not None else None
     if inputs is not None:  # a second run: one code generation, with the block chosen before
-        kernel = _known_choice(assignments, base, layout, inputs, parts)
+        kernel = _known_choice(assignments, base, (layout, dkw.get("index_layout")), inputs, parts)
         if kernel is not None:
             return kernel
     made = _as_kernel(assignments, base)
     code = made[0].get_c_code()  # printed once (20-40 ms): the choice's key and nvcc's input
-    choice = _choice_key(code, parts) if parts is not None else None
+    choice = _choice_key(made[0], code, parts) if parts is not None else None
     if choice is not None:  # the same kernel from other inputs (or a choice made before the inputs were kept)
         cached = _cached_choice(choice)
         if cached is not None:
-            _check_layout_matches(made[0], layout, stacklevel=3)
+            _check_layout_matches(made[0], layout, stacklevel=3, index_layout=dkw.get("index_layout"))
             return _keep_inputs(_with_block(assignments, base, *cached), code, inputs, choice)
     dkw.setdefault("arch", arch_for(device))
     # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
@@ -509,9 +537,16 @@ def _choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int
             registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
 
 
-def _choice_key(code: str, parts: list) -> str:
-    """The key of ``create_kernel``'s choice: the kernel's generated code and :func:`_choice_parts`."""
-    return _cache.content_key("choice", code, *parts)
+def _choice_key(kernel: Any, code: str, parts: list) -> str:
+    """The key of ``create_kernel``'s choice: the kernel's generated code, its fields' declared layouts and
+    :func:`_choice_parts`."""
+    return _cache.content_key("choice", code, _declared_layouts(kernel), *parts)
+
+
+def _declared_layouts(kernel: Any) -> list[tuple[str, list[int]]]:
+    """Each field of a pystencils kernel with the spatial layout it was declared with (``Field.layout``,
+    coordinates slowest first): what the layouts default to, so a part of the keys of cached choices."""
+    return [(f.name, [int(c) for c in f.layout]) for f in sorted(kernel.get_fields(), key=lambda f: f.name)]
 
 
 def _inputs_key(assignments: Any, config: Any, parts: list) -> str | None:
@@ -550,9 +585,11 @@ def _value_digest(obj: Any) -> str | None:
     return hashlib.sha256(out.getvalue()).hexdigest()
 
 
-def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: list) -> Any | None:
+def _known_choice(assignments: Any, base: Any, layouts: tuple[str | None, str | None], inputs: str,
+                  parts: list) -> Any | None:
     """The kernel of a choice cached for these inputs, generated once with its block; None where there is none
-    or where the code generated now is not the code the choice was made for (then the caller starts over)."""
+    or where the code generated now is not the code the choice was made for (then the caller starts over).
+    ``layouts``: ``layout`` and ``index_layout`` as given, to warn where they differ from the declaration."""
     entry = _cache.read_json("choice-inputs", inputs)
     choice = entry.get("choice") if isinstance(entry, dict) else None
     cached = _cached_choice(choice) if isinstance(choice, str) else None
@@ -562,9 +599,9 @@ def _known_choice(assignments: Any, base: Any, layout: str, inputs: str, parts: 
         kernel = _with_block(assignments, base, *cached)
     except Exception:  # the full path reports what pystencils makes of the assignments
         return None
-    if _choice_key(kernel.get_c_code(), parts) != choice:
+    if _choice_key(kernel, kernel.get_c_code(), parts) != choice:
         return None
-    _check_layout_matches(kernel, layout)
+    _check_layout_matches(kernel, layouts[0], index_layout=layouts[1])
     return kernel
 
 
@@ -600,7 +637,7 @@ def _launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str,
     """``create_kernel`` without a shape: pystencils' kernel with a ``LaunchTimeJit``."""
     import pystencils as ps
 
-    if layout != "fzyx" or "index_layout" in options:
+    if layout is not None or "index_layout" in options:
         raise _input_error("create_kernel without shape takes the layout from the arrays of each launch; drop "
                            "layout=/index_layout= (or give shape= to choose for one layout now).")
     cfg = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA)
@@ -668,7 +705,7 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
     return summary
 
 
-def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,
                  index_layout: str | None = None, name: str | None = None, config: Any = None,
                  scalars: Any = None, fill: float | None = None) -> Any:
     """pystencils' own CUDA code of a kernel as a ``warpspeed.plugin_api.CudaProgram`` (what

@@ -141,6 +141,41 @@ def layout_orders(layout: str, spatial_dims: int, index_dims: int, what: str) ->
     return tuple(reversed(range(n)))
 
 
+def declared_order(spatial_layout: Sequence[int], index_dims: int) -> tuple[int, ...]:
+    """The layout tuple (coordinates, slowest first) of a field as it was declared: its spatial layout
+    (pystencils' ``Field.layout``, slowest first), and its index coordinates where the declaration's name puts
+    them. A pystencils field declares the order of its spatial coordinates only; the names that order them
+    x fastest (``fzyx``, ``f``, ``reverse_numpy``, ``soa``: lbmpy's structure of arrays) put the index
+    slowest, ``numpy``/``c`` (the default of ``ps.fields``: an array of shape ``(..., Q)``) fastest. A
+    ``zyxf`` field declares the same spatial order as ``fzyx``: its index is given by ``index_layout``."""
+    spatial = tuple(int(c) for c in spatial_layout)
+    dims = len(spatial)
+    index = tuple(range(dims, dims + index_dims))
+    if dims > 1 and spatial == tuple(reversed(range(dims))):
+        return (*index, *spatial)
+    return (*spatial, *index)
+
+
+def layout_name(spatial_layout: Sequence[int]) -> str | None:
+    """The ``layout=`` name that orders the spatial coordinates as ``spatial_layout`` does (slowest first):
+    ``'c'`` (the last coordinate fastest), ``'fzyx'`` (x fastest); None for other orders."""
+    spatial = tuple(int(c) for c in spatial_layout)
+    if spatial == tuple(range(len(spatial))):
+        return "c"
+    return "fzyx" if spatial == tuple(reversed(range(len(spatial)))) else None
+
+
+def estimated_order(f: Any, layout: str | None, index_layout: str | None) -> tuple[int, ...]:
+    """The layout tuple (slowest first) a generic field is described in: ``index_layout`` (fields with an index
+    dimension) or ``layout`` where given, else the field's declaration (:func:`declared_order`)."""
+    dims, index_dims = f.spatial_dimensions, f.index_dimensions
+    if index_dims and (index_layout or layout) is not None:
+        return layout_orders(index_layout or layout, dims, index_dims, "index_layout" if index_layout else "layout")
+    if layout is not None:
+        return layout_orders(layout, dims, index_dims, "layout")
+    return declared_order(f.layout, index_dims)
+
+
 def dense_strides(shape: Sequence[int], layout: Sequence[int]) -> tuple[int, ...]:
     """Element strides of a dense array of ``shape`` whose coordinates lie in memory as ``layout`` (slowest
     first) orders them."""
@@ -165,13 +200,13 @@ class Extractor:
 
     POLYNOMIALS = True
 
-    def __init__(self, kernel: Any, shape: Sequence[int] | None, layout: str, index_layout: str, name: str,
-                 arrays: Mapping[str, ArrayLayout] | None = None):
+    def __init__(self, kernel: Any, shape: Sequence[int] | None, layout: str | None, index_layout: str | None,
+                 name: str, arrays: Mapping[str, ArrayLayout] | None = None):
         self.kernel = kernel
         self.arrays = arrays
         self.name = name
         self.where = f"pystencils kernel '{name}'"
-        self.layout = layout
+        self.layout = layout  # None: each field in its declared layout (see estimated_order)
         self.index_layout = index_layout
         self.decls: dict[str, Any] = {}
         self.memo: dict[str, sp.Expr] = {}
@@ -183,23 +218,33 @@ class Extractor:
         self.pointer_field: dict[str, str] = {}
         self._setup(shape)
 
-    def _check_shape(self, shape: Any) -> None:
+    def _check_shape(self, given: Any, fields: list[Any]) -> None:
         """``self.shape`` (fastest first) and ``self.ps_spatial`` (pystencils' order) from a shape argument."""
         try:
-            shape = tuple(shape) if not isinstance(shape, str | bytes) else None
+            shape = tuple(given) if not isinstance(given, str | bytes) else None
         except TypeError:
             shape = None
         if shape is None or len(shape) != self.spatial_dims or any(
                 isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1 for n in shape):
-            raise InputError(f"{self.where}: shape must be {self.spatial_dims} positive integers (the allocated "
-                             f"extent of each spatial dimension incl. ghost layers, x fastest; the index "
-                             f"dimension of LBM fields is added from the field), got {shape!r}.")
+            raise InputError(f"{self.where}: shape must be a tuple of {self.spatial_dims} positive integers (the "
+                             f"allocated extent of each spatial dimension incl. ghost layers, the fastest in memory "
+                             f"first; the index dimension of LBM fields is added from the field), got {given!r}.")
         self.shape = tuple(int(n) for n in shape)
-        fastest_first = tuple(reversed(layout_orders(self.layout, self.spatial_dims, 0, "layout")))
+        fastest_first = tuple(reversed(self._spatial_order(fields)))
         ps_spatial = [0] * self.spatial_dims
         for i, c in enumerate(fastest_first):
             ps_spatial[c] = self.shape[i]
         self.ps_spatial = tuple(ps_spatial)
+
+    def _spatial_order(self, fields: list[Any]) -> tuple[int, ...]:
+        """The order of the spatial coordinates in memory (slowest first) that ``shape`` is given in: that of
+        ``layout``, else the fields' declared one (pystencils asks the fields of a kernel to share it; where
+        they do not, the first generic field's by name)."""
+        if self.layout is not None:
+            return layout_orders(self.layout, self.spatial_dims, 0, "layout")
+        first = min((f for f in fields if not f.has_fixed_shape), default=None, key=lambda f: f.name) or \
+            min(fields, key=lambda f: f.name)
+        return tuple(int(c) for c in first.layout if c < self.spatial_dims)
 
     def _shape_of_arrays(self, fields: list[Any]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The allocated spatial extent of the arrays a launch passes (fastest first, and in pystencils' order);
@@ -230,7 +275,7 @@ class Extractor:
         if self.arrays is not None:
             self.shape, self.ps_spatial = self._shape_of_arrays(fields)
         else:
-            self._check_shape(shape)
+            self._check_shape(shape, fields)
         element_types = field_element_types(self.kernel)
         for f in fields:
             dtype = element_types[f.name]
@@ -261,8 +306,7 @@ class Extractor:
                                      f"does not match the shape {list(self.shape)} given (x fastest).")
             else:
                 full = self.ps_spatial + idx_shape
-                lay = (layout_orders(self.index_layout, self.spatial_dims, len(idx_shape), "index_layout")
-                       if idx_shape else layout_orders(self.layout, self.spatial_dims, 0, "layout"))
+                lay = estimated_order(f, self.layout, self.index_layout)
                 strides = dense_strides(full, lay)
                 order = tuple(reversed(lay))
             if self.arrays is None or fixed:
@@ -744,10 +788,27 @@ def precision_of(fields: Mapping[str, FieldInfo]) -> str:
     return "fp32" if floats and max(floats) <= 4 else "fp64"
 
 
-def kernel_dict(kernel: Any, shape: Sequence[int] | None, *, layout: str, index_layout: str, name: str,
-                flops: dict[str, float] | None, arrays: Mapping[str, ArrayLayout] | None = None) -> dict:
+def _layouts_text(ex: Extractor, layout: str | None, index_layout: str | None) -> str:
+    """The layouts a description was made for, in words."""
+    if layout is not None:
+        return f"layout {layout}" + (f", index layout {index_layout}" if index_layout not in (None, layout) else "")
+    named = []
+    for info in sorted(ex.fields.values(), key=lambda f: f.name):
+        slowest_first = tuple(reversed(info.order))
+        n = len(info.shape)
+        known = [k for k in ("c", "fzyx", "zyxf") if (k != "zyxf" or n == ex.spatial_dims + 1)
+                 and layout_orders(k, ex.spatial_dims, n - ex.spatial_dims, "layout") == slowest_first]
+        named.append(f"{info.name} {known[0] if known else slowest_first}")
+    index = f"; index layout {index_layout}" if index_layout else ""
+    return f"the declared layouts ({', '.join(named)}{index})"
+
+
+def kernel_dict(kernel: Any, shape: Sequence[int] | None, *, layout: str | None, index_layout: str | None,
+                name: str, flops: dict[str, float] | None, arrays: Mapping[str, ArrayLayout] | None = None) -> dict:
     """The warpspeed kernel dict (the structure of docs/kernel-format.md) of a pystencils GPU kernel, for
-    arrays of ``shape`` and ``layout``, or for the ``arrays`` of a launch (their shapes and strides)."""
+    arrays of ``shape`` and ``layout``, or for the ``arrays`` of a launch (their shapes and strides).
+    ``layout=None``: each field in the layout it was declared with (:func:`estimated_order`); ``index_layout``:
+    that of the fields with an index dimension (default: ``layout``, else the declaration)."""
     ex = Extractor(kernel, shape, layout, index_layout, name, arrays)
     out = ex.run()
     if flops is None:
@@ -758,7 +819,7 @@ def kernel_dict(kernel: Any, shape: Sequence[int] | None, *, layout: str, index_
     loads = sum(len(f["loads"]) for f in out["fields"])
     stores = sum(len(f["stores"]) for f in out["fields"])
     spec["description"] = (f"pystencils {ps.__version__} kernel '{kernel.name}': {loads} distinct loads, {stores} "
-                           f"distinct stores; allocated shape {list(ex.shape)} (x fastest), "
-                           + ("the strides of the arrays launched" if arrays is not None else f"layout {layout}"
-                              + (f", index layout {index_layout}" if index_layout != layout else "")))
+                           f"distinct stores; allocated shape {list(ex.shape)} (fastest first), "
+                           + ("the strides of the arrays launched" if arrays is not None
+                              else _layouts_text(ex, layout, index_layout)))
     return spec

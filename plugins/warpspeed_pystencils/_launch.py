@@ -10,8 +10,8 @@ apart (the ranking's ``confidence`` is not ``confident``: contenders within its 
 pattern it was not validated on), the next calls time the blocks the confidence lists, one call each
 (CUDA events around the launch), and keep the fastest: every call still does the program's work once.
 Choices are kept per array layout in memory and on disk (``$WARPSPEED_CACHE_DIR``), keyed by the kernel's
-code, the layout, the device, the registers of the compiled kernel and warpspeed's model, so a second run
-of the same program ranks and times nothing.
+code, the fields' declared layouts, the arrays' layout, the device, the registers of the compiled kernel and
+warpspeed's model, so a second run of the same program ranks and times nothing.
 """
 
 from __future__ import annotations
@@ -435,7 +435,15 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     compares with (default: pystencils' default for the kernel's dimensionality)."""
     import warpspeed
 
-    from . import CREATE_KERNEL_THREADS, _describe_spec, _ranking_cache, _registers_argument, arch_for, ranking_summary
+    from . import (
+        CREATE_KERNEL_THREADS,
+        _declared_layouts,
+        _describe_spec,
+        _ranking_cache,
+        _registers_argument,
+        arch_for,
+        ranking_summary,
+    )
 
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     code = kernel.get_c_code()
@@ -443,7 +451,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     registers = _registers_argument(registers)
     regs, regs_source = ((registers, "the registers argument") if registers is not None else
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
-    key = _cache.content_key("launch-choice", code,
+    key = _cache.content_key("launch-choice", code, _declared_layouts(kernel),
                              [(n, list(a.shape), list(a.strides)) for n, a in sorted(layouts.items())],
                              dev.to_dict(), regs, list(threads), model,
                              None if default_block is None else [int(b) for b in default_block],

@@ -54,7 +54,7 @@ def _kind(param: Any) -> str:
     return kind
 
 
-def program_of(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: str, name: str,
+def program_of(kernel: Any, shape: Sequence[int], *, layout: str | None, index_layout: str | None, name: str,
                scalars: Mapping[str, float] | None = None, fill: float = DEFAULT_FILL) -> CudaProgram:
     """The ``pystencils`` CudaProgram of a pystencils GpuKernel on arrays of ``shape`` (allocated, x first)."""
     from ._extract import Extractor
@@ -86,7 +86,7 @@ def program_of(kernel: Any, shape: Sequence[int], *, layout: str, index_layout: 
     return CudaProgram("pystencils", source, arrays, tuple(args), options)
 
 
-def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str = "fzyx",
+def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,
                  index_layout: str | None = None, name: str | None = None, config: Any = None,
                  scalars: Mapping[str, float] | None = None, fill: float = DEFAULT_FILL) -> CudaProgram:
     """pystencils' CUDA code of a kernel (or of assignments) for ``warpspeed measure``.
@@ -98,5 +98,5 @@ def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: st
     from . import _as_kernel
 
     kernel, _ = _as_kernel(kernel_or_assignments, config)
-    return program_of(kernel, shape, layout=layout, index_layout=index_layout or layout, name=name or kernel.name,
+    return program_of(kernel, shape, layout=layout, index_layout=index_layout, name=name or kernel.name,
                       scalars=scalars, fill=fill)

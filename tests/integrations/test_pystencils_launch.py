@@ -598,3 +598,29 @@ def test_an_array_of_structures_kernel_times_a_block_of_every_x_extent(gpu, monk
     assert conf["level"] == "unvalidated" and any("152 B apart" in r for r in conf["reasons"])
     x_extents = {b[0] for b in choice.candidates}
     assert x_extents == {c["block"][0] for c in conf["measure"]} and len(x_extents) >= 5
+
+
+def test_a_c_order_declaration_launched_with_c_arrays_chooses_as_create_kernel_with_the_shape(gpu):
+    """ps.fields' default (numpy order) with numpy's arrays: no warning, and the block create_kernel chooses
+    for the same arrays' shape (fastest first) from the declaration alone."""
+    run = wp.create_kernel(_seven_point("numpy"), cache=None).compile()
+    arrays = _arrays(gpu, (66, 66, 34), order="C")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run(**arrays)
+        reference = wp.create_kernel(_seven_point("numpy"), shape=(34, 66, 66), device=H100,
+                                     registers=FAKE_REGISTERS, cache=None)
+    assert run.choice_for(**arrays).block == tuple(reference.metadata["warpspeed"]["block"])
+    with pytest.warns(UserWarning, match=r"To fix: allocate the arrays in the declared layout, or declare the field "
+                                         r"with the arrays' layout \(ps.fields\(..., layout='fzyx'\)\)"):
+        run(**_arrays(gpu, (66, 66, 34), order="F"))
+
+
+def test_the_launch_choice_key_holds_the_declared_layouts(gpu, monkeypatch):
+    keys = []
+    real = _launch._cache.content_key
+    monkeypatch.setattr(_launch._cache, "content_key", lambda *a: keys.append(a) or real(*a))
+    arrays = _arrays(gpu, (34, 34, 34), order="C")
+    wp.create_kernel(_seven_point("numpy"), measure=False).compile().choice_for(**arrays)
+    (key,) = [k for k in keys if k[0] == "launch-choice"]
+    assert key[2] == [("dst", [0, 1, 2]), ("src", [0, 1, 2])]
