@@ -19,7 +19,7 @@ from paths import ROOT
 
 from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
-from warpspeed.web.app import create_app  # noqa: E402
+from warpspeed.web.app import create_app, make_page_server  # noqa: E402
 
 H100, A100 = "H100-SXM5-80GB", "A100-SXM4-40GB"
 
@@ -112,7 +112,7 @@ def test_limits_size_time_and_errors(client, monkeypatch):
     assert r.status_code == 503 and "ran past 0 s" in r.get_json()["error"]
     assert client.get("/api/nothing").status_code == 404 and "no such" in client.get("/api/nothing").get_json()["error"]
     assert client.get("/api/estimate").status_code == 405
-    monkeypatch.setattr(service, "estimate_doc", lambda q: 1 / 0)
+    monkeypatch.setattr(service, "estimate_doc", lambda q, limit=None: 1 / 0)
     r = client.post("/api/estimate", json={"kernel": "copy", "device": H100})
     assert r.status_code == 500 and r.get_json()["error"].startswith("internal error (ZeroDivisionError)")
 
@@ -120,9 +120,7 @@ def test_limits_size_time_and_errors(client, monkeypatch):
 @pytest.fixture
 def server():
     """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
-    from werkzeug.serving import make_server
-
-    srv = make_server("127.0.0.1", 0, create_app(), threaded=True)
+    srv = make_page_server("127.0.0.1", 0, create_app())
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{srv.server_port}"

@@ -1,14 +1,19 @@
 """What the page asks and what it gets back: queries checked field by field, answered with the CLI's numbers.
 
 Pure functions of a query (a JSON object the page posts): no state is kept between requests, so concurrent
-requests share nothing but warpspeed's caches of immutable results. Kernels come from the catalog or from
-TOML text read with ``tomllib`` and warpspeed's own expression parser (nothing is evaluated). Every answer
-carries the equivalent command line, so what the page shows can be reproduced with ``warpspeed estimate``
-or ``warpspeed rank``.
+requests share nothing but warpspeed's caches of immutable results. Kernels come from the catalog (names,
+with parameters) or from TOML text read with ``tomllib`` and warpspeed's own expression parser (nothing is
+evaluated); devices from the shipped ids and the overrides typed on the page. No file named by a request is
+ever read: a path is refused before anything is opened. Every request's work is bounded before it starts
+(sizes of texts and lists, accesses of a kernel, generated ones included, block shapes of a ranking, values
+of a sweep) and stopped at the request's time limit, checked between its stages. Error messages name the
+page's fields, not the command line's flags. Every answer carries the equivalent command line, so what the
+page shows can be reproduced with ``warpspeed estimate`` or ``warpspeed rank``.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 import tomllib
@@ -21,18 +26,35 @@ MAX_BODY_BYTES = 64 * 1024  # a kernel file is a few kB: more is not a kernel
 MAX_TOML_CHARS = 32 * 1024
 MAX_ACCESSES = 512  # loads and stores of a typed kernel (an estimate then takes well under a second)
 MAX_RANK_CONFIGURATIONS = 400  # configurations one ranking may hold (a request answers in seconds)
-RANK_TIME_LIMIT_S = 20.0  # a ranking still running after this is stopped and refused
+RANK_TIME_LIMIT_S = 20.0  # a request still working after this is stopped and refused (every kind of request)
 RANK_TOP_MAX = 50
 MAX_SWEEP_POINTS = 8  # device values one what-if request sweeps
+MAX_OVERRIDES = 64  # device keys one query overrides (there are fewer keys)
+MAX_LIST = 16  # numbers in one list field (block, folding, domain: 3; thread counts of a ranking)
+MAX_EXTENT = 1 << 31  # the largest number a list field takes (larger is no GPU's launch or domain)
 MODELS = ("latency", "roofline")
 PLOTS = ("roofline", "ranking")
 
 
+# the command line's flags, as the page's fields are called: messages shared with the CLI name flags
+_FIELDS = {"--block": "the block field", "--folding": "the folding field", "--domain": "the domain field",
+           "--threads": "the rank threads field", "--set": "an override", "--sweep": "the what-if field",
+           "--model": "the model field", "--device": "the device field"}
+_FLAG = re.compile("|".join(re.escape(f) + r"(?![\w-])" for f in _FIELDS))
+
+
+def page_words(message: str) -> str:
+    """``message`` with the command line's flags replaced by the page's fields (``--block`` -> "the block
+    field"); flags the page has no field for stay, as command-line advice."""
+    return _FLAG.sub(lambda m: _FIELDS[m.group(0)], message)
+
+
 class PageError(InputError):
-    """Bad input, with the part of the page it belongs to: ``kernel``, ``device`` or ``launch``."""
+    """Bad input, with the part of the page it belongs to: ``kernel``, ``device`` or ``launch`` (or ``request``:
+    the HTTP request itself), in the page's words."""
 
     def __init__(self, part: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(page_words(message))
         self.part = part
 
 
@@ -41,7 +63,39 @@ class RankingTooLarge(PageError):
 
 
 class RankingTimeout(Exception):
-    """A ranking that ran past :data:`RANK_TIME_LIMIT_S`."""
+    """A request that ran past its time limit (:data:`RANK_TIME_LIMIT_S` unless the app sets another)."""
+
+
+@dataclass
+class Deadline:
+    """When a request's work must be over: checked between its stages and by the rankings' progress callback."""
+
+    limit_s: float | None = None
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
+        self.limit_s = RANK_TIME_LIMIT_S if self.limit_s is None else self.limit_s
+        self.end = self.clock() + self.limit_s
+
+    def check(self, what: str, done: int | None = None, total: int | None = None) -> None:
+        """Stop (:class:`RankingTimeout`) once the time is over."""
+        if self.clock() > self.end:
+            after = "" if total is None else f" after {done} of {total} configurations"
+            raise RankingTimeout(f"the {what} ran past {self.limit_s:g} s{after}; ask for fewer thread counts or "
+                                 "values here, or use the command line.")
+
+    def progress(self, what: str) -> Callable[[int, int], None]:
+        """A progress callback for :func:`warpspeed.rank` and :func:`warpspeed.whatif` that checks the time."""
+        return lambda done, total: self.check(what, done, total)
+
+
+# arithmetic trouble deep in the model on values the checks let through: a 422 naming the part, not a 500
+_MODEL_ERRORS = (ArithmeticError, ValueError, RecursionError, MemoryError)
+
+
+def _unprocessable(part: str, what: str, e: BaseException) -> PageError:
+    return RankingTooLarge(part, f"{what}: these values cannot be estimated ({type(e).__name__}: {e}); bring them "
+                                 "closer to a real GPU's.")
 
 
 @dataclass(frozen=True)
@@ -64,24 +118,43 @@ class Query:
 def _text(doc: Mapping, key: str, part: str, default: str | None = None, limit: int = 200) -> str:
     value = doc.get(key, default)
     if not isinstance(value, str) or not value.strip():
-        raise PageError(part, f"{key}: give a non-empty text, got {value!r}.")
+        raise PageError(part, f"{key}: give a non-empty text, got {_short(value)}.")
     if len(value) > limit:
         raise PageError(part, f"{key}: at most {limit} characters, got {len(value)}.")
     return value.strip()
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a message never echoes a whole request)."""
+    if isinstance(value, dict | list | tuple) and len(value) > 8:
+        return f"a {type(value).__name__} of {len(value)} items"
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"a number of {value.bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _ints(doc: Mapping, key: str, part: str, n: int | None, default: object = None) -> tuple[int, ...] | None:
     value = doc.get(key, default)
     if value is None:
         return None
-    parts = value.replace("x", ",").split(",") if isinstance(value, str) else value
+    if isinstance(value, str):
+        if len(value) > 200:
+            raise PageError(part, f"{key}: at most 200 characters, got {len(value)}.")
+        parts: object = value.replace("x", ",").split(",")
+    else:
+        parts = value
+    if not isinstance(parts, list) or len(parts) > MAX_LIST or not all(
+            (isinstance(p, int) and not isinstance(p, bool)) or (isinstance(p, str) and len(p) <= 20) for p in parts):
+        raise PageError(part, f"{key}: give whole numbers X,Y,Z, got {_short(value)}.")
     try:
         out = tuple(int(str(p).strip()) for p in parts)
-    except (TypeError, ValueError):
-        raise PageError(part, f"{key}: give whole numbers X,Y,Z, got {value!r}.") from None
-    if (n is not None and len(out) != n) or not out or any(v < 1 for v in out):
+    except ValueError:
+        raise PageError(part, f"{key}: give whole numbers X,Y,Z, got {_short(value)}.") from None
+    if (n is not None and len(out) != n) or not out or any(not 1 <= v <= MAX_EXTENT for v in out):
         count = f"{n} " if n else ""
-        raise PageError(part, f"{key}: give {count}positive whole numbers (e.g. 32,4,8), got {value!r}.")
+        raise PageError(part, f"{key}: give {count}positive whole numbers up to 2^31 (e.g. 32,4,8), got "
+                              f"{_short(value)}.")
     return out
 
 
@@ -92,18 +165,20 @@ def query_from_json(doc: object) -> Query:
     toml = doc.get("toml")
     if toml is not None and (not isinstance(toml, str) or len(toml) > MAX_TOML_CHARS):
         raise PageError("kernel", f"toml: the kernel's TOML text, at most {MAX_TOML_CHARS} characters.")
-    kernel = "" if toml else _text(doc, "kernel", "kernel")
+    kernel = "" if toml else _catalog_name(_text(doc, "kernel", "kernel"))
     overrides = doc.get("overrides", [])
-    if not isinstance(overrides, list) or not all(
-            isinstance(o, list | tuple) and len(o) == 2 and all(isinstance(t, str) for t in o) for o in overrides):
-        raise PageError("device", "overrides: a list of [key, value] pairs, e.g. [[\"l2_size\", \"100MiB\"]].")
+    if not isinstance(overrides, list) or len(overrides) > MAX_OVERRIDES or not all(
+            isinstance(o, list) and len(o) == 2 and all(isinstance(t, str) and len(t) <= 200 for t in o)
+            for o in overrides):
+        raise PageError("device", f"overrides: a list of at most {MAX_OVERRIDES} [key, value] pairs of texts, e.g. "
+                                  "[[\"l2_size\", \"100MiB\"]].")
     model = doc.get("model", "latency")
     if model not in MODELS:
-        raise PageError("launch", f"model: one of {', '.join(MODELS)}, got {model!r}.")
+        raise PageError("launch", f"model: one of {', '.join(MODELS)}, got {_short(model)}.")
     top = doc.get("top", 10)
     if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= RANK_TOP_MAX:
-        raise PageError("launch", f"top: a number of rows from 1 to {RANK_TOP_MAX}, got {top!r}.")
-    return Query(kernel=kernel, toml=toml or None, device=_text(doc, "device", "device"),
+        raise PageError("launch", f"top: a number of rows from 1 to {RANK_TOP_MAX}, got {_short(top)}.")
+    return Query(kernel=kernel, toml=toml or None, device=_device_id(_text(doc, "device", "device")),
                  overrides=tuple((k.strip(), v.strip()) for k, v in overrides if k.strip() or v.strip()),
                  block=_ints(doc, "block", "launch", 3, "32,4,8"),  # type: ignore[arg-type]
                  folding=_ints(doc, "folding", "launch", 3, "1,1,1"),  # type: ignore[arg-type]
@@ -112,36 +187,102 @@ def query_from_json(doc: object) -> Query:
                  top=top)
 
 
-def kernel_of(q: Query):
+def _looks_like_path(text: str) -> bool:
+    return any(c in text for c in "/\\~") or text.startswith(".") or text.lower().endswith(".toml")
+
+
+def _catalog_name(text: str) -> str:
+    """A catalog name, with parameters (``star:r=2,dims=2``): anything else, a path above all, is refused
+    before anything is read (the page reads no file a request names)."""
+    from ..kernels import entries, parse_kernel_name
+
+    if _looks_like_path(text):
+        raise PageError("kernel", f"kernel: {_short(text)} is a file path; the page reads no files: paste the "
+                                  "kernel's TOML into the editor (or estimate the file with the command line).")
+    try:
+        name, _ = parse_kernel_name(text)
+    except InputError as e:
+        raise PageError("kernel", str(e)) from None
+    known = entries()
+    if name not in known:
+        raise PageError("kernel", f"kernel: {_short(name)} is not in the catalog ({', '.join(known)}); paste a "
+                                  "kernel's TOML into the editor for another.")
+    return text
+
+
+def _device_id(text: str) -> str:
+    """A shipped device's id (overrides may follow it, ``H100-SXM5-80GB+l2_size=100MiB``): a path is refused
+    before anything is read."""
+    from ..device.builtin import looks_like_path
+
+    if looks_like_path(text) or _looks_like_path(text.split("+", 1)[0]):
+        raise PageError("device", f"device: {_short(text)} is a file path; the page takes a shipped device's id "
+                                  "and reads no files: give the changes as overrides.")
+    return text
+
+
+def _catalog_kernel(text: str, domain: tuple[int, int, int] | None):
+    """A catalog kernel, its accesses counted before it is generated (``box:r=16,dims=3``: 35,938)."""
+    from ..kernels import accesses, get, parse_kernel_name
+
+    name, params = parse_kernel_name(text)
+    count = accesses(name, **params)
+    if count is not None and count > MAX_ACCESSES:
+        raise InputError(_too_many(count))
+    try:
+        return get(name, domain=domain, **params)
+    except InputError:
+        raise
+    except Exception as e:  # a plugin's generator failing in its own way on parameters it does not check
+        raise InputError(f"kernel '{text}': its generator refused these parameters ({type(e).__name__}: "
+                         f"{str(e)[:200]}).") from None
+
+
+def _too_many(accesses: int) -> str:
+    return (f"the kernel has {accesses} loads and stores; the page takes at most {MAX_ACCESSES} (estimate larger "
+            "kernels with the command line).")
+
+
+def kernel_of(q: Query, deadline: Deadline | None = None):
     """The query's kernel: a catalog entry, or its TOML text read as a kernel file."""
     from ..kernel import kernel_from_dict
-    from ..model.estimate import resolve_kernel
 
     try:
         if q.toml is None:
-            return resolve_kernel(q.kernel, q.domain)
-        try:
-            data = tomllib.loads(q.toml)
-        except tomllib.TOMLDecodeError as e:
-            raise InputError(f"the kernel's TOML: {e}") from None
-        kernel = kernel_from_dict(data, source="page", domain=q.domain)
+            kernel = _catalog_kernel(q.kernel, q.domain)
+        else:
+            try:
+                data = tomllib.loads(q.toml)
+            except tomllib.TOMLDecodeError as e:
+                raise InputError(f"the kernel's TOML: {e}") from None
+            kernel = kernel_from_dict(data, source="page", domain=q.domain)
         accesses = sum(len(f.loads) + len(f.stores) for f in kernel.fields)
         if accesses > MAX_ACCESSES:
-            raise InputError(f"the kernel has {accesses} loads and stores; the page takes at most {MAX_ACCESSES} "
-                             "(estimate larger kernels with the command line).")
-        return kernel
+            raise InputError(_too_many(accesses))
     except InputError as e:
         raise PageError("kernel", str(e)) from None
+    except RecursionError:
+        raise PageError("kernel", "the kernel's TOML nests too deeply (tables, lists or parentheses).") from None
+    except _MODEL_ERRORS as e:
+        raise _unprocessable("kernel", "the kernel", e) from None
+    if deadline is not None:
+        deadline.check("kernel")
+    return kernel
 
 
-def device_of(q: Query):
+def device_of(q: Query, deadline: Deadline | None = None):
     """The query's device with its overrides (``--set`` values)."""
     from ..device import device, parse_set_options
 
     try:
-        return device(q.device, **parse_set_options([f"{k}={v}" for k, v in q.overrides]))
+        dev = device(q.device, **parse_set_options([f"{k}={v}" for k, v in q.overrides]))
     except InputError as e:
         raise PageError("device", str(e)) from None
+    except _MODEL_ERRORS as e:
+        raise _unprocessable("device", "the device", e) from None
+    if deadline is not None:
+        deadline.check("device")
+    return dev
 
 
 def command(q: Query, verb: str, sweep: str | None = None) -> str:
@@ -169,27 +310,37 @@ def command(q: Query, verb: str, sweep: str | None = None) -> str:
     return shlex.join([*args, "-o", f"{plot}.png"] if plot else [*args, "--format", "json"])
 
 
-def estimate_doc(q: Query) -> dict:
-    """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
-    the command line."""
-    from ..interface.report import text_report
+def _estimate(q: Query, deadline: Deadline):
+    """(estimate, kernel, device) of the query's launch."""
     from ..model.estimate import estimate
 
-    kernel, dev = kernel_of(q), device_of(q)
+    kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
     try:
         e = estimate(kernel, dev, q.block, q.folding, model=q.model)
     except InputError as err:
         raise PageError("launch", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("launch", "the estimate", err) from None
+    deadline.check("estimate")
+    return e, kernel, dev
+
+
+def estimate_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
+    """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
+    the command line."""
+    from ..interface.report import text_report
+
+    e, _, _ = _estimate(q, Deadline(time_limit_s, clock))
     return {"estimate": e.to_dict(), "headline": text_report(e).splitlines()[0], "command": command(q, "estimate")}
 
 
-def _ranking(q: Query, time_limit_s: float | None, clock: Callable[[], float]):
+def _ranking(q: Query, deadline: Deadline):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
-    :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
+    :data:`MAX_RANK_CONFIGURATIONS`, stopped at the deadline."""
     from ..studies.ranking import rank
     from ..studies.space import block_shapes
 
-    kernel, dev = kernel_of(q), device_of(q)
+    kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
     try:
         shapes = block_shapes(q.threads, max_dims=dev.max_block_dims)
     except InputError as err:
@@ -200,29 +351,18 @@ def _ranking(q: Query, time_limit_s: float | None, clock: Callable[[], float]):
                                         "command line.")
     try:
         r = rank(kernel, dev, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model, screen=q.top,
-                 progress=_deadline("ranking", time_limit_s, clock))
+                 progress=deadline.progress("ranking"))
     except InputError as err:
         raise PageError("launch", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("launch", "the ranking", err) from None
     return r, kernel, dev
-
-
-def _deadline(what: str, time_limit_s: float | None, clock: Callable[[], float]) -> Callable[[int, int], None]:
-    """A progress callback that stops the work (:class:`RankingTimeout`) once ``time_limit_s`` has passed."""
-    limit = RANK_TIME_LIMIT_S if time_limit_s is None else time_limit_s
-    deadline = clock() + limit
-
-    def check(done: int, total: int) -> None:
-        if clock() > deadline:
-            raise RankingTimeout(f"the {what} ran past {limit:g} s after {done} of {total} configurations; ask "
-                                 "for fewer thread counts or values here, or use the command line.")
-
-    return check
 
 
 def rank_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
     """The ``top`` best configurations of the blocks of ``threads`` threads (screened: only they are estimated in
     full), refused beyond :data:`MAX_RANK_CONFIGURATIONS`, stopped after ``time_limit_s``."""
-    r, _, _ = _ranking(q, time_limit_s, clock)
+    r, _, _ = _ranking(q, Deadline(time_limit_s, clock))
     doc = r.to_dict()
     doc["results"] = doc["results"][:q.top]
     return {"ranking": doc, "command": command(q, "rank")}
@@ -245,21 +385,23 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
     from ..interface import plots
 
     if kind not in PLOTS:
-        raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {kind!r}.")
+        raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {_short(kind)}.")
+    deadline = Deadline(time_limit_s, clock)
     if kind == "roofline":
-        from ..model.estimate import estimate
-
-        kernel, dev = kernel_of(q), device_of(q)
-        try:
-            e = estimate(kernel, dev, q.block, q.folding, model=q.model)
-        except InputError as err:
-            raise PageError("launch", str(err)) from None
+        e, kernel, dev = _estimate(q, deadline)
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
     from ..studies.ranking import reference_estimate
 
-    r, kernel, dev = _ranking(q, time_limit_s, clock)
-    fig = plots.ranking_plot(r, top=q.top, reference=reference_estimate(r, kernel, dev, model=q.model))
+    r, kernel, dev = _ranking(q, deadline)
+    try:
+        reference = reference_estimate(r, kernel, dev, model=q.model)
+    except InputError as err:
+        raise PageError("launch", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("launch", "the reference block's estimate", err) from None
+    deadline.check("ranking")
+    fig = plots.ranking_plot(r, top=q.top, reference=reference)
     return {"png": _png(fig), "command": command(q, "plot ranking")}
 
 
@@ -270,23 +412,29 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
     from ..device import override_kind
     from ..studies.whatif import sweep_values, whatif
 
-    if not isinstance(sweep, str) or not sweep.strip():
-        raise PageError("device", "sweep: give KEY=START:STOP:N[:log] or KEY=V1,V2,... (e.g. "
-                                  "l2_size=10MiB:160MiB:5:log).")
+    if not isinstance(sweep, str) or not sweep.strip() or len(sweep) > 200:
+        raise PageError("device", "sweep: give KEY=START:STOP:N[:log] or KEY=V1,V2,... in at most 200 characters "
+                                  "(e.g. l2_size=10MiB:160MiB:5:log).")
+    deadline = Deadline(time_limit_s, clock)
     try:
         key, values = sweep_values(sweep)
     except InputError as err:
         raise PageError("device", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("device", "the sweep", err) from None
     if len(values) > MAX_SWEEP_POINTS:
         raise RankingTooLarge("device", f"sweep: {len(values)} values, more than the {MAX_SWEEP_POINTS} one request "
                                         "sweeps.")
-    kernel, dev = kernel_of(q), device_of(q)
+    kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
     try:
         points = whatif(kernel, dev, key, values, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model,
-                        progress=_deadline("sweep", time_limit_s, clock))
+                        progress=deadline.progress("sweep"))
     except InputError as err:
         raise PageError("device", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("device", "the sweep", err) from None
     doc: dict = {"key": key, "points": [p.to_dict(override_kind(key)) for p in points]}
+    deadline.check("sweep")
     try:
         from ..interface import plots
 
@@ -301,7 +449,7 @@ def check_doc(toml: object) -> dict:
     """Whether TOML text is a valid kernel (the page checks as one types): its name, domain and accesses."""
     if not isinstance(toml, str) or len(toml) > MAX_TOML_CHARS:
         raise PageError("kernel", f"toml: the kernel's TOML text, at most {MAX_TOML_CHARS} characters.")
-    k = kernel_of(Query("", toml, "-", (), (1, 1, 1), (1, 1, 1), None, "latency", (1,), 1))
+    k = kernel_of(Query("", toml, "-", (), (1, 1, 1), (1, 1, 1), None, "latency", (1,), 1), Deadline())
     return {"name": k.name, "domain": list(k.domain), "fields": [f.name for f in k.fields],
             "accesses": sum(len(f.loads) + len(f.stores) for f in k.fields)}
 
