@@ -124,6 +124,14 @@ def _registers_argument(registers: Any) -> int | None:
     return registers
 
 
+def _thread_counts(threads: Any) -> Any:
+    """``threads=`` as ``warpspeed.rank`` takes it: one int is that thread count alone (``threads=256``), anything
+    else is passed on as given (``warpspeed.rank`` checks it)."""
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
+        return (int(threads),)
+    return threads
+
+
 def _check_layout_matches(kernel: Any, layout: str | None = None, arrays: Any = None, stacklevel: int = 4,
                           index_layout: str | None = None) -> None:
     """Warn when a field was declared with another spatial layout than the one estimated (``layout`` or
@@ -332,6 +340,7 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
 
     dkw = {k: opts.pop(k) for k in _DESCRIBE_KEYS if k in opts}
     fallback = opts.pop("fallback_registers", None)
+    threads = _thread_counts(threads)
     if isinstance(kernel_or_assignments, warpspeed.Kernel):
         kernel = kernel_or_assignments.with_registers(_registers_argument(registers))
     else:
@@ -442,7 +451,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     folding_given = "folding" in rank_options
     model = rank_options.get("model")
     rank_options.setdefault("folding", ((1, 1, 1),))
-    rank_options.setdefault("threads", CREATE_KERNEL_THREADS)
+    rank_options["threads"] = _thread_counts(rank_options.get("threads", CREATE_KERNEL_THREADS))
     rank_options.setdefault("screen", 1)  # only the best block is used: the others need only be bounded
     dkw = {k: rank_options.pop(k) for k in _DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)

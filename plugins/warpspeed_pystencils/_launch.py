@@ -194,17 +194,17 @@ def _compiled_registers(inner: Any) -> int | None:
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
     """``threads``, ``model`` and ``registers`` checked when the kernel is created: a bad one is the caller's
     mistake, not a launch the model cannot describe (which runs with pystencils' block)."""
-    from . import _registers_argument
+    from . import _registers_argument, _thread_counts
 
     out = dict(options)  # the model is imported only where an option needs it: creating a kernel stays cheap
     if out.get("threads") is not None:
         import warpspeed
 
-        threads = out["threads"]
+        threads = _thread_counts(out["threads"])  # one int: that thread count alone
         if isinstance(threads, str | bytes) or not isinstance(threads, Sequence) or not threads or not all(
                 isinstance(t, int) and not isinstance(t, bool) for t in threads):
-            raise InputError(f"threads= of a launch-time kernel is a list of thread counts per block (e.g. "
-                             f"(256, 512, 1024)), got {threads!r}.")
+            raise InputError(f"threads= of a launch-time kernel is a thread count per block or a list of them "
+                             f"(e.g. 256 or (256, 512, 1024)), got {out['threads']!r}.")
         warpspeed.block_shapes(threads)  # counts that are not powers of two are refused, with the nearest ones
         out["threads"] = tuple(threads)
     if out.get("model") is not None:

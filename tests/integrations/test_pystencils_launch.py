@@ -208,9 +208,11 @@ def test_a_gpu_whose_sm_count_differs_from_the_shipped_board_is_refused(gpu, mon
     ({"model": "latncy"}, "unknown performance model 'latncy'"),
     ({"registers": 0}, "registers must be an integer from 1 to 255"),
     ({"registers": "32"}, "registers must be an integer from 1 to 255"),
-    ({"threads": "256"}, "threads= of a launch-time kernel is a list of thread counts"),
-    ({"threads": ()}, "threads= of a launch-time kernel is a list of thread counts"),
+    ({"threads": "256"}, "threads= of a launch-time kernel is a thread count per block or a list of them"),
+    ({"threads": ()}, "threads= of a launch-time kernel is a thread count per block or a list of them"),
+    ({"threads": True}, "threads= of a launch-time kernel is a thread count per block or a list of them"),
     ({"threads": (100,)}, "threads per block 100: the block extents"),
+    ({"threads": 100}, "threads per block 100: the block extents"),
 ])
 def test_bad_launch_time_options_are_refused_when_the_kernel_is_created(gpu, kwargs, match):
     with pytest.raises(warpspeed.InputError, match=match):
@@ -624,3 +626,12 @@ def test_the_launch_choice_key_holds_the_declared_layouts(gpu, monkeypatch):
     wp.create_kernel(_seven_point("numpy"), measure=False).compile().choice_for(**arrays)
     (key,) = [k for k in keys if k[0] == "launch-choice"]
     assert key[2] == [("dst", [0, 1, 2]), ("src", [0, 1, 2])]
+
+
+def test_one_thread_count_is_that_count_alone(gpu):
+    """threads=256 (an int, as warpspeed.rank takes it): every block ranked has 256 threads."""
+    arrays = _arrays(gpu, (66, 66, 66))
+    run = wp.create_kernel(_seven_point(), cache=None, threads=256, measure=False).compile()
+    run(**arrays)
+    assert math.prod(gpu.launches[-1][2]) == 256
+    assert run.choice_for(**arrays).summary["configurations"] == len(warpspeed.block_shapes((256,)))

@@ -1,6 +1,7 @@
 """The pystencils / lbmpy plugin: kernels extracted from generated code, block-size choice, registers from nvcc."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -514,6 +515,28 @@ def test_integer_division_and_remainder_by_constants():
 def test_bad_shapes_are_input_errors(shape):
     with pytest.raises(warpspeed.InputError):
         wp.describe(wp.star_stencil(4), shape, registers=48)
+
+
+@pytest.mark.parametrize("shape", ["66,66,66", b"66", "66"])
+def test_a_shape_given_as_text_is_quoted_in_the_error(shape):
+    """The message quotes what was given (it said "got None" for a string)."""
+    with pytest.raises(warpspeed.InputError, match=rf"shape must be a tuple of 3 positive integers .*got {shape!r}\.$"):
+        wp.create_kernel(wp.star_stencil(1), shape=shape, device=A100, registers=32, cache=None)
+
+
+def test_one_thread_count_is_that_count_alone():
+    """threads=256 is the thread count 256 (it raised TypeError: 'int' object is not iterable)."""
+    ranked = wp.rank_block_sizes(wp.star_stencil(1), (66, 66, 66), device=A100, threads=256, registers=32)
+    gpu_kernel, _ = wp._as_kernel(wp.star_stencil(1))
+    of_kernel = wp.rank_block_sizes(gpu_kernel, (66, 66, 66), device=A100, threads=256, registers=32)
+    for r in (ranked, of_kernel):
+        assert {math.prod(res.configuration.block) for res in r.results} == {256}
+    assert of_kernel.best.configuration.block == ranked.best.configuration.block
+    kernel = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, threads=256, registers=32,
+                              cache=None)
+    summary = kernel.metadata["warpspeed"]["ranking"]
+    assert math.prod(summary["block"]) == 256 and summary["configurations"] == len(warpspeed.block_shapes((256,)))
+    assert summary["block"] == list(ranked.best.configuration.block)
 
 
 @pytest.mark.parametrize("kwargs", [{"registers": 0}, {"registers": 2.5}, {"layout": "xyz"}])
