@@ -1,13 +1,110 @@
 """The kernel_tuner integration where a newcomer uses it a little wrong, inside real kernel_tuner 1.5 runs
-(simulation mode, replaying caches of the model's own times written to tmp_path): the install hint names the
-extra as pip matches it."""
+(simulation mode, replaying caches of the model's own times written to tmp_path): warpspeed's restrictions work
+inside a list of restrictions, a restriction that keeps nothing of the space tuned is an InputError before
+kernel_tuner's "max_fevals must be greater than zero", and the install hint names the extra as pip matches it."""
 
+import json
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 
 from warpspeed import InputError
 from warpspeed.integrations import kernel_tuner as wk
+
+kernel_tuner = pytest.importorskip("kernel_tuner")
+
+DEVICE = "H100-SXM5-80GB"
+DOMAIN = (128, 128, 128)
+TP = {"block_size_x": [32, 64, 128, 256], "block_size_y": [1, 2, 4, 8], "unroll": [0, 1]}
+
+
+def tune(cache: Path, tune_params: dict, **kwargs) -> list[dict]:
+    """kernel_tuner's tune_kernel replaying a cache file (a dummy kernel string: nothing is compiled)."""
+    doc = json.loads(cache.read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results, _ = kernel_tuner.tune_kernel(doc["kernel_name"], f"__global__ void {doc['kernel_name']}() {{}}",
+                                              tuple(doc["problem_size"]), [], tune_params, cache=str(cache),
+                                              simulation_mode=True, quiet=True, **kwargs)
+    return results
+
+
+def blocks(results) -> set[tuple[int, int]]:
+    return {(r["block_size_x"], r["block_size_y"]) for r in results}
+
+
+@pytest.fixture(scope="module")
+def ranking():
+    return wk.rank_tune_params("star3d-r1", DEVICE, TP, domain=DOMAIN)
+
+
+@pytest.fixture
+def cache(ranking, tmp_path):
+    """The model's times of TP as a kernel_tuner cache (replayable; nothing measured)."""
+    return wk.write_cache(tmp_path / "predicted.json", ranking, TP)
+
+
+def test_warpspeed_restrictions_work_inside_a_list_of_restrictions(ranking, cache):
+    """kernel_tuner calls a function inside a list with positional values (a function of the dict failed with
+    a bare TypeError); warpspeed's restrictions get the names there too, beside strings and each other."""
+    top3 = {r.configuration.block[:2] for r in ranking.results[:3]}
+    assert len(top3) == 3
+    cached, top = wk.cached_restriction(cache), wk.restriction(ranking, top=3)
+    for restrictions in ([cached, top], [top, "block_size_x >= 32"], ["block_size_x >= 32", top], [top],
+                         [wk.all_of(cached), top, "unroll == 0"]):
+        results = tune(cache, TP, restrictions=restrictions)
+        assert blocks(results) == top3, restrictions
+        assert len(results) == (3 if "unroll == 0" in restrictions else 6)  # x 2 unroll values
+    # a user's function of the dict inside a list, through all_of
+    worst = {r.configuration.block[:2] for r in ranking.results[-3:]}
+    keep_worst = wk.all_of(lambda p: (p["block_size_x"], p["block_size_y"]) in worst)
+    assert blocks(tune(cache, TP, restrictions=[cached, keep_worst])) == worst
+
+
+def test_a_lone_restriction_of_a_one_parameter_space_gets_its_value_by_name(tmp_path):
+    """kernel_tuner 1.5 calls a lone restriction of a one-parameter space with the value alone."""
+    tp = {"block_size_x": [32, 64, 128, 256]}
+    r = wk.rank_tune_params("star3d-r1", DEVICE, tp, domain=DOMAIN)
+    cache = wk.write_cache(tmp_path / "predicted.json", r, tp)
+    results = tune(cache, tp, restrictions=wk.restriction(r, top=2))
+    assert [p["block_size_x"] for p in results] == sorted(c.configuration.block[0] for c in r.results[:2])
+
+
+def test_a_restriction_called_with_values_alone_points_at_all_of(ranking):
+    keep = wk.restriction(ranking, top=3)
+    assert keep(wk.NAMES.params(ranking.best.configuration)) is True  # the dict, as before
+    with pytest.raises(InputError, match=r"restriction\(top=3\) was called with \(32, 4\), not with the dict .* "
+                                         r"restrictions=all_of\("):
+        keep(32, 4)
+
+
+def test_a_restriction_that_keeps_nothing_of_the_space_tuned_is_an_input_error(ranking, cache, tmp_path):
+    """Without the check kernel_tuner builds an empty space and says "max_fevals must be greater than zero"."""
+    small = {"block_size_x": [32, 64], "block_size_y": [1, 2]}
+    other = wk.rank_tune_params("star3d-r1", DEVICE, {"block_size_x": [512, 1024], "block_size_y": [1]},
+                                domain=DOMAIN)
+    disjoint = (r"restriction\(top=2\): kernel_tuner's search space \(block_size_x \[32, 64\], block_size_y \[1, 2\]\) "
+                r"holds none of the 2 configurations it keeps and shares no configuration with the ranking of "
+                r"star3d-r1 on H100-SXM5-80GB, .*max_fevals.* Rank the space kernel_tuner tunes: rank_tune_params")
+    small_cache = wk.write_cache(tmp_path / "small.json", wk.rank_tune_params("star3d-r1", DEVICE, small,
+                                                                              domain=DOMAIN), small)
+    for restrictions in (wk.restriction(other, top=2), [wk.restriction(other, top=2)],
+                         wk.all_of(wk.cached_restriction(small_cache), wk.restriction(other, top=2)),
+                         [wk.cached_restriction(small_cache), wk.restriction(other, top=2), "block_size_x > 0"]):
+        with pytest.raises(InputError, match=disjoint):
+            tune(small_cache, small, restrictions=restrictions)
+    # the space shares configurations with the ranking, but none of those kept
+    best = ranking.best.configuration.block[:2]
+    without_best = {"block_size_x": [v for v in TP["block_size_x"] if v != best[0]], **{
+        k: v for k, v in TP.items() if k != "block_size_x"}}
+    with pytest.raises(InputError, match=r"restriction\(top=1\): .* holds none of the 1 configurations it keeps "
+                                         r"\(it holds 12 other configurations of the ranking\).*a larger top"):
+        tune(cache, without_best, restrictions=wk.restriction(ranking, top=1))
+    # kept ones in the space: it runs
+    kept = {r.configuration.block[:2] for r in ranking.results[:5] if r.configuration.block[0] != best[0]}
+    assert kept and blocks(tune(cache, without_best, restrictions=wk.restriction(ranking, top=5))) == kept
 
 
 def test_a_restriction_string_without_kernel_tuner_names_the_extra_as_pip_matches_it(monkeypatch):

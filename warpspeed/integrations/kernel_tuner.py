@@ -30,6 +30,7 @@ ranking import kernel_tuner (``pip install -e ".[kernel-tuner]"``); everything e
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -221,14 +222,81 @@ def all_of(*restrictions: Restriction | str) -> Restriction:
 
     Why: kernel_tuner 1.5 calls a lone function with the parameter dict but calls functions inside a list with
     positional values, and turns lambdas into strings (a lambda that calls another function then fails). Pass
-    the result as the only restriction: ``restrictions=all_of(keep, "block_size_x>=32")``."""
+    the result as the only restriction: ``restrictions=all_of(keep, "block_size_x>=32")``. (warpspeed's own
+    restrictions, this one included, also work inside a list: see :func:`_restriction`.)"""
     checks = [_one_check(r) for r in restrictions]
 
     def keep_all(params: dict) -> bool:
         """True where every restriction keeps the configuration."""
         return all(check(params) for check in checks)
 
-    return keep_all
+    space_checks = tuple(c for r in restrictions if _is_restriction(r) for c in r.space_checks)
+    return _restriction(keep_all, f"all_of({', '.join(map(repr, restrictions))})", space_checks)
+
+
+SpaceCheck = Callable[[Mapping[str, Sequence]], None]
+"""Checks kernel_tuner's space (parameter name -> its values) before it is searched: raises an InputError where
+a restriction would keep nothing of it."""
+
+
+def _restriction(keep: Restriction, label: str, space_checks: tuple[SpaceCheck, ...] = ()) -> Restriction:
+    """``keep`` (a function of the parameter dict) as a restriction that kernel_tuner 1.5 takes alone or in a list.
+
+    Why: kernel_tuner calls a lone function with the parameter dict, but a function in a list with positional
+    values, whose names it does not say (a function of the dict then fails with a bare TypeError). A
+    python-constraint ``Constraint`` (kernel_tuner's solver) is called with the names and values in either
+    place, and sees the whole space before the search (``preProcess``): there ``space_checks`` refuse a space
+    the restriction keeps nothing of, which kernel_tuner reports as "max_fevals must be greater than zero".
+    Without python-constraint (kernel_tuner not installed) it is a plain callable."""
+    return _restriction_type()(keep, label, space_checks)
+
+
+def _is_restriction(r: Any) -> bool:
+    return isinstance(r, _restriction_type())
+
+
+@functools.cache
+def _restriction_type() -> type:
+    """The class of warpspeed's restrictions, a python-constraint ``Constraint`` where installed (imported on
+    first use: warpspeed works without kernel_tuner)."""
+    try:
+        from constraint import Constraint as base
+    except ImportError:
+        base = object
+
+    class WarpspeedRestriction(base):  # type: ignore[misc, valid-type]
+        """A kernel_tuner restriction called with the parameter dict, kernel_tuner's keywords (its bruteforce
+        framework) or python-constraint's (variables, domains, assignments, forwardcheck)."""
+
+        def __init__(self, keep: Restriction, label: str, space_checks: tuple[SpaceCheck, ...]):
+            self.keep, self.label, self.space_checks = keep, label, space_checks
+
+        def __call__(self, *args, **kwargs) -> bool:
+            if len(args) == 1 and not kwargs and isinstance(args[0], Mapping):
+                return self.keep(args[0])
+            if kwargs and not args:
+                return self.keep(kwargs)
+            if len(args) in (3, 4) and isinstance(args[1], Mapping) and isinstance(args[2], Mapping):
+                variables, _, assignments = args[:3]
+                if any(v not in assignments for v in variables):
+                    return True  # a partial configuration: decided once all its parameters are assigned
+                return self.keep({v: assignments[v] for v in variables})
+            raise InputError(f"{self.label} was called with {args!r}, not with the dict of a configuration's "
+                             "parameters; kernel_tuner 1.5 calls functions inside a list of restrictions with "
+                             "positional values: give one restriction, restrictions=all_of(f, g, "
+                             "\"block_size_x>=32\").")
+
+        def preProcess(self, variables, domains, constraints, vconstraints) -> None:  # noqa: N802 (python-constraint's)
+            """python-constraint's look at the whole space before the search: the space checks run here."""
+            for check in self.space_checks:
+                check({v: list(domains[v]) for v in variables})
+            if base is not object:
+                super().preProcess(variables, domains, constraints, vconstraints)
+
+        def __repr__(self) -> str:
+            return self.label
+
+    return WarpspeedRestriction
 
 
 def _one_check(r: Restriction | str) -> Restriction:
@@ -493,6 +561,7 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
                              f"it only bounded may be within {within:g} of the best; rank without screen.")
         kept = [r for r in launchable if r.performance_GLup_s >= floor]
     keep = frozenset(_key(r.configuration) for r in kept)
+    label = f"restriction(top={top})" if top is not None else f"restriction(within={within:g})"
 
     def keep_predicted(params: dict) -> bool:
         """True for a configuration whose block and folding the model ranks among the kept ones."""
@@ -501,7 +570,31 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
                              f"{_expected(names, list(params))}")
         return _key(names.configuration(params)) in keep
 
-    return keep_predicted
+    def keeps_some(space: Mapping[str, Sequence]) -> None:
+        """Refuse a space that holds none of the kept configurations (kernel_tuner would search nothing)."""
+        if not any(n in space for n in names.block if n is not None) or any(_in_space(k, names, space)
+                                                                           for k in keep):
+            return  # a space without block parameters: keep_predicted names them for each configuration
+        shared = sum(_in_space(k, names, space) for k in _positions(ranking))
+        tuned = ", ".join(f"{n} {list(space[n])}" for n in names.all if n in space)
+        raise InputError(
+            f"{label}: kernel_tuner's search space ({tuned}) holds none of the {len(keep)} configurations it keeps "
+            + (f"(it holds {shared} other configurations of the ranking)" if shared else
+               f"and shares no configuration with the ranking of {ranking.kernel} on {ranking.device}")
+            + ", so kernel_tuner would search nothing (\"max_fevals must be greater than zero\"). Rank the space "
+            "kernel_tuner tunes: rank_tune_params(kernel, device, tune_params, restrictions=...) with the tune_params "
+            "and restrictions given to tune_kernel, then restriction(ranking, ...)"
+            + ("; or keep more (a larger top, a smaller within)." if shared else "."))
+
+    return _restriction(keep_predicted, label, (keeps_some,))
+
+
+def _in_space(key: tuple, names: ParameterNames, space: Mapping[str, Sequence]) -> bool:
+    """Whether kernel_tuner's space (parameter name -> its values) holds a block and folding: each named axis's
+    extent among its parameter's values, an axis whose parameter the space lacks at extent 1."""
+    return all(v in space[n] if n in space else v == 1
+               for names3, extents in zip((names.block, names.folding), key, strict=True)
+               for n, v in zip(names3, extents, strict=True))
 
 
 class WarpspeedOrder:
@@ -826,7 +919,7 @@ def cached_restriction(path: str | Path) -> Restriction:
                              "cache's tune_params (its key tune_params).")
         return ",".join(str(params[k]) for k in keys) in held
 
-    return in_cache
+    return _restriction(in_cache, f"cached_restriction({str(p)!r})")
 
 
 def _given(doc_value, given, what: str, key: str, p: Path):
