@@ -171,7 +171,8 @@ def _rank_options(r, plot: bool = False) -> None:
     r.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
     r.add_argument("--top", type=int, help="rows of the text table (default 10)")
-    r.add_argument("--jobs", type=int, help="worker processes (default: all cores; 1 = in this process)")
+    r.add_argument("--jobs", type=int, help="worker processes (default: all cores; never more than the cores or "
+                   "the configurations; 1 = in this process)")
     r.add_argument("--cache", help="JSON-lines file of finished configurations: resume an interrupted sweep")
     r.add_argument("--screen", type=int, metavar="N",
                    help="rank only the N best exactly: configurations whose upper bound (from their L1 and L2 "
@@ -221,7 +222,8 @@ def _space_options(p, plot: bool = False) -> None:
     p.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
     p.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
-    p.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    p.add_argument("--jobs", type=int, help="worker processes (default: all cores; never more than the cores or "
+                   "the configurations)")
     if not plot:
         p.add_argument("--format", choices=("text", "json"), default="text")
     _model_option(p)

@@ -11,9 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..model.roofline import limiter_names
 from ..schemas import SCHEMA_VERSION
 from .confidence import RELATIVE_ERROR, Confidence, assess
 from .space import Configuration, block_shapes, configurations, pystencils_default_block, without_idle_axes
+from .workers import WorkerPool, available_cores, pool_size
 
 
 @dataclass(frozen=True)
@@ -493,31 +493,33 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
         if progress is not None:
             progress(sum(len(d) for d in done), total)
 
-    workers = jobs if jobs is not None else (os.cpu_count() or 1)
-    if executor is None and (workers <= 1 or len(todo) <= 2):
+    if executor is None and (pool_size(jobs, len(todo)) <= 1 or len(todo) <= 2):
         for c in todo:
             for i, dev in enumerate(devs):
                 finished(i, evaluate(k, dev, [c], registers, model=model))
             report()
         return
-    own = executor is None
-    ex = ProcessPoolExecutor(max_workers=max(1, workers)) if own else executor
-    size = max(1, math.ceil(len(todo) / (4 * max(1, workers))))
-    chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
-    futures = [ex.submit(_evaluate_on_devices, k, devs, chunk, registers, model) for chunk in chunks]
-    try:
+    workers = pool_size(jobs, len(todo)) if executor is None else max(1, jobs or available_cores())
+    size = max(1, math.ceil(len(todo) / (4 * workers)))
+    tasks = [(k, devs, todo[i:i + size], registers, model) for i in range(0, len(todo), size)]
+
+    def collect(futures: list) -> None:
         for fut in as_completed(futures):
             for i, batch in enumerate(fut.result()):
                 finished(i, batch)
             report()
+
+    if executor is None:
+        with WorkerPool(workers) as pool:
+            collect(pool.submit_all(_evaluate_on_devices, tasks))
+        return
+    futures = [executor.submit(_evaluate_on_devices, *task) for task in tasks]
+    try:
+        collect(futures)
     except BaseException:
         for fut in futures:
             fut.cancel()
-        if own:
-            ex.shutdown(wait=False, cancel_futures=True)
         raise
-    if own:
-        ex.shutdown()
 
 
 def _record(done: dict[Configuration, RankedResult], store: ResultCache | None, batch: list[RankedResult]) -> None:
