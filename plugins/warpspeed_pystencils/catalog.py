@@ -176,11 +176,28 @@ def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
                         name=name)
 
 
+#: the layout names pystencils and lbmpy accept (``fzyx``/``soa``/``f``/``reverse_numpy``: structure of arrays,
+#: ``zyxf``/``aos``/``c``/``numpy``: the populations of a cell together)
+_LAYOUTS = ("fzyx", "zyxf", "soa", "aos", "f", "reverse_numpy", "c", "numpy")
+
+
+def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method: Any = "srt") -> None:
+    """A catalog entry's parameters, checked before lbmpy builds anything (that costs seconds)."""
+    if not isinstance(layout, str) or layout.lower() not in _LAYOUTS:
+        raise _input_error(f"{entry}: layout must be one of {list(_LAYOUTS)}, got {layout!r}.")
+    if streaming not in _STREAMING:
+        raise _input_error(f"{entry}: streaming must be one of {list(_STREAMING)}, got {streaming!r}.")
+    if str(method).lower() not in _METHODS:
+        raise _input_error(f"{entry}: method must be one of {list(_METHODS)}, got {method!r}.")
+
+
 def _d3q19_key(layout: str, streaming: str) -> tuple:
+    _checked_parameters("d3q19-srt", layout, streaming)
     return (("stencil", "D3Q19"), ("method", "srt"), ("layout", layout), ("streaming", streaming))
 
 
 def _lbm_key(stencil: str, method: str, layout: str, streaming: str) -> tuple[str, tuple, int]:
+    _checked_parameters("lbm", layout, streaming, method)
     st = _stencil_name(stencil)
     key = (("stencil", st), ("method", str(method).lower()), ("layout", layout), ("streaming", streaming))
     return f"{st.lower()}-{str(method).lower()}", key, int(st[1])
@@ -207,10 +224,12 @@ def program_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx
 
 
 def build_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None) -> Any:
+    _checked_parameters("d3q15-allen-cahn", layout)
     return _built("d3q15-allen-cahn", (("layout", layout),), _domain(domain))
 
 
 def program_allen_cahn(layout: str = "fzyx", domain: Sequence[int] | None = None) -> Any:
+    _checked_parameters("d3q15-allen-cahn", layout)
     return _program("d3q15-allen-cahn", (("layout", layout),), _domain(domain))
 
 
