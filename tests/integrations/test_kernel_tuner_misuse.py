@@ -1,14 +1,19 @@
 """The kernel_tuner integration where a newcomer uses it a little wrong, inside real kernel_tuner 1.5 runs
-(simulation mode, replaying caches of the model's own times written to tmp_path): warpspeed's restrictions work
+(simulation mode, replaying caches of the model's own times written to tmp_path): a parameter that looks like a
+block or folding extent under a name warpspeed does not read is warned about, warpspeed's restrictions work
 inside a list of restrictions, a restriction that keeps nothing of the space tuned is an InputError before
 kernel_tuner's "max_fevals must be greater than zero", and the install hint names the extra as pip matches it."""
 
+import ast
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from warpspeed import InputError
 from warpspeed.integrations import kernel_tuner as wk
@@ -112,3 +117,74 @@ def test_a_restriction_string_without_kernel_tuner_names_the_extra_as_pip_matche
     with pytest.raises(InputError, match=r"needs kernel_tuner") as err:
         wk.all_of("block_size_x>=32")
     assert "pip install -e '.[kernel-tuner]'" in str(err.value) and "kernel_tuner]" not in str(err.value)
+
+
+def test_a_folding_under_a_name_warpspeed_does_not_read_is_warned_about_with_the_names_to_give():
+    tp = {"block_size_x": [32, 64, 128], "block_size_y": [1, 2, 4], "fold_y": [1, 2]}
+    with pytest.warns(UserWarning, match=r"'fold_y' \(values \[1, 2\]\) looks like a folding extent in y, but "
+                                         r"warpspeed reads the folding from \(folding_x, folding_y, folding_z\).*"
+                                         r"every configuration is ranked with folding 1 in y") as record:
+        unfolded = wk.rank_tune_params("star3d-r1", DEVICE, tp, domain=DOMAIN)
+    assert len(record) == 1 and record[0].filename == __file__  # points at the call
+    assert len(unfolded.results) == 9 and {r.configuration.folding for r in unfolded.results} == {(1, 1, 1)}
+    suggested = re.search(r"names=ParameterNames\(block=(\(.*?\)), folding=(\(.*?\))\)", str(record[0].message))
+    names = wk.ParameterNames(*map(ast.literal_eval, suggested.groups()))
+    assert names == wk.ParameterNames(folding=("folding_x", "fold_y", "folding_z"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # named: no warning, and the folding is ranked
+        folded = wk.rank_tune_params("star3d-r1", DEVICE, tp, domain=DOMAIN, names=names)
+    assert len(folded.results) == 18 and {r.configuration.folding for r in folded.results} == {(1, 1, 1), (1, 2, 1)}
+
+
+@pytest.mark.parametrize("tune_params, names", [
+    (TP, None),  # an unroll flag
+    ({"bx": [32, 64], "fy": [1, 2]}, wk.ParameterNames(block=("bx", None, None), folding=(None, "fy", None))),
+    ({"block_size_x": [32, 64], "tile_size_y": [1]}, None),  # extent 1 only: ranked the same either way
+    ({"block_size_x": [32, 64], "tile_mode_x": ["a", "b"], "use_threads_z": [True, False]}, None),  # no extents
+    ({"block_size_x": [32, 64], "tile_max": [2, 4], "box": [2, 3]}, None),  # no axis word
+])
+def test_spaces_without_an_unnamed_extent_are_ranked_without_a_warning(tune_params, names):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wk.rank_tune_params("star3d-r1", DEVICE, tune_params, names=names, domain=DOMAIN)
+
+
+@pytest.mark.parametrize("name, kind", [("fold_y", ("folding", 1)), ("foldz", ("folding", 2)),
+                                        ("tile_size_x", ("folding", 0)), ("work_per_thread_y", ("folding", 1)),
+                                        ("threads_z", ("block", 2)), ("blockDimX", ("block", 0)),
+                                        ("BLOCK_Y", ("block", 1)), ("thread_block_z", ("block", 2)),
+                                        ("tile_max", None), ("bx", None), ("block_size", None), ("unroll_x", None)])
+def test_extent_like_reads_the_kind_and_axis_of_a_name(name, kind):
+    assert wk.extent_like(name) == kind
+
+
+WORDS = ["fold", "folding", "tile", "tiles", "block", "blocks", "threads", "blk"]  # also written foldy
+
+
+@st.composite
+def extent_names(draw) -> str:
+    """A block or folding extent's name as people write them: fold_y, foldy, TILE_SIZE_X, work_per_thread_z."""
+    word = draw(st.sampled_from([*WORDS, "tile_size", "block_dim", "work_per_thread"]))
+    joined = word in WORDS and draw(st.booleans())
+    name = f"{word}{'' if joined else '_'}{draw(st.sampled_from('xyz'))}"
+    return name.upper() if draw(st.booleans()) else name
+
+
+@given(st.dictionaries(extent_names(), st.lists(st.integers(1, 64), min_size=1), max_size=4))
+def test_every_unnamed_extent_is_warned_about_once_and_the_suggested_names_read_it(suspects):
+    tp, names = suspects, wk.NAMES
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        wk.warn_unmapped(tp, names)
+    unnamed = {k for k, v in tp.items() if k not in names.all and max(v) > 1}
+    assert sorted(str(w.message).split("'")[1] for w in record) == sorted(unnamed)
+    if not record:
+        return
+    groups = re.search(r"names=ParameterNames\(block=(\(.*?\)), folding=(\(.*?\))\)", str(record[0].message))
+    suggested = wk.ParameterNames(*map(ast.literal_eval, groups.groups()))
+    slots = {wk.extent_like(k) for k in unnamed}
+    assert len(set(suggested.all) & unnamed) == len(slots)  # one name per block or folding axis
+    if len(slots) == len(unnamed) and not set(names.all) & set(tp):  # each on its own free axis: all named
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            wk.warn_unmapped(tp, suggested)

@@ -36,6 +36,7 @@ import json
 import math
 import numbers
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -377,6 +378,8 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     module use them where none are given) and what loads its kernel and device (recorded in exported files).
     A ``domain`` needs as many extents as the kernel has dimensions (an :class:`InputError` otherwise)."""
     names = _names(names)
+    tune_params = checked_tune_params(tune_params, names)
+    warn_unmapped(tune_params, names)
     space = tune_space(tune_params, names=names, restrictions=restrictions)
     if not space:
         raise InputError("the restrictions exclude every configuration of tune_params: nothing to rank.")
@@ -391,6 +394,50 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
                    executor=executor, cache=cache)
     return TuneRanking(**{f.name: getattr(ranking, f.name) for f in fields(Ranking)}, names=names,
                        origin=origin_of(kernel, k, dev))
+
+
+_FOLDING_WORDS = ("fold", "tile", "per_thread", "wpt")
+_BLOCK_WORDS = ("block", "blk", "thread")
+_BEFORE_AXIS = re.compile(r"(_|fold|folding|tiles?|blocks?|blk|threads?|wpt)$")
+"""What precedes the axis letter of an extent's name: a separator, or one of the words itself (``foldy``)."""
+
+
+def extent_like(name: str) -> tuple[str, int] | None:
+    """``("block" | "folding", axis)`` for a parameter name that reads as a block or folding extent on an axis
+    (``fold_y``, ``tile_size_x``, ``threads_z``, ``blockDimX``: a block, folding, tile or thread word, then
+    the axis x/y/z as the last word or right after it), else None."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    stem, axis = words[:-1], words[-1:]
+    if axis not in ("x", "y", "z") or not stem.rstrip("_"):
+        return None
+    found = [kind for kind, vocabulary in (("folding", _FOLDING_WORDS), ("block", _BLOCK_WORDS))
+             if any(w in stem for w in vocabulary)]
+    return (found[0], "xyz".index(axis)) if found and _BEFORE_AXIS.search(stem) else None
+
+
+def warn_unmapped(tune_params: Mapping[str, list], names: ParameterNames) -> None:
+    """A UserWarning for each parameter of (checked) ``tune_params`` that looks like a block or folding extent
+    (:func:`extent_like`, positive integer values, not all 1) but is not in ``names``.
+
+    Why: such a parameter is ranked as another parameter, which does not change an estimate: a folding under a
+    name warpspeed does not read (``fold_y``) leaves every configuration ranked unfolded."""
+    suspects = {k: (kind, values) for k, values in tune_params.items()
+                if k not in names.all and (kind := extent_like(k))
+                and all(_positive_int(v) for v in values) and any(v > 1 for v in values)}
+    mapped = {"block": list(names.block), "folding": list(names.folding)}
+    for k, ((kind, axis), _) in suspects.items():
+        if mapped[kind][axis] not in suspects:  # the first suspect of an axis takes it
+            mapped[kind][axis] = k
+    suggestion = f"ParameterNames(block={tuple(mapped['block'])!r}, folding={tuple(mapped['folding'])!r})"
+    for k, ((kind, axis), values) in suspects.items():
+        read = ", ".join(n or "-" for n in getattr(names, kind))
+        now = getattr(names, kind)[axis]
+        instead = (f"its {kind} in {'xyz'[axis]} is read from {now!r}" if now in tune_params else
+                   f"every configuration is ranked with {kind} 1 in {'xyz'[axis]}")
+        warnings.warn(f"tune_params: {k!r} (values {values}) looks like a {kind} extent in {'xyz'[axis]}, but "
+                      f"warpspeed reads the {kind} from ({read}): it is ranked as another parameter, which does not "
+                      f"change an estimate ({instead}). If it is one, name it: names={suggestion}; if not, ignore "
+                      "this warning.", UserWarning, stacklevel=3)
 
 
 def dimensions(kernel: Kernel) -> int:
