@@ -235,3 +235,14 @@ def test_plot_refuses_options_that_would_change_nothing(extra, capsys, tmp_path)
             "-o", str(tmp_path / "r.png")]
     assert main([*args, *extra]) == 2
     assert f"unrecognized arguments: {' '.join(extra)}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", [["rank", "star3d-r1", "--device", "H100-SXM5-80GB"],
+                                  ["whatif", "star3d-r1", "--device", "H100-SXM5-80GB", "--sweep",
+                                   "l2_size=10MiB,20MiB"]])
+def test_odd_threads_point_to_a_command_that_takes_a_block(capsys, verb):
+    """`rank --threads 100` advised `--block X,Y,Z`, which rank does not have."""
+    assert main([*verb, "--threads", "64,100"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--threads 100: the ranked block shapes have power-of-two extents" in err
+    assert "(e.g. 64, 128)" in err and "warpspeed estimate KERNEL --block X,Y,Z" in err

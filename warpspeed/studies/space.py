@@ -73,8 +73,8 @@ def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = 
     if odd and x is None and y is None and z is None:
         near = sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
         raise InputError(f"threads per block {', '.join(map(str, odd))}: the block extents X, Y, Z are powers of two, "
-                         f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); to try another "
-                         "shape, estimate it with --block X,Y,Z.")
+                         f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); a block of "
+                         "another shape can be given explicitly (blocks=[(X, Y, Z)]) or estimated alone.")
     largest = totals[-1]
     choices = []
     for axis, given, m in zip("xyz", (x, y, z), max_dims, strict=True):

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from ..device import Device, override_kind
 from ..device import device as get_device
+from ..device.keys import KEYS_BY_NAME, parse_value
 from ..errors import InputError
 from ..kernel import Kernel
 from ..model.estimate import resolve_kernel
 from ..progress import Progress
-from ..units import format_quantity, parse_quantity, require_unit
+from ..units import format_quantity
 from .ranking import RankedResult, rank_on_devices
 
 
@@ -35,6 +36,12 @@ class WhatIfPoint:
                 "device": self.device, "best": self.best.data}
 
 
+def _typed_value(key: str, text: str) -> float:
+    """One value as typed (a bound or a listed value), with its unit, checked against what a GPU has: an
+    implausible bound is named as typed, not as a point of the sweep between the bounds."""
+    return parse_value(KEYS_BY_NAME[key], text.strip(), "", label=f"--sweep {key}")
+
+
 def sweep_values(text: str) -> tuple[str, list[float]]:
     """``KEY=START:STOP:N`` (N points, geometric when ``:log`` follows, else linear) or ``KEY=V1,V2,...``.
 
@@ -49,9 +56,7 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
         parts = spec.split(":")
         if len(parts) not in (3, 4) or (len(parts) == 4 and parts[3] != "log") or not parts[2].strip().isdigit():
             raise InputError(f"--sweep '{text}': write KEY=START:STOP:N or KEY=START:STOP:N:log (N >= 2).")
-        for p in parts[:2]:
-            require_unit(p.strip(), kind, key=f"--sweep {key}")
-        lo, hi = (parse_quantity(p.strip(), kind, key=key) for p in parts[:2])
+        lo, hi = (_typed_value(key, p) for p in parts[:2])
         n = int(parts[2])
         if n < 2 or n > 200:
             raise InputError(f"--sweep '{text}': N must be between 2 and 200, got {n}.")
@@ -63,9 +68,7 @@ def sweep_values(text: str) -> tuple[str, list[float]]:
             values = [lo + (hi - lo) * i / (n - 1) for i in range(n)]
     else:
         texts = [p.strip() for p in spec.split(",") if p.strip()]
-        for p in texts:
-            require_unit(p, kind, key=f"--sweep {key}")
-        values = [parse_quantity(p, kind, key=key) for p in texts]
+        values = [_typed_value(key, p) for p in texts]
         if not values:
             raise InputError(f"--sweep '{text}': no values.")
     if kind in ("bytes", "count"):
