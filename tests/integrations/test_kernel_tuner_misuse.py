@@ -2,7 +2,8 @@
 (simulation mode, replaying caches of the model's own times written to tmp_path): a parameter that looks like a
 block or folding extent under a name warpspeed does not read is warned about, warpspeed's restrictions work
 inside a list of restrictions, a restriction that keeps nothing of the space tuned is an InputError before
-kernel_tuner's "max_fevals must be greater than zero", and the install hint names the extra as pip matches it."""
+kernel_tuner's "max_fevals must be greater than zero", a 2-D kernel's cache carries the problem_size kernel_tuner
+is given, and the install hint names the extra as pip matches it."""
 
 import ast
 import json
@@ -15,8 +16,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import warpspeed
 from warpspeed import InputError
 from warpspeed.integrations import kernel_tuner as wk
+from warpspeed.measurement.measurements import Measurement
 
 kernel_tuner = pytest.importorskip("kernel_tuner")
 
@@ -188,3 +191,50 @@ def test_every_unnamed_extent_is_warned_about_once_and_the_suggested_names_read_
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             wk.warn_unmapped(tp, suggested)
+
+
+def test_a_2d_kernels_cache_replays_with_the_2d_problem_size_and_reads_back(tmp_path):
+    """kernel_tuner refuses a cache whose problem_size is not tune_kernel's: [8190, 8190, 1] for (8190, 8190)."""
+    tp = {"block_size_x": [32, 64, 128], "block_size_y": [1, 2, 4, 8]}
+    r = wk.rank_tune_params("star2d-r1", DEVICE, tp, domain=(8190, 8190))
+    assert r.problem_size == (8190, 8190)
+    path = wk.write_cache(tmp_path / "star2d.json", r, tp)
+    doc = json.loads(path.read_text())
+    assert doc["problem_size"] == [8190, 8190] and doc["warpspeed"]["domain"] == [8190, 8190, 1]
+    results = tune(path, tp)  # problem_size (8190, 8190), as the file says
+    best = min((p for p in results if "__error__" not in p), key=lambda p: p["time"])
+    assert (best["block_size_x"], best["block_size_y"]) == r.best.configuration.block[:2]
+    # read back from either form of problem_size, where the file names no domain of its own
+    del doc["warpspeed"]["domain"]
+    for size in ([8190, 8190], [8190, 8190, 1]):
+        other = tmp_path / f"size{len(size)}.json"
+        other.write_text(json.dumps({**doc, "problem_size": size}))
+        rows = wk.read_kernel_tuner(other)
+        assert {m.domain for m in rows} == {(8190, 8190, 1)} and len(rows) == len(r.results)
+        assert max(rows, key=lambda m: m.GLup_s).block == r.best.configuration.block
+    # the kernel's own domain where none is given: in its two dimensions
+    assert wk.rank_tune_params("star2d-r1", DEVICE, tp).problem_size == (
+        wk.rank_tune_params("star2d-r1", DEVICE, tp).best.estimate.domain[:2])
+
+
+def test_a_cache_takes_the_problem_size_kernel_tuner_is_given(tmp_path):
+    """A 3-D kernel whose threads loop over z is tuned with a 2-D problem_size: write_cache(problem_size=...)."""
+    tp = {"block_size_x": [32, 64], "block_size_y": [2, 4]}
+    r = wk.rank_tune_params("star3d-r1", DEVICE, tp, domain=(64, 64, 64))
+    assert json.loads(wk.write_cache(tmp_path / "a.json", r, tp).read_text())["problem_size"] == [64, 64, 64]
+    path = wk.write_cache(tmp_path / "b.json", r, tp, problem_size=(64, 64))
+    assert json.loads(path.read_text())["problem_size"] == [64, 64] and len(tune(path, tp)) == 4
+    # a Ranking of warpspeed.rank (a 2-D kernel): the domain without its trailing extent of 1
+    plain = warpspeed.rank("star2d-r1", DEVICE, domain=(96, 80), configs=[c for _, c in wk.tune_space(tp)])
+    assert json.loads(wk.write_cache(tmp_path / "c.json", plain, tp).read_text())["problem_size"] == [96, 80]
+    with pytest.raises(InputError, match=r"write_cache: problem_size must be positive integers"):
+        wk.write_cache(tmp_path / "d.json", r, tp, problem_size=(64, 0))
+
+
+def test_measurements_of_a_2d_kernel_convert_to_a_2d_problem_size(tmp_path):
+    rows = [Measurement(DEVICE, "star2d-r1", (bx, 4, 1), (1, 1, 1), (8190, 8190, 1), 8190 ** 2 / t / 1e9,
+                        values={"time_s": t}, line=i)
+            for i, (bx, t) in enumerate([(32, 2e-4), (64, 1.5e-4)], start=2)]
+    path = wk.measurements_to_cache(rows, tmp_path / "measured.json")
+    assert json.loads(path.read_text())["problem_size"] == [8190, 8190]
+    assert [m.GLup_s for m in wk.read_kernel_tuner(path)] == pytest.approx([m.GLup_s for m in rows])

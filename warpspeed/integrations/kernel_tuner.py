@@ -183,10 +183,13 @@ class TuneRanking(Ranking):
 
     Why: :func:`restriction`, :class:`WarpspeedOrder`, :func:`x0` and the exports read kernel_tuner's
     configurations with these names when none are given, and the exported files record what loads the
-    kernel and device back (:class:`Origin`)."""
+    kernel and device back (:class:`Origin`). ``problem_size`` is kernel_tuner's: the domain as it was given
+    (a 2-D kernel's ``(nx, ny)``), else the kernel's domain in its dimensions; :func:`write_cache` writes it,
+    since kernel_tuner refuses a cache whose problem_size is not the one given to ``tune_kernel``."""
 
     names: ParameterNames = NAMES
     origin: Origin | None = None
+    problem_size: tuple[int, ...] | None = None
 
 
 def checked_tune_params(tune_params: Mapping[str, Sequence[Any]], names: ParameterNames | None = None
@@ -392,8 +395,9 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     dev = get_device(device)
     ranking = rank(k, dev, configs=configs, registers=registers, model=model, screen=screen, jobs=jobs,
                    executor=executor, cache=cache)
+    problem_size = tuple(int(v) for v in domain) if domain is not None else k.domain[:dimensions(k)]
     return TuneRanking(**{f.name: getattr(ranking, f.name) for f in fields(Ranking)}, names=names,
-                       origin=origin_of(kernel, k, dev))
+                       origin=origin_of(kernel, k, dev), problem_size=problem_size)
 
 
 _FOLDING_WORDS = ("fold", "tile", "per_thread", "wpt")
@@ -829,20 +833,25 @@ def _write_cache_file(path: str | Path, header: dict, entries: Sequence[dict]) -
 def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
                 names: ParameterNames | None = None,
                 restrictions: Restriction | str | Sequence[Restriction | str] | None = None,
-                kernel_name: str | None = None) -> Path:
+                kernel_name: str | None = None, problem_size: Sequence[int] | int | None = None) -> Path:
     """The ranking as a kernel_tuner cache file: each configuration's predicted kernel time in ms as ``time``
     (its ``GLup_s``, and the registers per thread the estimate assumed as ``num_regs``), like a measured cache;
     one that cannot launch is ``__error__: RuntimeFailedConfig``.
 
-    ``tune_params`` (default: the ranking's blocks and foldings) and ``kernel_name`` (default: the kernel's
-    name as an identifier) must be those given to ``tune_kernel``; ``problem_size`` is the ranking's domain,
-    ``device_name`` the warpspeed device id; the ``warpspeed`` object names the kernel and device and, for a
+    ``tune_params`` (default: the ranking's blocks and foldings), ``kernel_name`` (default: the kernel's
+    name as an identifier) and ``problem_size`` must be those given to ``tune_kernel`` (kernel_tuner refuses
+    the cache otherwise); ``problem_size`` defaults to the domain as :func:`rank_tune_params` was given it,
+    else the ranked domain in the kernel's dimensions (:func:`_problem_size`); ``device_name`` is the
+    warpspeed device id; the ``warpspeed`` object names the kernel and device and, for a
     :class:`TuneRanking`, records what loads them (:class:`Origin`). Replay it with ``tune_kernel(...,
     cache=path, simulation_mode=True, restrictions=cached_restriction(path))``. The file's folder must exist
     (an :class:`InputError` otherwise, before any work: a typo in a folder name should not create folders)."""
     check_output_file(path, "write_cache: path")
     names = _names(names, ranking)
     domain = _domain(ranking)
+    if problem_size is None and isinstance(ranking, TuneRanking) and ranking.problem_size is not None:
+        problem_size = ranking.problem_size
+    size = _problem_size(domain) if problem_size is None else _given_problem_size(problem_size)
     items = _predicted_entries(ranking, tune_params, names, restrictions)
     tp = dict(tune_params) if tune_params is not None else tune_params_of((r.configuration for r in
                                                                              ranking.results), names)
@@ -856,9 +865,25 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
                           "num_regs": r.estimate.occupancy.registers})
         entries.append(entry)
     header = {"device_name": ranking.device, "kernel_name": kernel_name or kernel_name_of(ranking.kernel),
-              "problem_size": domain, "tune_params_keys": list(tp), "tune_params": tp, "objective": OBJECTIVE,
+              "problem_size": size, "tune_params_keys": list(tp), "tune_params": tp, "objective": OBJECTIVE,
               "warpspeed": _metadata(ranking, names, domain)}
     return _write_cache_file(path, header, entries)
+
+
+def _problem_size(domain: Sequence[int]) -> list[int]:
+    """A domain as kernel_tuner's problem_size in the kernel's dimensions: without its trailing extents of 1 (a
+    2-D kernel's ``[nx, ny]``; kernel_tuner refuses a cache of ``[nx, ny, 1]`` for ``problem_size=(nx, ny)``)."""
+    out = [int(v) for v in domain]
+    while len(out) > 1 and out[-1] == 1:
+        out.pop()
+    return out
+
+
+def _given_problem_size(problem_size: Sequence[int] | int) -> list[int]:
+    """A problem_size given to :func:`write_cache`, checked (1 to 3 positive integers, as given)."""
+    size = [problem_size] if isinstance(problem_size, numbers.Integral) else problem_size
+    triple(size, "write_cache: problem_size")
+    return [int(v) for v in size]
 
 
 def measurements_to_cache(rows: Sequence[Measurement], path: str | Path, *, names: ParameterNames | None = None,
@@ -901,7 +926,7 @@ def measurements_to_cache(rows: Sequence[Measurement], path: str | Path, *, name
     gpu = {m.values.get("gpu_name") for m in rows}
     kernel, dev, domain = rows[0].kernel, rows[0].device, list(rows[0].domain)
     header = {"device_name": gpu.pop() if len(gpu) == 1 and "" not in gpu and None not in gpu else dev,
-              "kernel_name": kernel_name or kernel_name_of(kernel), "problem_size": domain,
+              "kernel_name": kernel_name or kernel_name_of(kernel), "problem_size": _problem_size(domain),
               "tune_params_keys": keys, "tune_params": tp, "objective": OBJECTIVE,
               "warpspeed": {"predicted": False, "kernel": kernel, "device": dev, "domain": domain,
                             "block_names": list(names.block), "folding_names": list(names.folding),
