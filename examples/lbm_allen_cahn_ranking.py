@@ -7,8 +7,9 @@ Run: python examples/lbm_allen_cahn_ranking.py [--fast]
 
 import sys
 
+import warpspeed_pystencils as wp
+
 import warpspeed
-from warpspeed.interface.report import ranking_headline, ranking_table
 
 
 def main(fast: bool = False) -> None:
@@ -17,9 +18,10 @@ def main(fast: bool = False) -> None:
     ranking = warpspeed.rank(kernel, "A100-SXM4-40GB", threads=(512,), blocks=blocks, jobs=1 if fast else None)
     print(f"{kernel.name}: {sum(len(f.loads) for f in kernel.fields)} loads, "
           f"{sum(len(f.stores) for f in kernel.fields)} stores, {kernel.registers} registers")
-    print(ranking_headline(ranking))
+    choice = wp.choice_of(ranking, kernel)  # the ranking in words, as `warpspeed rank` prints it
+    print(choice.headline)
     print()
-    print(ranking_table(ranking, top=len(ranking.results) if fast else 12))
+    print(choice.table)
 
 
 if __name__ == "__main__":

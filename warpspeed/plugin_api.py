@@ -15,7 +15,9 @@ modules without breaking plugins:
 - :func:`performance_model`: a performance model by name (an unknown name is an ``InputError``), to check a
   plugin's ``model=`` option when it is given rather than when it is first used;
 - :func:`precount`: count ahead what a screened ranking will ask for while the plugin waits (for the
-  compiler's register count, say), with guessed registers; the ranking then reuses what matches.
+  compiler's register count, say), with guessed registers; the ranking then reuses what matches;
+- :func:`ranking_headline`, :func:`ranking_table`: a ranking in words, as ``warpspeed rank`` prints it, for
+  a plugin to show its users why a block was chosen.
 """
 
 from .kernels import CatalogEntry
@@ -26,4 +28,23 @@ from .progress import progress_bar
 from .studies.ranking import kernel_content, precount, reference_estimate
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
-           "kernel_content", "performance_model", "precount", "progress_bar", "reference_estimate"]
+           "kernel_content", "performance_model", "precount", "progress_bar", "ranking_headline", "ranking_table",
+           "reference_estimate"]
+
+
+def ranking_headline(ranking, reference=None) -> str:
+    """The headline ``warpspeed rank`` prints above its table: the best configuration, its performance and
+    limiter, how far the next best (and ``reference``, a row of :func:`reference_estimate`: the generator's
+    default block, say) lag, and the ranking's confidence with its reasons. Imported on first use: the
+    report module is not needed to rank."""
+    from .interface.report import ranking_headline as headline
+
+    return headline(ranking, reference)
+
+
+def ranking_table(ranking, top: int = 10) -> str:
+    """The table ``warpspeed rank`` prints: the best ``top`` configurations with their performance, limiter,
+    the model's limits, volumes and L1 cycles, then how many configurations were ranked and only bounded."""
+    from .interface.report import ranking_table as table
+
+    return table(ranking, top)

@@ -34,10 +34,11 @@ from functools import partial
 from typing import Any
 
 from . import _cache
+from ._choice import BlockChoice
 
-__all__ = ["PLUGIN", "allen_cahn_d3q15", "catalog_entries", "create_kernel", "cuda_program", "describe",
-           "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "pystencils_default_block", "rank_block_sizes",
-           "ranking_summary", "star_stencil"]
+__all__ = ["PLUGIN", "BlockChoice", "allen_cahn_d3q15", "catalog_entries", "choice_of", "create_kernel",
+           "cuda_program", "describe", "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule",
+           "pystencils_default_block", "rank_block_sizes", "ranking_summary", "star_stencil"]
 
 DEFAULT_ARCH = "sm_80"
 #: Thread counts create_kernel ranks when none are given.
@@ -684,19 +685,25 @@ def pystencils_default_block(spatial_dims: int, config: Any = None) -> tuple[int
     return tuple(int(b) for b in block)  # type: ignore[return-value]
 
 
+#: Rows of the ranking table (and ``contenders``) a choice keeps for its report.
+REPORT_ROWS = 10
+
+
 def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str | None,
                     folding_ranked: bool, default_block: Sequence[int] | None = None) -> dict[str, Any]:
-    """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the best block, its performance and limiter, the
-    configurations ranked, how sure the ranking is (``confidence``, as in the rank JSON), and pystencils'
-    default block (``default_block``, else pystencils' default for ``spatial_dims``) with its estimate and the
-    speedup over it."""
-    from warpspeed.plugin_api import reference_estimate
+    """What ``kernel.metadata["warpspeed"]["ranking"]`` says: the kernel, the best block, its performance and
+    limiter, the configurations ranked, how sure the ranking is (``confidence``, as in the rank JSON), and
+    pystencils' default block (``default_block``, else pystencils' default for ``spatial_dims``) with its
+    estimate and the speedup over it; the best ``REPORT_ROWS`` configurations (``contenders``), and the
+    ranking in words as ``warpspeed rank`` prints it (``headline``, ``table``). :func:`choice_of` reads it."""
+    from warpspeed.plugin_api import ranking_headline, ranking_table, reference_estimate
 
     best = ranking.best
     block = [int(b) for b in best.configuration.block]
     default_block = (tuple(int(b) for b in default_block) if default_block is not None
                      else pystencils_default_block(spatial_dims))
     summary: dict[str, Any] = {
+        "kernel": ranking.kernel,
         "device": ranking.device, "block": block, "folding": list(best.configuration.folding),
         "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),
         "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
@@ -711,7 +718,28 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
     if ref is not None and not ref.error and ref.performance_GLup_s > 0:
         summary["pystencils_default_GLup_s"] = ref.performance_GLup_s
         summary["speedup_vs_default"] = best.performance_GLup_s / ref.performance_GLup_s
+    summary["contenders"] = [{"block": list(r.configuration.block), "folding": list(r.configuration.folding),
+                              "performance_GLup_s": r.performance_GLup_s, "limiter": r.limiter}
+                             for r in ranking.results[:REPORT_ROWS] if not r.error]
+    summary["headline"] = ranking_headline(ranking, ref)
+    summary["table"] = ranking_table(ranking, REPORT_ROWS)
     return summary
+
+
+def choice_of(kernel_or_choice: Any, kernel: Any = None) -> BlockChoice:
+    """warpspeed's choice of a block for a pystencils kernel, readable: a :class:`BlockChoice` (``print`` it
+    for the block chosen against pystencils' default, the ranking's headline with its confidence and the
+    table of the contenders, as ``warpspeed rank`` prints them).
+
+    ``kernel_or_choice``: a kernel of ``create_kernel(..., shape=...)`` (or its ``metadata["warpspeed"]``);
+    for a launch-time kernel, a choice (a value of ``run.choices``, or ``run.choice_for(**arrays)``), or the
+    compiled kernel ``run`` itself once it has been called with arrays of one layout; or a
+    ``warpspeed.Ranking`` (of ``rank_block_sizes``, say), with ``kernel`` the ``warpspeed.Kernel`` it ranks to
+    estimate pystencils' default block where the ranking does not hold it. Anything else is an
+    ``InputError``."""
+    from ._choice import choice_of as f
+
+    return f(kernel_or_choice, kernel)
 
 
 def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,

@@ -635,3 +635,42 @@ def test_one_thread_count_is_that_count_alone(gpu):
     run(**arrays)
     assert math.prod(gpu.launches[-1][2]) == 256
     assert run.choice_for(**arrays).summary["configurations"] == len(warpspeed.block_shapes((256,)))
+
+
+def test_choice_of_a_launch_time_kernel_reads_its_choice(gpu, monkeypatch):
+    """wp.choice_of(run) once it has run on one array layout, or of run.choice_for(**arrays): the same readable
+    choice as create_kernel's with the shape; a measured choice says so and lists the times."""
+    arrays = _arrays(gpu, (258, 130, 66))
+    run = wp.create_kernel(_seven_point()).compile()
+    with pytest.raises(warpspeed.InputError, match="has not been called yet: pass run.choice_for"):
+        wp.choice_of(run)
+    predicted = wp.choice_of(run.choice_for(**arrays))
+    reference = wp.choice_of(wp.create_kernel(_seven_point(), shape=(258, 130, 66), device=H100,
+                                              registers=FAKE_REGISTERS, cache=None))
+    assert (predicted.block, predicted.headline) == (reference.block, reference.headline)
+    assert predicted.table.splitlines()[:4] == reference.table.splitlines()[:4]  # the blocks it can launch
+    assert predicted.chosen_by == "model" and predicted.confidence == "close"
+    candidates = run.choice_for(**arrays).candidates
+    fastest = candidates[-1]
+    _timed_by_block(gpu, monkeypatch, lambda block: 1.0 if block == fastest else 2.0)
+    for _ in range(len(candidates) + 1):
+        run(**arrays)
+    measured = wp.choice_of(run)
+    assert measured.block == fastest and measured.chosen_by == "measurement"
+    assert dict(measured.measured_ms) == {b: 1.0 if b == fastest else 2.0 for b in candidates}
+    text = str(measured)
+    assert f"block {'x'.join(map(str, fastest))} (the fastest measured)" in text
+    assert "measured on the GPU (one call each): " in text and measured.table in text
+    run(**_arrays(gpu, (34, 34, 34)))
+    with pytest.raises(warpspeed.InputError, match="has chosen for 2 array layouts"):
+        wp.choice_of(run)
+
+
+def test_choice_of_arrays_warpspeed_cannot_describe_says_pystencils_launched_them(gpu):
+    run = wp.create_kernel(_seven_point(), cache=None).compile()
+    view = {n: a[::2] for n, a in _arrays(gpu, (68, 34, 34)).items()}
+    with pytest.warns(UserWarning, match="runs with pystencils' default block"):
+        run(**view)
+    choice = wp.choice_of(run)
+    assert choice.chosen_by == "pystencils" and choice.block == (8, 8, 4)
+    assert str(choice).startswith("kernel: launched with pystencils' default block 8x8x4; warpspeed chose nothing")

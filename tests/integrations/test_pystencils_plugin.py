@@ -710,3 +710,63 @@ def test_flops_are_counted_from_the_code_where_pystencils_count_would_be_inaccur
     assert spec["flops"] == _extract.flops_from_ast(kernel) and spec["flops"]["other"] >= 1  # the Abs call
     plain = [ps.Assignment(dst.center, src[1, 0, 0] - src[-1, 0, 0] + 2 * src[0, 1, 0])]
     assert _extract.flops_from_assignments(plain) == {"add": 2.0, "mul": 1.0, "other": 0.0}
+
+
+# ----------------------------------------------------------------------------- the choice, readable
+def test_choice_of_a_created_kernel_reads_as_warpspeed_rank_prints_it():
+    """wp.choice_of(kernel): the block against pystencils' default, the ranking's headline with its confidence
+    and the table of the contenders, as `warpspeed rank` prints them; the same after the choice is read back
+    from the cache."""
+    from warpspeed.interface.report import ranking_headline, ranking_table
+    from warpspeed.plugin_api import reference_estimate
+
+    kernel = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32)
+    choice = wp.choice_of(kernel)
+    meta = kernel.metadata["warpspeed"]
+    assert isinstance(choice, wp.BlockChoice)
+    assert choice.block == tuple(meta["block"]) and choice.default_block == (8, 8, 4)
+    assert choice.performance_GLup_s == meta["performance_GLup_s"] and choice.limiter == meta["limiter"]
+    assert choice.confidence == meta["ranking"]["confidence"]["level"]
+    assert choice.confidence_reasons == tuple(meta["ranking"]["confidence"]["reasons"])
+    assert choice.speedup_vs_default == pytest.approx(meta["ranking"]["speedup_vs_default"], rel=1e-12)
+    assert choice.contenders[0].block == choice.block
+    assert len(choice.contenders) == min(10, meta["ranking"]["configurations_estimated"])
+    assert [c.performance_GLup_s for c in choice.contenders] == sorted(
+        (c.performance_GLup_s for c in choice.contenders), reverse=True)
+    ranking = wp.rank_block_sizes(wp.star_stencil(1), (66, 66, 66), device=A100, registers=32, screen=1)
+    described = wp.describe(wp.star_stencil(1), (66, 66, 66), registers=32)
+    reference = reference_estimate(ranking, described, A100, block=(8, 8, 4))
+    assert choice.headline == ranking_headline(ranking, reference)
+    assert choice.table == ranking_table(ranking, 10)
+    text = str(choice)
+    block = "x".join(map(str, choice.block))
+    assert text.startswith(f"{kernel.name} on {A100}: block {block} instead of pystencils' default 8x8x4 (")
+    assert choice.headline in text and choice.table in text and "confidence: " in text
+    again = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32)
+    assert wp.choice_of(again) == choice  # read back from the cache
+    assert wp.choice_of(kernel.metadata["warpspeed"]) == choice  # the JSON alone
+
+
+def test_choice_of_refuses_what_holds_no_choice():
+    with pytest.raises(warpspeed.InputError, match="chooses its block at each launch"):
+        wp.choice_of(wp.create_kernel(wp.star_stencil(1)))
+    with pytest.raises(warpspeed.InputError, match="choice_of takes a kernel of warpspeed_pystencils.create_kernel"):
+        wp.choice_of(42)
+    with pytest.raises(warpspeed.InputError, match="not a warpspeed block choice"):
+        wp.choice_of({"ranking": {"block": [1, 2, 3]}})
+
+
+def test_choice_of_a_ranking_reads_it_as_warpspeed_rank_prints_it():
+    """A Ranking of rank_block_sizes (or warpspeed.rank) in words; pystencils' default block is estimated with
+    the kernel where the ranking does not hold it. One configuration ranked is confident (its headline had no
+    reason to give and raised IndexError)."""
+    described = wp.describe(wp.star_stencil(1), (66, 66, 66), registers=32)
+    one = wp.rank_block_sizes(described, None, device=A100, blocks=[(64, 4, 1)])
+    choice = wp.choice_of(one, described)
+    assert choice.block == (64, 4, 1) and choice.confidence == "confident"
+    assert choice.confidence_reasons == ("no other configuration is predicted within the model's 5 % of the best",)
+    assert choice.default_block == (8, 8, 4) and choice.default_GLup_s > 0
+    assert "pystencils default 8x8x4" in choice.headline and "1 configurations" in choice.table
+    assert wp.choice_of(one).default_GLup_s is None  # without the kernel: not estimated
+    assert str(wp.choice_of(one)).startswith(f"{described.name} on {A100}: block 64x4x1 instead of pystencils' "
+                                             "default 8x8x4\n")

@@ -80,6 +80,9 @@ def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERR
         gap = 1 - ok[1].performance_GLup_s / best
         reasons.append(f"the next best is predicted {100 * gap:.1f} % behind, beyond the model's "
                        f"{100 * relative_error:.0f} %")
+    else:  # one configuration estimated (the only one, or a screened ranking's others bounded below)
+        reasons.append(f"no other configuration is predicted within the model's {100 * relative_error:.0f} % of "
+                       "the best")
     measure = list(shown)
     if unvalidated:
         level = "unvalidated"
