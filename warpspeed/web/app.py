@@ -133,6 +133,7 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
 
     app = Flask(__name__, static_folder=str(resources.files("warpspeed.web") / "static"), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = service.MAX_BODY_BYTES
+    app.url_map.merge_slashes = False  # '//x' is no route (a redirect would answer it with HTML)
     allowed = allowed_hosts() if hosts is None else frozenset(h.lower() for h in hosts)
     limit = rank_time_limit_s
 
@@ -157,6 +158,8 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
 
     @app.before_request
     def check_host() -> Response | None:
+        if request.method == "OPTIONS":  # no CORS preflight is granted: another site's page cannot ask
+            return error(405, f"OPTIONS is not how {request.path[:100]} is asked")
         name = host_name(request.headers.get("Host", ""))
         if name not in allowed:
             return error(403, "this server answers only requests to its own names (Host "
