@@ -94,7 +94,7 @@ def test_a_restriction_that_keeps_nothing_of_the_space_tuned_is_an_input_error(r
     other = wk.rank_tune_params("star3d-r1", DEVICE, {"block_size_x": [512, 1024], "block_size_y": [1]},
                                 domain=DOMAIN)
     disjoint = (r"restriction\(top=2\): kernel_tuner's search space \(block_size_x \[32, 64\], block_size_y \[1, 2\]\) "
-                r"holds none of the 2 configurations it keeps and shares no configuration with the ranking of "
+                r"lacks all 2 configurations it keeps and shares no configuration with the ranking of "
                 r"star3d-r1 on H100-SXM5-80GB, .*max_fevals.* Rank the space kernel_tuner tunes: rank_tune_params")
     small_cache = wk.write_cache(tmp_path / "small.json", wk.rank_tune_params("star3d-r1", DEVICE, small,
                                                                               domain=DOMAIN), small)
@@ -107,7 +107,7 @@ def test_a_restriction_that_keeps_nothing_of_the_space_tuned_is_an_input_error(r
     best = ranking.best.configuration.block[:2]
     without_best = {"block_size_x": [v for v in TP["block_size_x"] if v != best[0]], **{
         k: v for k, v in TP.items() if k != "block_size_x"}}
-    with pytest.raises(InputError, match=r"restriction\(top=1\): .* holds none of the 1 configurations it keeps "
+    with pytest.raises(InputError, match=r"restriction\(top=1\): .* lacks the configuration it keeps "
                                          r"\(it holds 12 other configurations of the ranking\).*a larger top"):
         tune(cache, without_best, restrictions=wk.restriction(ranking, top=1))
     # kept ones in the space: it runs

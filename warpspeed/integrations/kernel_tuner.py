@@ -379,7 +379,9 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
 
     Returns a :class:`TuneRanking`: the ranking, the ``names`` it was made with (the other functions of this
     module use them where none are given) and what loads its kernel and device (recorded in exported files).
-    A ``domain`` needs as many extents as the kernel has dimensions (an :class:`InputError` otherwise)."""
+    A ``domain`` needs as many extents as the kernel has dimensions (an :class:`InputError` otherwise). A
+    parameter that looks like a block or folding extent but is not in ``names`` is warned about
+    (:func:`warn_unmapped`): it would be ranked as one that does not change an estimate."""
     names = _names(names)
     tune_params = checked_tune_params(tune_params, names)
     warn_unmapped(tune_params, names)
@@ -580,8 +582,9 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
 
     Why: kernel_tuner then measures only what the model thinks can win. It takes the dict of all parameters
     (others than block and folding are ignored); a block and folding the ranking lacks, or that cannot launch,
-    is not kept. Give it as the only restriction (combine with :func:`all_of`). ``names``: default, those of
-    the ranking (:class:`TuneRanking`); a configuration without any of their block parameters is an
+    is not kept. It works alone or in kernel_tuner's list of restrictions (:func:`_restriction`). ``names``:
+    default, those of the ranking (:class:`TuneRanking`); a configuration without any of their block
+    parameters, and (before kernel_tuner's search) a space that holds none of the kept configurations, are an
     :class:`InputError` (kernel_tuner would otherwise report an empty search space as "max_fevals must be
     greater than zero")."""
     _positions(ranking)
@@ -629,7 +632,8 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
         shared = sum(_in_space(k, names, space) for k in _positions(ranking))
         tuned = ", ".join(f"{n} {list(space[n])}" for n in names.all if n in space)
         raise InputError(
-            f"{label}: kernel_tuner's search space ({tuned}) holds none of the {len(keep)} configurations it keeps "
+            f"{label}: kernel_tuner's search space ({tuned}) lacks "
+            + ("the configuration it keeps " if len(keep) == 1 else f"all {len(keep)} configurations it keeps ")
             + (f"(it holds {shared} other configurations of the ranking)" if shared else
                f"and shares no configuration with the ranking of {ranking.kernel} on {ranking.device}")
             + ", so kernel_tuner would search nothing (\"max_fevals must be greater than zero\"). Rank the space "
@@ -841,7 +845,7 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
     ``tune_params`` (default: the ranking's blocks and foldings), ``kernel_name`` (default: the kernel's
     name as an identifier) and ``problem_size`` must be those given to ``tune_kernel`` (kernel_tuner refuses
     the cache otherwise); ``problem_size`` defaults to the domain as :func:`rank_tune_params` was given it,
-    else the ranked domain in the kernel's dimensions (:func:`_problem_size`); ``device_name`` is the
+    else the ranked domain without its trailing extents of 1 (:func:`_problem_size`); ``device_name`` is the
     warpspeed device id; the ``warpspeed`` object names the kernel and device and, for a
     :class:`TuneRanking`, records what loads them (:class:`Origin`). Replay it with ``tune_kernel(...,
     cache=path, simulation_mode=True, restrictions=cached_restriction(path))``. The file's folder must exist
@@ -871,8 +875,9 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
 
 
 def _problem_size(domain: Sequence[int]) -> list[int]:
-    """A domain as kernel_tuner's problem_size in the kernel's dimensions: without its trailing extents of 1 (a
-    2-D kernel's ``[nx, ny]``; kernel_tuner refuses a cache of ``[nx, ny, 1]`` for ``problem_size=(nx, ny)``)."""
+    """A domain as kernel_tuner's problem_size: without its trailing extents of 1, as a kernel of fewer
+    dimensions is tuned (a 2-D kernel's ``[nx, ny]``; kernel_tuner refuses a cache of ``[nx, ny, 1]`` for
+    ``problem_size=(nx, ny)``)."""
     out = [int(v) for v in domain]
     while len(out) > 1 and out[-1] == 1:
         out.pop()
