@@ -205,7 +205,7 @@ def test_foldings_space_separated_or_repeated_and_thread_counts_that_are_not_pow
     code, out, err = run(capsys, "rank", "star3d-r4", "--device", "A100-SXM4-40GB", "--threads", "100,256")
     assert code == 2 and out == ""
     err = " ".join(err.split())
-    assert "threads per block 100" in err and "powers of two" in err and "64, 128" in err and "--block" in err
+    assert "--threads 100: the ranked block shapes have power-of-two extents" in err and "64, 128" in err
 
 
 def test_rank_falls_back_to_the_largest_thread_count_that_launches_unless_threads_are_given(capsys):
@@ -246,3 +246,21 @@ def test_odd_threads_point_to_a_command_that_takes_a_block(capsys, verb):
     err = " ".join(capsys.readouterr().err.split())
     assert "--threads 100: the ranked block shapes have power-of-two extents" in err
     assert "(e.g. 64, 128)" in err and "warpspeed estimate KERNEL --block X,Y,Z" in err
+
+
+@pytest.mark.parametrize("option, value", [("--block", "-32,4,8"), ("--folding", "-1,1,1"), ("--domain", "-5,5,5")])
+def test_a_negative_extent_is_named_not_read_as_a_missing_value(capsys, option, value):
+    """`--block -32,4,8` said 'expected one argument': argparse took the value for another option."""
+    args = ["estimate", "star3d-r1", "--device", "H100-SXM5-80GB", "--block", "32,4,8"]
+    assert main([*args, option, value]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{option} '{value}' is malformed: give 1 to 3 positive integers" in err
+
+
+def test_serve_on_a_host_that_does_not_resolve_says_so(capsys):
+    """`serve --host 999.1.1.1` printed the resolver's 'Name or service not known' alone and exited 1."""
+    pytest.importorskip("flask")
+    assert main(["serve", "--host", "999.1.1.1", "--port", "0"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--host '999.1.1.1' is not an address or a name this machine can resolve" in err
+    assert "127.0.0.1 (this machine only)" in err

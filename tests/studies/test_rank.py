@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import math
 import re
 
 import pytest
@@ -11,8 +12,10 @@ from made_results import failed, ranked
 import warpspeed
 import warpspeed.studies.ranking as rank_module
 from warpspeed.interface.cli import main
+from warpspeed.studies.projection import project
 from warpspeed.studies.ranking import Failure, RankedResult, Ranking, rank
 from warpspeed.studies.space import Configuration, block_shapes, configurations, paper_space
+from warpspeed.studies.whatif import whatif
 
 DEV = "A100-SXM4-40GB"
 SMALL = (64, 32, 32)
@@ -414,3 +417,32 @@ def test_one_analysis_serves_a_kernel_with_any_registers():
         shared = warpspeed.estimate(k.with_registers(regs), DEV, (32, 4, 8), analysis=an)
         own = warpspeed.estimate(k.with_registers(regs), DEV, (32, 4, 8), analysis=KernelAnalysis(k))
         assert shared.to_dict() == own.to_dict() and shared.occupancy.registers == regs
+
+
+def test_one_thread_count_is_that_count_on_every_ranking_path():
+    """threads=256 raised TypeError: 'int' object is not iterable."""
+    one = rank("star3d-r1", "H100-SXM5-80GB", threads=256, jobs=1)
+    assert {math.prod(r.configuration.block) for r in one.results} == {256}
+    assert [r.configuration for r in one.results] == \
+        [r.configuration for r in rank("star3d-r1", "H100-SXM5-80GB", threads=(256,), jobs=1).results]
+    points = whatif("copy", "A100-SXM4-40GB", "dram_bw", [1000.0, 2000.0], threads=256, jobs=1)
+    assert all(math.prod(p.best.configuration.block) == 256 for p in points)
+    proj = project("copy", "A100-SXM4-40GB", "H100-SXM5-80GB", threads=256, jobs=1)
+    assert math.prod(proj.target_best.configuration.block) == math.prod(proj.source_best.configuration.block) == 256
+
+
+@pytest.mark.parametrize("threads, shown", [("256", "'256'"), (2.5, "2.5"), ([], "()"), ([True], "(True,)"),
+                                            ([256, 0], "(256, 0)"), (None, "None")])
+def test_wrong_thread_counts_are_named(threads, shown):
+    with pytest.raises(warpspeed.InputError, match=r"threads must be .* got " + re.escape(shown) + r"\.$"):
+        rank("star3d-r1", "H100-SXM5-80GB", threads=threads)
+
+
+def test_a_cache_that_is_not_utf8_is_refused_clearly(tmp_path, capsys):
+    bad = tmp_path / "c.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00not text")
+    with pytest.raises(warpspeed.InputError, match=r"is not a ranking cache \(it is not UTF-8 text\)"):
+        rank("star3d-r1", "H100-SXM5-80GB", threads=(256,), cache=bad)
+    assert main(["rank", "star3d-r1", "--device", "H100-SXM5-80GB", "--threads", "256", "--cache", str(bad)]) == 2
+    assert "internal error" not in capsys.readouterr().err
+    assert bad.read_bytes() == b"\xff\xfe\x00not text"  # nothing appended

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import socket
 import sys
 import textwrap
 
@@ -753,6 +755,12 @@ def _serve(a) -> str:
 
     if not 0 <= a.port <= 65535:
         raise InputError(f"--port {a.port}: give a port from 1 to 65535 (0: any free one).")
+    try:
+        socket.getaddrinfo(a.host, a.port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as e:  # the server would print the resolver's words alone, exit 1
+        raise InputError(f"--host {a.host!r} is not an address or a name this machine can resolve "
+                         f"({getattr(e, 'strerror', None) or e}); give e.g. 127.0.0.1 (this machine only) or "
+                         "0.0.0.0 (every interface).") from None
     create_app()  # a missing Flask is a clear error here, before the server starts
     try:
         serve(a.host, a.port)
@@ -808,12 +816,29 @@ def _check_paths(a) -> None:
             check_input_file(path, f"{a.verb} FILE")
 
 
+_NUMERIC_OPTIONS = frozenset({"--block", "--folding", "--domain", "--threads", "--registers", "--top", "--jobs",
+                              "--screen", "--port"})
+
+
+def _negative_values_attached(argv: list[str]) -> list[str]:
+    """``--block -32,4,8`` as ``--block=-32,4,8``: argparse reads a value that starts with a minus and is not
+    a plain number as another option and says the option has no value; attached, the value reaches the
+    option's own check, which says what is wrong with it."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in _NUMERIC_OPTIONS and re.match(r"-\d", arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # a bare `warpspeed`: what it can do, not an error
         print(_parser().format_help())
         return 0
     try:
-        a = _parser().parse_args(argv)
+        a = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
         _check_paths(a)
         verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
                  "measure": _measure, "validate": _validate, "calibrate": _calibrate, "devices": _devices,

@@ -23,6 +23,7 @@ from ..progress import Progress, scaled
 from ..schemas import SCHEMA_VERSION
 from . import ranking
 from .ranking import RankedResult, rank
+from .space import thread_counts
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
     k = resolve_kernel(kernel, domain)
     src = get_device(source)
     tgt = get_device(target)
-    threads, folding = tuple(threads), tuple(folding)
+    threads, folding = thread_counts(threads), tuple(folding)
     rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
               model=model, progress=scaled(progress, 0, 2))
     rt = rank(k, tgt, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,

@@ -29,7 +29,14 @@ from ..model.performance import performance_model
 from ..model.roofline import limiter_names
 from ..schemas import SCHEMA_VERSION
 from .confidence import RELATIVE_ERROR, Confidence, assess
-from .space import Configuration, block_shapes, configurations, pystencils_default_block, without_idle_axes
+from .space import (
+    Configuration,
+    block_shapes,
+    configurations,
+    pystencils_default_block,
+    thread_counts,
+    without_idle_axes,
+)
 from .workers import WorkerPool, available_cores, pool_size
 
 
@@ -194,11 +201,14 @@ class ResultCache:
         check_output_file(self.path, "cache file")
         if self.path.exists():
             try:
-                text = self.path.read_text()
+                text = self.path.read_text(encoding="utf-8")
                 lines = text.splitlines()
                 self._newline_first = bool(text) and not text.endswith("\n")
             except OSError as e:
                 raise InputError(f"cache file '{self.path}' cannot be read ({e}).") from None
+            except UnicodeDecodeError:
+                raise InputError(f"cache file '{self.path}' is not a ranking cache (it is not UTF-8 text); give a "
+                                 "new file name, or one an earlier --cache run wrote.") from None
             _check_is_rank_cache(self.path, lines)
             for line in lines:
                 try:
@@ -232,7 +242,7 @@ class ResultCache:
 
     def _append(self, rec: dict) -> None:
         self.entries[rec["key"]] = rec
-        with self.path.open("a") as f:
+        with self.path.open("a", encoding="utf-8") as f:
             if self._newline_first:  # the file ends in a line cut by an interruption: start a new one
                 f.write("\n")
                 self._newline_first = False
@@ -289,6 +299,7 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     x-extent).
     """
     model = performance_model(model).name
+    threads = thread_counts(threads)
     k = resolve_kernel(kernel, domain)
     dev = get_device(device)
     if screen is not None:
@@ -452,6 +463,7 @@ def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str]
     and wave counts of a configuration, when only cache sizes or bandwidths differ) is computed once.
     ``progress(done, total)`` counts configurations over all devices."""
     model = performance_model(model).name
+    threads = thread_counts(threads)
     k = resolve_kernel(kernel, domain)
     devs = [get_device(d) for d in devices]
     blocks = None if blocks is None else [tuple(b) for b in blocks]

@@ -6,6 +6,7 @@ folding none / 2y / 2z: 56 shapes x 3 foldings = 168 configurations (``paper_spa
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -56,6 +57,21 @@ def _powers_of_two(limit: int) -> list[int]:
         out.append(p)
         p *= 2
     return out
+
+
+def thread_counts(threads: int | Iterable[int]) -> tuple[int, ...]:
+    """Thread counts per block as given to a ranking: one integer is that one count (``threads=256``), else an
+    iterable of positive integers."""
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
+        threads = (threads,)
+    if isinstance(threads, str | bytes) or not isinstance(threads, Iterable):
+        raise InputError(f"threads must be a thread count or a list of them, such as 256 or (256, 512), got "
+                         f"{threads!r}.")
+    counts = tuple(threads)
+    wrong = [t for t in counts if not isinstance(t, numbers.Integral) or isinstance(t, bool) or t < 1]
+    if not counts or wrong:
+        raise InputError(f"threads must be positive integers such as 256 or (256, 512), got {counts!r}.")
+    return tuple(int(t) for t in counts)
 
 
 def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = (1024, 1024, 64),
