@@ -127,7 +127,7 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
     ``hosts``: the names a request's ``Host`` may give (default :func:`allowed_hosts` of 127.0.0.1)."""
     try:
         from flask import Flask, Response, request
-        from werkzeug.exceptions import HTTPException
+        from werkzeug.exceptions import ClientDisconnected, HTTPException
     except ImportError:
         raise InputError(f"warpspeed serve needs Flask; {install_hint('web')}.") from None
 
@@ -149,8 +149,8 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
                                     f"{request.mimetype[:60] or 'no content type'!r}.")
         try:
             raw = request.get_data(cache=False)
-        except OSError:  # the client stopped sending within the read timeout
-            raise RequestError(408, f"the request's body did not arrive within {READ_TIMEOUT_S:g} s.") from None
+        except (OSError, ClientDisconnected):  # the client stopped sending, or closed, before the read deadline
+            raise RequestError(408, f"the request's body did not arrive in full within {READ_TIMEOUT_S:g} s.") from None
         return parse_body(raw)
 
     def field(doc: Any, key: str) -> Any:
