@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 os.environ.setdefault("PYSTENCILS_CACHE_DIR", str(Path(tempfile.gettempdir()) / "warpspeed-tests-pystencils-cache"))
 
@@ -238,3 +240,27 @@ def test_cuda_program_uses_the_declared_layout_as_describe_does():
     strides = dict(zip((p.name for p in wp._as_kernel(_streaming())[0].parameters), program.args, strict=True))
     assert strides["_stride_f_3"][1] == 1  # the population index is contiguous, as described
     assert next(f for f in k.fields if f.name == "f").shape[0] == 19
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.permutations((0, 1, 2)), st.tuples(*[st.integers(3, 12)] * 3), st.sampled_from([0, 3]))
+def test_any_declared_order_puts_tidx_on_the_contiguous_coordinate(order, shape, q):
+    """For every order of the spatial coordinates a field can be declared with (a layout tuple, slowest first),
+    the threads' x, y, z run along the coordinates fastest first in memory, whose extents ``shape`` gives in
+    that order: tidx has stride 1 (times the index extent where the index is contiguous), tidy the extent of
+    the fastest, tidz of the two fastest; pystencils' code agrees on the coordinate of threadIdx.x."""
+    f = ps.Field.create_generic("f", 3, dtype="float64", layout=tuple(order), index_shape=(q,) if q else None)
+    g = ps.Field.create_generic("g", 3, dtype="float64", layout=tuple(order))
+    load = f[1, 0, 0](0) if q else f[1, 0, 0]
+    assignments = [ps.Assignment(g.center, load)]
+    assert _threadidx_x_coordinate(assignments) == order[-1]
+    k, said = _described(assignments, shape)
+    assert said == [] and k.domain == tuple(n - 2 for n in shape)
+    index_fastest = q and tuple(order) != (2, 1, 0)  # declared x fastest: the index slowest
+    unit = q if index_fastest else 1
+    for name in ("f", "g"):
+        (access,) = next(fl for fl in k.fields if fl.name == name).loads or \
+            next(fl for fl in k.fields if fl.name == name).stores
+        step = unit if name == "f" else 1
+        assert (_stride_of(access, "tidx"), _stride_of(access, "tidy"), _stride_of(access, "tidz")) == \
+            (step, step * shape[0], step * shape[0] * shape[1])
