@@ -54,7 +54,19 @@ function addOverride(key = "", value = "") {
 }
 
 function clearErrors() { for (const part of ["kernel", "device", "launch"]) $(part + "-error").textContent = ""; }
-function showError(err) { $((err.part || "launch") + "-error").textContent = err.message; }
+// an error about the request itself (part "request") shows under Launch, beside the buttons that send one
+function showError(err) { ($((err.part || "launch") + "-error") || $("launch-error")).textContent = err.message; }
+
+// A failed action leaves nothing of an earlier one that would read as its answer: the chart and the command
+// line belonged to the state before, so they go (an estimate's numbers stay, greyed, while one types)
+function markStale(on) {
+  for (const id of ["headline", "perf-line", "estimate-grid", "reasons"]) $(id).classList.toggle("stale", on);
+}
+
+function dropStale() {
+  $("plot").removeAttribute("src");
+  $("command").textContent = "";
+}
 
 function esc(text) {  // text from a kernel the user typed goes into the page as text, never as markup
   return String(text).replace(/[&<>"']/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]);
@@ -104,8 +116,11 @@ async function estimateNow() {
     const doc = await api("/api/estimate", s);
     if (mine !== asked.estimate) return;
     clearErrors();
+    markStale(false);
     showEstimate(doc);
-  } catch (err) { if (mine === asked.estimate) { clearErrors(); showError(err); } }
+  } catch (err) {
+    if (mine === asked.estimate) { clearErrors(); showError(err); markStale(true); dropStale(); }
+  }
 }
 
 function schedule() { clearTimeout(pending); pending = setTimeout(estimateNow, 300); }
@@ -133,7 +148,7 @@ async function rankNow() {
     const conf = doc.ranking.confidence;
     $("confidence").innerHTML = conf.reasons.map((r, i) => `<li>${i ? "" : esc(conf.level) + ": "}${esc(r)}</li>`).join("");
     $("command").textContent = doc.command;
-  } catch (err) { $("ranking").innerHTML = ""; $("confidence").innerHTML = ""; showError(err); }
+  } catch (err) { $("ranking").innerHTML = ""; $("confidence").innerHTML = ""; dropStale(); showError(err); }
 }
 
 function showPlot(doc) { $("plot").src = "data:image/png;base64," + doc.png; $("command").textContent = doc.command; }
@@ -143,7 +158,7 @@ async function plotNow(kind) {
   s.plot = kind;
   s.top = 20;
   clearErrors();
-  try { showPlot(await api("/api/plot", s)); } catch (err) { showError(err); }
+  try { showPlot(await api("/api/plot", s)); } catch (err) { dropStale(); showError(err); }
 }
 
 async function sweepNow() {
@@ -158,8 +173,8 @@ async function sweepNow() {
           doc.points.map((p) => [p.value_text, p.best.block.join("x"), p.best.folding.join("x"),
                                  p.best.performance_GLup_s, p.best.limiter,
                                  p.best.volumes_B_per_lup.dram_load + p.best.volumes_B_per_lup.dram_store]));
-    if (doc.png) showPlot(doc); else $("command").textContent = doc.command;
-  } catch (err) { $("whatif").innerHTML = ""; showError(err); }
+    if (doc.png) showPlot(doc); else { $("plot").removeAttribute("src"); $("command").textContent = doc.command; }
+  } catch (err) { $("whatif").innerHTML = ""; dropStale(); showError(err); }
 }
 
 async function init() {
