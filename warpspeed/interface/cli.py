@@ -723,11 +723,12 @@ def _devices(a) -> str:
         devs = [device(i) for i in device_ids()]
         if fmt == "json":
             return json.dumps([d.to_dict() for d in devs], indent=2)
-        rows = [f"{'id':<18}{'SMs':>5}{'GHz':>6}{'L2 MiB':>8}{'eff':>6}{'DRAM GB/s':>11}{'L2 GB/s':>9}  name"]
+        rows = [f"{'id':<18}{'SMs':>5}{'GHz':>6}{'L2 MiB':>8}{'L2 eff':>8}{'DRAM GB/s':>11}{'L2 GB/s':>9}  name"]
         for d in devs:
             rows.append(f"{d.id:<18}{d.sm_count:>5}{d.clock_GHz:>6.2f}{d.l2_size_bytes / 2**20:>8.0f}"
-                        f"{d.l2_effective_size_bytes / 2**20:>6.0f}{d.dram_bw_GB_s:>11.0f}{d.l2_bw_GB_s:>9.0f}"
+                        f"{d.l2_effective_size_bytes / 2**20:>8.0f}{d.dram_bw_GB_s:>11.0f}{d.l2_bw_GB_s:>9.0f}"
                         f"  {d.name}")
+        rows += ["", *textwrap.wrap(DEVICE_COLUMNS, 100)]
         return "\n".join(rows)
     if not a.target:
         raise InputError(f"warpspeed devices {a.action}: give a device id or file.")
@@ -815,6 +816,11 @@ def _check_paths(a) -> None:
         for path in a.file if isinstance(a.file, list) else [a.file]:
             check_input_file(path, f"{a.verb} FILE")
 
+
+DEVICE_COLUMNS = ("L2 eff: the L2 capacity in MiB that the model's capacity misses use (l2_effective_size: "
+                  "l2_size / l2_partitions unless the file says otherwise, since an SM's data stays in its "
+                  "partition); DRAM and L2 GB/s: the attainable bandwidths the model uses, not the peaks "
+                  "(`warpspeed devices show ID` lists every value with its source).")
 
 _NUMERIC_OPTIONS = frozenset({"--block", "--folding", "--domain", "--threads", "--registers", "--top", "--jobs",
                               "--screen", "--port"})

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..measurement.calibration import Calibration
 from ..measurement.validation import GroupReport, volume_errors
-from ..model.estimate import Estimate
+from ..model.estimate import DOES_NOT_FIT, Estimate
 from ..model.latency import run_overhead_bytes
 from ..model.levels import LEVELS, VOLUME_LABELS
 from ..model.roofline import LIMITERS, limiter_names
@@ -59,6 +59,7 @@ def headline(e: Estimate) -> str:
     return (f"{e.kernel} on {e.device}, block {_triple(e.block)}, folding {_triple(e.folding)}: "
             f"{_num(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
             f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells"
+            + "".join(f"\n{n}" for n in e.notes if n.startswith(DOES_NOT_FIT))
             + "".join(f"\nunvalidated: {reason}" for reason in e.unvalidated))
 
 
@@ -105,7 +106,8 @@ def text_report(e: Estimate) -> str:
         lines.append(f"{f.name:<{width}}{_num(f.l2_load_compulsory):>9}{_num(f.dram_load_compulsory):>11}"
                      f"{_num(f.dram_layer_y_hit):>9}{_num(f.dram_layer_z_hit):>9}{_num(f.dram_store):>9}")
     for n in e.notes:
-        lines.append(f"note: {n}")
+        if not n.startswith(DOES_NOT_FIT):  # the headline says it
+            lines.append(f"note: {n}")
     return "\n".join(lines)
 
 

@@ -19,6 +19,11 @@ from ..errors import InputError
 HIT_RATE_CURVES = ("l1", "l2_y", "l2_z", "l2_store")
 
 
+NEGLIGIBLE_HIT_RATE = 1e-9
+"""Hit rates below this are 0: the curve's tail far above its capacity gives values such as 1.9e-278, which
+carry no byte a GPU counts and read as noise in a report (the text showed 0, JSON 1.94e-278)."""
+
+
 @dataclass(frozen=True)
 class HitRateCurve:
     """hit(O) = a * exp(-b * exp(c * O)), clipped to [0, 1]; O = oversubscription (allocated volume /
@@ -46,8 +51,9 @@ class HitRateCurve:
             o = oversubscription.astype(float)
             if self.b == 0.0:
                 return np.clip(np.full_like(o, self.a), 0.0, 1.0)
-            with np.errstate(over="ignore"):
-                return np.clip(self.a * np.exp(-self.b * np.exp(self.c * o)), 0.0, 1.0)
+            with np.errstate(over="ignore", under="ignore"):
+                h = np.clip(self.a * np.exp(-self.b * np.exp(self.c * o)), 0.0, 1.0)
+            return np.where(h < NEGLIGIBLE_HIT_RATE, 0.0, h)
         x = self.c * float(oversubscription)
         if self.b == 0.0:
             h = self.a
@@ -55,7 +61,7 @@ class HitRateCurve:
             h = 0.0
         else:
             h = self.a * math.exp(-self.b * math.exp(x))
-        return min(1.0, max(0.0, h))
+        return 0.0 if h < NEGLIGIBLE_HIT_RATE else min(1.0, h)
 
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "c": self.c, "source": self.source}

@@ -408,6 +408,20 @@ def _time_s(valid_lups: int, perf: float) -> float:
     return valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
 
 
+DOES_NOT_FIT = "this domain does not fit on one GPU"
+"""How the note of a domain larger than the GPU's memory begins (the first note; a report's headline says it)."""
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage of at most three digits, never rounded up to 100 % or down to 0 %."""
+    p = 100 * share
+    if p >= 99.95:
+        return "over 99.9 %"
+    if 0 < p < 0.1:
+        return "under 0.1 %"
+    return f"{p:.3g} %"
+
+
 def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> list[str]:
     """What the user should know about this launch: assumed inputs, idle threads, memory, a partial wave, a
     launch too short for the model (``roofline_GLup_s``: the lowest roofline limit)."""
@@ -418,12 +432,12 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
     small = [f"{v} {n} < {c}" for v, n, c in zip("xyz", k.domain, launch.cells_per_block, strict=True) if n < c]
     if small:
         idle = 1 - k.valid_lups / (blocks * math.prod(launch.cells_per_block))
-        notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {100 * idle:.2g} % of the "
+        notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {_percent(idle)} of the "
                      "launched threads have no cell; choose a smaller block in that direction")
     if dev.dram_size_bytes is not None and k.footprint_bytes > dev.dram_size_bytes:
-        notes.append(f"the arrays need {k.footprint_bytes / 1e9:.4g} GB, more than the "
-                     f"{dev.dram_size_bytes / 1e9:.4g} GB of {dev.id}'s memory (dram_size): this domain does not "
-                     "fit on one GPU; the estimate is for a GPU that could hold it")
+        notes.insert(0, f"{DOES_NOT_FIT}: the arrays need {k.footprint_bytes / 1e9:.4g} GB, more than the "
+                        f"{dev.dram_size_bytes / 1e9:.4g} GB of {dev.id}'s memory (dram_size); the estimate is for a "
+                        "GPU that could hold them")
     if blocks < full_wave:
         notes.append(f"the grid has {blocks} blocks, fewer than the {full_wave} that fill {dev.id} at once: the "
                      "GPU is not filled, and launch time and the wave's start-up, which the model leaves out, "
