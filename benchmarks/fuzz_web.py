@@ -99,7 +99,11 @@ def _server(conn, folder: str, time_limit_s: float) -> None:
 
     def report() -> None:
         while True:
-            msg = conn.recv()
+            try:
+                msg = conn.recv()
+            except EOFError:  # the parent is gone: stop serving
+                server.shutdown()
+                return
             handlers = [t for t in threading.enumerate() if t.name.startswith("Thread-") and t.is_alive()]
             conn.send({"threads": len(handlers), "opened": dict(opened)})
             if msg == "stop":

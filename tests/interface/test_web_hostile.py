@@ -154,6 +154,14 @@ def test_oversized_fields_are_400_naming_them(client, field, value):
     assert r.status_code == 400 and field in doc["error"] and len(doc["error"]) < 400, doc
 
 
+def test_null_fields_take_their_defaults(client):
+    """"folding": null reached the command line's text (TypeError, 500)."""
+    r = client.post("/api/estimate", json={"kernel": "copy", "device": H100, "folding": None, "block": None})
+    assert r.status_code == 200 and "--block 32,4,8 --folding 1,1,1" in r.get_json()["command"]
+    r = client.post("/api/rank", json={"kernel": "copy", "device": H100, "threads": None, "top": 2})
+    assert r.status_code == 200 and "--threads 1024" in r.get_json()["command"]
+
+
 def test_errors_name_the_pages_fields_not_command_line_flags(client):
     """The page said '--sweep', '--domain', '--set': flags the page does not have."""
     r = client.post("/api/whatif", json={"kernel": "copy", "device": H100, "sweep": "l2_size"})

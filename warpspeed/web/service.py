@@ -135,7 +135,9 @@ def _short(value: object, limit: int = 60) -> str:
 
 
 def _ints(doc: Mapping, key: str, part: str, n: int | None, default: object = None) -> tuple[int, ...] | None:
-    value = doc.get(key, default)
+    value = doc.get(key)
+    if value is None:  # absent or null: the field's default
+        value = default
     if value is None:
         return None
     if isinstance(value, str):
