@@ -342,6 +342,106 @@ BOUND_MARGIN = 1e-9
 """Relative margin below the n-th best under which a screened ranking leaves a configuration bounded."""
 
 
+class _Halted(Exception):
+    """A screening's ``stop`` said to end where it is (:func:`precount`)."""
+
+
+class _Screening:
+    """The state of one screened ranking: the bounds known so far, which of them are tightened (least DRAM
+    volumes too), the ``n`` best performances estimated, and the results (``done``)."""
+
+    def __init__(self, k: Kernel, dev: Device, done: dict[Configuration, RankedResult], n: int,
+                 registers: int | None, model: str, store: ResultCache | None, progress, total: int,
+                 stop: Callable[[], bool] | None):
+        self.k, self.dev, self.done, self.n = k, dev, done, n
+        self.registers, self.model, self.store, self.progress, self.total = registers, model, store, progress, total
+        self.stop = stop if stop is not None else (lambda: False)
+        self.bounds: dict[Configuration, float] = {}
+        self.tightened: set[Configuration] = set()
+        self.best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
+
+    def check(self) -> None:
+        if self.stop():
+            raise _Halted
+
+    def bound(self, c: Configuration, least_dram: bool) -> float:
+        try:
+            return performance_bound(self.k, self.dev, c.block, c.folding, c.domain, registers=self.registers,
+                                     model=self.model, least_dram=least_dram)
+        except Exception:  # the full estimate reports it as the configuration's error
+            return math.inf
+
+    def bound_all(self, todo: list[Configuration]) -> None:
+        """The cheap bounds of the block stage (no DRAM traffic), or those the cache recorded."""
+        for c in todo:
+            self.check()
+            known = self.store.bound(c) if self.store is not None else None
+            self.bounds[c] = known if known is not None else self.bound(c, least_dram=False)
+
+    def tighter(self, c: Configuration) -> float:
+        """The bound with the least DRAM volumes too (once per configuration: it counts the wave's sectors)."""
+        if c not in self.tightened:
+            self.tightened.add(c)
+            self.bounds[c] = min(self.bounds[c], self.bound(c, least_dram=True))
+        return self.bounds[c]
+
+    def estimate(self, c: Configuration) -> None:
+        _record(self.done, self.store, evaluate(self.k, self.dev, [c], self.registers, model=self.model))
+        if not self.done[c].error:
+            self.best = sorted([*self.best, self.done[c].performance_GLup_s], reverse=True)[:self.n]
+        if self.progress is not None:
+            self.progress(len(self.done), self.total)
+
+    def below(self, b: float) -> bool:
+        """Whether a bound keeps a configuration from the n best and the contenders of the best (with a margin
+        for rounding: a bound may differ from the estimate in the last digits where it is reached)."""
+        best = self.best
+        return len(best) == self.n and b < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN)
+
+    def by_bound(self, configs: list[Configuration]) -> list[Configuration]:
+        return sorted(configs, key=lambda c: _by_bound(c, self.bounds[c]))
+
+    def best_and_contenders(self, todo: list[Configuration]) -> list[Configuration]:
+        """Estimate, highest bound first, every configuration that can be among the n best or the contenders
+        of the best; the others, bounded, are returned (highest bound first)."""
+        rest, passed = self.by_bound(todo), []
+        while rest:
+            if self.below(self.bounds[rest[0]]):  # neither this one nor any after it (cheap bounds, highest first)
+                break
+            self.check()
+            c = rest.pop(0)
+            if self.below(self.tighter(c)):  # the best only rises: a configuration passed stays out
+                passed.append(c)
+            else:
+                self.check()
+                self.estimate(c)
+        return self.by_bound(passed + rest)
+
+    def best_of_every_x(self, rest: list[Configuration]) -> list[Configuration]:
+        """Estimate the best configuration of every x-extent, as the full ranking has it (what an unvalidated
+        ranking's confidence reads); the configurations still bounded are returned."""
+        best_of_x: dict[int, float] = {}  # the best estimated performance per x-extent
+
+        def found(r: RankedResult) -> None:
+            if not r.error:
+                x = r.configuration.block[0] * r.configuration.folding[0]
+                best_of_x[x] = max(best_of_x.get(x, 0.0), r.performance_GLup_s)
+
+        for r in self.done.values():
+            found(r)
+        rest = list(rest)
+        for c in list(rest):  # highest bound first
+            self.check()
+            x = c.block[0] * c.folding[0]
+            if x in best_of_x and self.tighter(c) < best_of_x[x] * (1 - BOUND_MARGIN):
+                continue
+            self.check()
+            rest.remove(c)
+            self.estimate(c)
+            found(self.done[c])
+        return rest
+
+
 def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Configuration, RankedResult], n: int,
               registers: int | None, model: str, store: ResultCache | None, progress, total: int,
               stop: Callable[[], bool] | None = None) -> dict[Configuration, float]:
@@ -350,86 +450,20 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     x-extent (:mod:`warpspeed.studies.confidence`); the bounds of the others. A configuration whose bound fails is
     estimated (its error row). ``stop``: asked before each bound, tightened bound and estimate; once true, the
     screening ends where it is, unfinished (:func:`precount`)."""
-    halted = stop if stop is not None else (lambda: False)
-
-    def bound(c: Configuration, least_dram: bool) -> float:
-        try:
-            return performance_bound(k, dev, c.block, c.folding, c.domain, registers=registers, model=model,
-                                     least_dram=least_dram)
-        except Exception:  # the full estimate reports it as the configuration's error
-            return math.inf
-
-    bounds: dict[Configuration, float] = {}  # first the cheap bounds of the block stage (no DRAM traffic)
-    for c in todo:
-        if halted():
-            return {}
-        known = store.bound(c) if store is not None else None
-        bounds[c] = known if known is not None else bound(c, least_dram=False)
-    tightened: set[Configuration] = set()
-
-    def tighter(c: Configuration) -> float:
-        """The bound with the least DRAM volumes too (once per configuration: it counts the wave's sectors)."""
-        if c not in tightened:
-            tightened.add(c)
-            bounds[c] = min(bounds[c], bound(c, least_dram=True))
-        return bounds[c]
-
-    best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
-
-    def estimate_one(c: Configuration) -> None:
-        nonlocal best
-        _record(done, store, evaluate(k, dev, [c], registers, model=model))
-        if not done[c].error:
-            best = sorted([*best, done[c].performance_GLup_s], reverse=True)[:n]
-        if progress is not None:
-            progress(len(done), total)
-
-    def below(b: float) -> bool:
-        """Whether a bound keeps a configuration from the n best and the contenders of the best (with a margin
-        for rounding: a bound may differ from the estimate in the last digits where it is reached)."""
-        return len(best) == n and b < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN)
-
-    rest, passed = sorted(todo, key=lambda c: _by_bound(c, bounds[c])), []
-    while rest:
-        if below(bounds[rest[0]]):  # neither this one nor any after it (cheap bounds, highest first)
-            break
-        if halted():
-            return {}
-        c = rest.pop(0)
-        if below(tighter(c)):  # the best only rises: a configuration passed stays out
-            passed.append(c)
-        elif halted():
-            return {}
-        else:
-            estimate_one(c)
-    rest = sorted(passed + rest, key=lambda c: _by_bound(c, bounds[c]))
-    if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
-        best_of_x: dict[int, float] = {}  # the best estimated performance per x-extent
-
-        def found(r: RankedResult) -> None:
-            if not r.error:
-                x = r.configuration.block[0] * r.configuration.folding[0]
-                best_of_x[x] = max(best_of_x.get(x, 0.0), r.performance_GLup_s)
-
-        for r in done.values():
-            found(r)
-        for c in list(rest):  # highest bound first: the best of each x-extent, as the full ranking has it
-            if halted():
-                return {}
-            x = c.block[0] * c.folding[0]
-            if x in best_of_x and tighter(c) < best_of_x[x] * (1 - BOUND_MARGIN):
-                continue
-            if halted():
-                return {}
-            rest.remove(c)
-            estimate_one(c)
-            found(done[c])
+    screening = _Screening(k, dev, done, n, registers, model, store, progress, total, stop)
+    try:
+        screening.bound_all(todo)
+        rest = screening.best_and_contenders(todo)
+        if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
+            rest = screening.best_of_every_x(rest)
+    except _Halted:
+        return {}
     if store is not None:
         for c in rest:
-            store.add_bound(c, bounds[c])
+            store.add_bound(c, screening.bounds[c])
     if progress is not None:
         progress(total, total)
-    return {c: bounds[c] for c in rest}
+    return {c: screening.bounds[c] for c in rest}
 
 
 def precount(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
