@@ -233,3 +233,15 @@ def test_connections_beyond_the_limit_are_refused_at_once_and_the_slots_come_bac
         if answer.startswith(b"HTTP/1.1 400"):
             break
     assert answer.startswith(b"HTTP/1.1 400"), answer[:100]
+
+
+def test_the_documented_bounds_are_the_codes():
+    text = (ROOT / "docs" / "web-page.md").read_text()
+    for fragment in [f"| {service.MAX_BODY_BYTES // 1024} KiB (413)",
+                     f"| {service.MAX_TOML_CHARS // 1024} Ki characters",
+                     f"| {service.MAX_ACCESSES}, counted before", f"| {service.MAX_RANK_CONFIGURATIONS} (422)",
+                     f"| {service.MAX_SWEEP_POINTS} (422)", f"| {service.MAX_OVERRIDES} pairs",
+                     f"| {service.MAX_LIST} numbers, each 1 to 2^{service.MAX_EXTENT.bit_length() - 1}",
+                     f"| {service.RANK_TIME_LIMIT_S:g} s per request", f"| {web.READ_TIMEOUT_S:g} s for its line",
+                     f"| {web.WRITE_TIMEOUT_S:g} s |", f"| {web.MAX_CONNECTIONS}; one more"]:
+        assert fragment in text, fragment
