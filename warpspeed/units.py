@@ -20,6 +20,12 @@ Decimal (SI) and binary prefixes are kept apart on purpose: ``6MB`` is 6,000,000
 a size with a prefixed unit that is not a whole number of bytes is rounded to the nearest byte
 ("5.72205MiB"), while a bare number or a number of ``B`` must be whole.
 Every error is an :class:`~warpspeed.errors.InputError` that names the key and lists the valid units.
+
+Bounds, so that no text costs much to read and no number overflows what uses it: a number has at most
+:data:`MAX_DIGITS` digits and an exponent of at most :data:`MAX_EXPONENT_DIGITS` digits (checked on the text,
+before it is converted: ``1e10000000`` would take seconds), and a quantity that is not zero lies between
+:data:`MAGNITUDE` (1e-18 and 1e18 of its canonical unit: far beyond any GPU, and a count that fits a 64-bit
+integer).
 The canonical unit is for numbers a program passes; text a person writes goes through
 :func:`require_unit` first, so that ``l2_size=80`` is refused rather than read as 80 bytes.
 """
@@ -33,7 +39,8 @@ from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["KINDS", "REAL_KINDS", "parse_quantity", "format_quantity", "units_for", "require_unit"]
+__all__ = ["KINDS", "REAL_KINDS", "MAGNITUDE", "MAX_DIGITS", "MAX_EXPONENT_DIGITS", "parse_quantity",
+           "format_quantity", "units_for", "require_unit"]
 
 _BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -87,7 +94,19 @@ REAL_KINDS = ("bandwidth", "frequency", "rate", "time", "number")
 """The kinds read as real numbers (the others are whole numbers)."""
 
 _QUANTITY = re.compile(
-    r"^\s*(?P<num>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(?P<unit>[A-Za-z/]*)\s*$")
+    r"^\s*(?P<num>(?P<mantissa>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+))(?:[eE](?P<exp>[+-]?\d+))?)\s*"
+    r"(?P<unit>[A-Za-z/]*)\s*$", re.ASCII)
+MAX_DIGITS = 40
+"""Digits a number may have (a data sheet's value has a handful; 40 leaves room for any exact decimal)."""
+MAX_EXPONENT_DIGITS = 3
+"""Digits of a number's decimal exponent (``1e-999`` is the smallest number written so; its magnitude is then
+checked against :data:`MAGNITUDE`)."""
+MAGNITUDE = (1e-18, 1e18)
+"""The smallest and largest quantity other than zero, in the canonical unit of its kind (bytes, GB/s, GHz, G/s,
+seconds, a count, a number)."""
+_EXACT_MAGNITUDE = (Fraction(1, 10**18), Fraction(10**18))  # MAGNITUDE, compared exactly with what is read
+_CANONICAL = {"bytes": " B", "bandwidth": " GB/s", "frequency": " GHz", "rate": " G/s", "time": " s", "count": "",
+              "number": ""}
 
 
 def units_for(kind: str) -> tuple[str, ...]:
@@ -120,6 +139,8 @@ def require_unit(value: object, kind: str, *, key: str) -> None:
             return  # a unit, or unreadable (parse_quantity says why)
         number = m.group("num")
     elif isinstance(value, numbers.Real):
+        if not abs(value) <= MAGNITUDE[1]:
+            return  # no quantity at all (parse_quantity says why)
         number = f"{value:g}"
     else:
         return
@@ -133,9 +154,47 @@ def _check_kind(kind: str) -> None:
         raise ValueError(f"unknown quantity kind {kind!r}; known kinds: {', '.join(KINDS)}")
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message, shortened when long (a 5,000-digit number is named, not printed: Python
+    refuses to print an integer of over 4,300 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value).bit_length() > 200:
+        return f"an integer of {_digits(value)} digits"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 4:]} ({len(text)} characters)"
+
+
+def _digits(n: int) -> int:
+    """Decimal digits of ``n`` without printing it (exact: the estimate from the bit length, corrected)."""
+    n = abs(n)
+    d = max(1, int(n.bit_length() * 0.30102999566398120))
+    return d + 1 if n >= 10**d else d
+
+
 def _fail(key: str, value: object, kind: str, why: str = "") -> InputError:
     why = f" ({why})" if why else ""
-    return InputError(f"{key}: cannot read {value!r} as {_NOUN[kind]}{why}; {_VALID[kind]}.")
+    return InputError(f"{key}: cannot read {shown(value)} as {_NOUN[kind]}{why}; {_VALID[kind]}.")
+
+
+def _text_problem(m: re.Match) -> str:
+    """Why the number of a matched quantity text is too long to read, or ''."""
+    digits = sum(c.isdigit() for c in m.group("mantissa"))
+    if digits > MAX_DIGITS:
+        return f"{digits} digits; at most {MAX_DIGITS}"
+    exp = m.group("exp")
+    if exp is not None and sum(c.isdigit() for c in exp.lstrip("+-0")) > MAX_EXPONENT_DIGITS:
+        return f"exponent {exp[:12]}{'...' if len(exp) > 12 else ''} is out of range"
+    return ""
+
+
+def _magnitude_problem(amount: Fraction, kind: str) -> str:
+    """Why a canonical amount is absurd (not zero and outside :data:`MAGNITUDE`), or ''."""
+    if amount == 0 or _EXACT_MAGNITUDE[0] <= amount <= _EXACT_MAGNITUDE[1]:
+        return ""
+    unit = _CANONICAL[kind]
+    approx = ("over 1e300" if amount > 10**300 else "below 1e-300" if amount < Fraction(1, 10**300)
+              else _number(float(amount), 3))
+    return (f"{approx}{unit} is beyond any quantity warpspeed reads: {_number(MAGNITUDE[0])}{unit} to "
+            f"{_number(MAGNITUDE[1])}{unit}, or 0")
 
 
 def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
@@ -143,8 +202,8 @@ def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
 
     ``value`` is an ``int``/``float`` (already in the canonical unit) or a string such as
     ``"40MiB"``, ``"1555 GB/s"``, ``"1410MHz"``. ``key`` names the setting in error messages.
-    Negative, non-finite and (for ``bytes`` and ``count``) non-integral values are rejected; so are
-    booleans.
+    Negative, non-finite, absurdly large or small (:data:`MAGNITUDE`) and (for ``bytes`` and ``count``)
+    non-integral values are rejected; so are booleans and texts of too many digits (:data:`MAX_DIGITS`).
     """
     _check_kind(kind)
     if isinstance(value, bool):
@@ -162,6 +221,8 @@ def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
         m = _QUANTITY.match(value)
         if m is None:
             raise _fail(key, value, kind)
+        if problem := _text_problem(m):
+            raise _fail(key, value, kind, problem)
         try:
             amount = Fraction(m.group("num"))
         except (ValueError, ZeroDivisionError):  # pragma: no cover - the pattern admits only valid numbers
@@ -178,6 +239,8 @@ def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
             hint = "no unit is allowed" if kind in ("count", "number") else f"unknown unit {unit!r}"
             raise _fail(key, value, kind, hint)
         amount *= table[unit]
+    if problem := _magnitude_problem(amount, kind):
+        raise _fail(key, value, kind, problem)
     if kind == "bytes" and unit not in ("", "B"):
         return round(amount)  # "5.72205 MiB": a prefixed size is as precise as its digits
     if kind in ("bytes", "count"):
@@ -203,9 +266,14 @@ def format_quantity(value: int | float, kind: str) -> str:
     Sizes use the unit, binary or decimal, that divides them exactly into the smallest number ("40 MiB",
     "6 MB", "80 GB"), else the largest binary unit not above them with 6 significant digits.
     Bandwidths are shown in GB/s, frequencies in GHz, rates in G/s and durations in ns, us, ms or s (the
-    largest unit below 1000 of it) with up to 6 significant digits.
+    largest unit below 1000 of it) with up to 6 significant digits. A value no quantity can have (non-finite,
+    or an integer beyond a float) is named, not formatted.
     """
     _check_kind(kind)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value}{_CANONICAL[kind]}"
+    if isinstance(value, numbers.Integral) and abs(int(value)) >= 10**300:
+        return f"a number of {_digits(int(value))} digits{_CANONICAL[kind]}"
     if kind == "count":
         return str(int(value))
     if kind == "number":

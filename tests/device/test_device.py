@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from paths import ROOT
 
+import warpspeed
 from warpspeed.device import (
     HIT_RATE_CURVES,
     KEY_ATTRIBUTES,
@@ -596,3 +597,155 @@ def test_every_shipped_device_is_plausible():
             value = getattr(d, k.attr)
             if k.plausible is not None and value is not None:
                 assert k.plausible[0] <= value <= k.plausible[1], (dev_id, k.key, value)
+
+
+# ------------------------------------------------------------------------ hostile files: bounded, typed, finite
+
+
+def test_a_directory_or_special_file_given_as_a_device_file_says_what_it_is(tmp_path, capsys):
+    from warpspeed.interface.cli import main
+
+    folder = tmp_path / "gpus"
+    folder.mkdir()
+    for path in (folder, f"{folder}/"):
+        with pytest.raises(InputError, match="is a directory, not a file") as err:
+            device(path)
+        assert "does not exist" not in str(err.value)
+    assert main(["devices", "validate", str(folder)]) == 2
+    assert "is a directory, not a file" in " ".join(capsys.readouterr().err.split())
+    with pytest.raises(InputError, match="is not a regular file"):
+        load_device_file("/dev/zero")  # refused unread: no reading until memory runs out
+    with pytest.raises(InputError, match=r"does not exist \(built-in ids: A100"):
+        load_device_file(tmp_path / "missing.toml")
+    with pytest.raises(InputError, match="cannot be read"):
+        load_device_file(tmp_path / ("x" * 300 + ".toml"))  # a name too long for the file system
+    big = tmp_path / "big.toml"
+    big.write_bytes(b"# " + b"x" * 2**20 + b"\n")
+    with pytest.raises(InputError, match="larger than a device file can be"):
+        load_device_file(big)
+
+
+@pytest.mark.parametrize(("base", "message"), [
+    ("sub/", "base file {dir}/sub is a directory, not a file"),
+    ("/etc/", "base file /etc is a directory, not a file"),
+    ("/dev/null", "base file /dev/null is not a regular file"),
+    ("x" * 300 + ".toml", "cannot be read"),
+    ("missing.toml", "base file {dir}/missing.toml does not exist"),
+])
+def test_a_base_that_names_no_readable_file_is_an_input_error(tmp_path, base, message):
+    (tmp_path / "sub").mkdir()
+    f = tmp_path / "c.toml"
+    f.write_text(f'base = "{base}"\nl2_size = "80MiB"\n')
+    with pytest.raises(InputError) as err:
+        load_device_file(f)
+    assert message.format(dir=tmp_path) in str(err.value)
+
+
+@pytest.mark.parametrize("text", [
+    "l2_size = " + "9" * 5000,                      # TOML reads it; Python refuses an integer of 5000 digits
+    "sm_count = 1" + "0" * 4300,
+    'l2_size = "1e10000000MiB"',                    # read in microseconds, not seconds
+    'dram_bw = "1e400GB/s"',
+    "dram_bw = 1e308",
+    'clock_GHz = "1.5' + "0" * 5000 + 'GHz"',
+    "max_block_dims = [1e120, 1, 1]",
+    'max_block_dims = "1e120,1e120,1e120"',
+    "max_block_dims = [9223372036854775807, 1, 1]",
+    "hit_rates.l2_z.a = 1" + "0" * 400,
+    "[hit_rates.l2_z]\na = 1" + "0" * 400 + '\nb = 1\nc = 1\nsource = "x"',
+])
+def test_huge_numbers_in_a_device_file_are_input_errors(tmp_path, text):
+    f = tmp_path / "c.toml"
+    f.write_text(f'base = "H100-SXM5-80GB"\n{text}\n')
+    with pytest.raises(InputError) as err:
+        load_device_file(f)
+    assert len(str(err.value)) < 2000  # the value is named, not printed in full
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ('l2_partitions.value = "1x1x1"', "l2_partitions"),        # l2_effective_size is then not derived: None
+    ("warp_size.value = [32]", "warp_size"),
+    ("l1_line.value = true", "l1_line"),
+    ('max_block_dims.value = "1024"', "max_block_dims"),
+    ("shared_per_sm.value = {}", "shared_per_sm"),
+    ("sm_count.value = 1979-05-27", "sm_count"),
+])
+def test_a_value_of_the_wrong_type_is_reported_not_compared(tmp_path, text, problem):
+    """A broken value reached the consistency rules as None or as another type (a TypeError there)."""
+    shipped = (DEVICE_DIR / "H100-SXM5-80GB.toml").read_text()
+    key = text.split(".")[0]
+    lines = [ln for ln in shipped.splitlines() if not ln.startswith(f"{key}.value")]
+    f = tmp_path / "c.toml"
+    f.write_text("\n".join(lines) + f"\n{text}\n")
+    with pytest.raises(InputError) as err:
+        load_device_file(f)
+    assert any(p.startswith(problem) for p in err.value.problems)
+
+
+def test_consistency_rules_check_types_first():
+    from warpspeed.device.model import attribute_values, consistency_problems
+
+    values = attribute_values(device("H100-SXM5-80GB"))
+    assert consistency_problems(values) == []
+    values.update(l2_effective_size_bytes=None, l1_line_bytes="128B", max_threads_per_block=[1024],
+                  dram_bw_GB_s=float("nan"), l2_size_bytes=2**40)
+    problems = consistency_problems(values)
+    assert len(problems) == 4
+    for key in ("l1_line", "max_threads_per_block", "dram_bw", "l2_size"):
+        assert sum(p.startswith(f"{key} = ") and "is not valid" in p for p in problems) == 1, key
+
+
+@pytest.mark.parametrize(("attr", "value"), [
+    ("l1_line_bytes", 2**40), ("l2_sector_bytes", 0), ("warp_size", 10**6), ("max_block_dims", (10**120, 1, 1)),
+    ("dram_run_exponent", 1e9), ("clock_GHz", 1e-300), ("l1_banks", 2.5), ("sm_count", True),
+])
+def test_a_device_built_in_python_is_held_to_the_same_ranges(attr, value):
+    with pytest.raises(InputError, match=f"{KEY_KEY[attr]} = .* is not valid"):
+        dataclasses.replace(device("H100-SXM5-80GB"), **{attr: value})
+
+
+KEY_KEY = {attr: key for key, attr in KEY_ATTRIBUTES.items()}
+TLB_ON = {"tlb_page": "2MiB", "tlb_reach": "1GiB", "tlb_walk_rate": "1G/s"}  # the limiter needs all three
+
+
+def _shown_limit(key: str, at: float):
+    from warpspeed.device.keys import KEYS_BY_NAME
+    from warpspeed.units import format_quantity
+
+    spec = KEYS_BY_NAME[key]
+    return format_quantity(int(at) if spec.kind in ("bytes", "count") else at, spec.kind).replace(" ", "")
+
+
+@pytest.mark.parametrize("key", [k for k, _ in sorted(KEY_ATTRIBUTES.items()) if k != "max_block_dims"])
+def test_every_key_has_a_range_its_ends_load_and_give_finite_estimates(key):
+    """The documented range of every key (docs/device-format.md): each end, set alone on a shipped device,
+    loads unless a consistency rule forbids it, and every estimate on it is finite; just beyond each end is
+    refused naming the key."""
+    from warpspeed.device.keys import KEYS_BY_NAME
+
+    spec = KEYS_BY_NAME[key]
+    assert spec.plausible is not None
+    lo, hi = spec.plausible
+    loaded = 0
+    for base in ("H100-SXM5-80GB", "A100-SXM4-40GB", "MI250X-GCD"):
+        for at in (lo, hi):
+            try:
+                d = device(base).with_overrides(**{**TLB_ON, key: _shown_limit(key, at)} if key in TLB_ON else
+                                                {key: _shown_limit(key, at)})
+            except InputError as e:
+                assert f"{key} = " not in str(e) and f"{key}: " not in str(e), str(e)
+                continue  # a rule between keys (a line not a multiple of its sector, ...)
+            loaded += 1
+            for kernel, domain in (("star3d-r4", None), ("copy", (1000, 1000, 100))):
+                block = (min(64, d.max_threads_per_block, d.max_block_dims[0]), 1, 1)
+                try:
+                    e = warpspeed.estimate(kernel, d, block, domain=domain)
+                except InputError:
+                    continue  # no block fits
+                assert math.isfinite(e.performance_GLup_s) and e.performance_GLup_s > 0, (base, key, at)
+                json.dumps(e.to_dict(), allow_nan=False)
+        beyond = [hi * 2] + ([lo / 2] if lo > 0 else [])
+        for at in beyond:
+            with pytest.raises(InputError, match=key):
+                device(base).with_overrides(**{key: _shown_limit(key, at)})
+    assert loaded > 0

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from warpspeed.errors import InputError
-from warpspeed.units import format_quantity, parse_quantity, units_for
+from warpspeed.units import MAGNITUDE, format_quantity, parse_quantity, require_unit, shown, units_for
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -170,3 +170,92 @@ def test_si_and_binary_prefixes_stay_distinct(n):
 @given(st.integers(min_value=0, max_value=10**9))
 def test_count_round_trip(n):
     assert parse_quantity(format_quantity(n, "count"), "count", key="k") == n
+
+
+# ------------------------------------------------------------------------------------------------
+# Bounded reading: digits, exponents and magnitudes
+
+
+@pytest.mark.parametrize(("value", "kind", "hint"), [
+    ("1e10000000", "bytes", "exponent 10000000 is out of range"),        # took seconds to read in full
+    ("1e-10000000GB/s", "bandwidth", "exponent -10000000 is out of range"),
+    ("9" * 5000, "count", "5000 digits; at most 40"),                   # an integer Python will not print
+    ("1" + "0" * 4400 + "MiB", "bytes", "4401 digits"),
+    ("0." + "0" * 5000 + "1GHz", "frequency", "5002 digits"),
+    ("1e309GB/s", "bandwidth", "over 1e300 GB/s is beyond any quantity"),  # a float would be inf
+    ("1e30TiB", "bytes", "1.1e42 B is beyond any quantity"),
+    ("1e19", "count", "1e19 is beyond any quantity"),                     # beyond a 64-bit integer
+    ("1e-30ns", "time", "1e-39 s is beyond any quantity"),
+    ("1e-999GHz", "frequency", "below 1e-300 GHz is beyond"),
+    (1e308, "bandwidth", "over 1e300 GB/s"),
+    (5e-324, "time", "beyond any quantity"),
+    (10**5000, "count", "over 1e300"),
+    (-(10**5000), "count", "negative"),
+    ("١٢٣MiB", "bytes", None),                                           # digits are ASCII digits
+    ("１２８B", "bytes", None),
+], ids=lambda v: shown(v, 40))
+def test_too_many_digits_and_absurd_magnitudes_are_input_errors_naming_key_and_value(value, kind, hint):
+    with pytest.raises(InputError) as info:
+        parse_quantity(value, kind, key="my_key")
+    msg = str(info.value)
+    assert msg.startswith("my_key: cannot read ")
+    assert shown(value) in msg and len(msg) < 1000  # the value named, shortened when long
+    if hint:
+        assert hint in msg
+
+
+def test_the_bounds_themselves_and_zero_are_read():
+    assert MAGNITUDE == (1e-18, 1e18)
+    assert parse_quantity("1e18", "count", key="k") == 10**18
+    assert parse_quantity(10**18, "bytes", key="k") == 10**18
+    assert parse_quantity("1e-18s", "time", key="k") == 1e-18
+    assert parse_quantity("0.000000001ns", "time", key="k") == pytest.approx(1e-18)
+    assert parse_quantity("0GB/s", "bandwidth", key="k") == 0.0
+    assert parse_quantity("0e999", "count", key="k") == 0
+    with pytest.raises(InputError, match="beyond any quantity"):
+        parse_quantity("1e-19s", "time", key="k")
+
+
+def test_shown_names_an_integer_python_cannot_print_and_shortens_long_text():
+    assert shown(10**5000) == "an integer of 5001 digits"
+    assert shown(10**5000 - 1) == "an integer of 5000 digits"
+    assert shown("x" * 1000) == f"'{'x' * 39}...{'x' * 19}' (1002 characters)"
+    assert shown("80MiB") == "'80MiB'"
+
+
+@pytest.mark.parametrize("value", [10**5000, float("inf"), float("nan"), -float("inf")], ids=shown)
+def test_format_and_require_unit_name_a_value_no_quantity_can_have(value):
+    for kind in ("bytes", "count", "bandwidth", "time"):
+        assert format_quantity(value, kind)  # text, not an OverflowError or ValueError
+    require_unit(value, "bytes", key="k")  # no unit to ask for: parse_quantity says what is wrong
+    with pytest.raises(InputError, match="^k: cannot read"):
+        parse_quantity(value, "bytes", key="k")
+
+
+NUMBER_TEXT = st.one_of(
+    st.text(max_size=30),
+    st.from_regex(r"\A[+-]?[0-9_]{0,60}(\.[0-9]{0,60})?([eE][+-]?[0-9]{0,12})?\s?[A-Za-z/]{0,5}\Z"),
+    st.builds(lambda m, e, u: f"{m}e{e}{u}", st.integers(-10**6, 10**6), st.integers(-10**8, 10**8),
+              st.sampled_from(["", "B", "MiB", "GB/s", "GHz", "G/s", "ns", "s"])),
+)
+
+
+@given(NUMBER_TEXT, st.sampled_from(["bytes", "bandwidth", "frequency", "rate", "time", "count", "number"]))
+def test_any_text_is_a_bounded_finite_quantity_or_an_input_error(text, kind):
+    try:
+        value = parse_quantity(text, kind, key="k")
+    except InputError as e:
+        assert str(e).startswith("k: ")
+        return
+    assert math.isfinite(value) and (value == 0 or MAGNITUDE[0] <= value <= MAGNITUDE[1])
+    assert isinstance(value, int) == (kind in ("bytes", "count"))
+
+
+@given(st.one_of(st.integers(), st.floats(), st.integers(-10**6000, 10**6000)),
+       st.sampled_from(["bytes", "bandwidth", "count", "number"]))
+def test_any_python_number_is_a_bounded_finite_quantity_or_an_input_error(value, kind):
+    try:
+        got = parse_quantity(value, kind, key="k")
+    except InputError:
+        return
+    assert math.isfinite(got) and (got == 0 or MAGNITUDE[0] <= got <= MAGNITUDE[1])

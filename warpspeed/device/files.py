@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
-from ..units import format_quantity
+from ..units import MAGNITUDE, format_quantity, shown
 from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
 from .families import family_hit_rates, family_latency, hit_rate_families
 from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
@@ -69,6 +70,11 @@ def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCur
         if name not in HIT_RATE_CURVES:
             problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{suggest(name, HIT_RATE_CURVES)} "
                             f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
+            continue
+        huge = [c for c in "abc" if isinstance(t, dict) and isinstance(t.get(c), int) and abs(t[c]) > MAGNITUDE[1]]
+        if huge:  # an integer beyond a float would overflow the curve's own check
+            problems += [f"hit_rates.{name}.{c}: {shown(t[c])} is beyond any coefficient of a hit-rate curve "
+                         f"(-1e18 to 1e18)." for c in huge]
             continue
         try:
             out[name] = curve_from_table(t, f"hit_rates.{name}")
@@ -158,14 +164,11 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         problems.append("too many nested 'base' files (a cycle?).")
     elif looks_like_path(base_ref):
         base_path = Path(path).parent / base_ref
-        if not base_path.is_file():
-            problems.append(f"base file {base_path} does not exist.")
-        else:
-            try:
-                base = load_device_bytes(base_path.read_bytes(), str(base_path), stem=base_path.stem, builtin=False,
-                             depth=depth + 1)
-            except InputError as e:
-                problems.append(f"base: {e}")
+        try:
+            data = read_device_file(base_path, "base file")
+            base = load_device_bytes(data, str(base_path), stem=base_path.stem, builtin=False, depth=depth + 1)
+        except InputError as e:
+            problems.append(str(e) if str(e).startswith("base file") else f"base: {e}")
     else:
         try:
             base = device(base_ref)
@@ -206,11 +209,50 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         raise DeviceFileError(where, [str(e)]) from None
 
 
+MAX_FILE_BYTES = 2**20
+"""The largest device file read (a shipped one has about 10 kB); a bigger one is refused unread."""
+
+
+def file_problem(p: Path) -> str | None:
+    """Why ``p`` cannot be read as a device file (missing, a directory, a device or FIFO, unreadable, too large),
+    or None; decided on the path before it is opened, so that no FIFO or /dev/zero is read."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as e:  # a name too long, a loop of links, a path through a file, no permission
+        return f"cannot be read ({e.strerror or type(e).__name__})"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, FIFO or socket)"
+    if st.st_size > MAX_FILE_BYTES:
+        return f"is {st.st_size} bytes, larger than a device file can be ({MAX_FILE_BYTES} bytes)"
+    return None
+
+
+def read_device_file(p: Path, what: str = "device file", hint: str = "") -> bytes:
+    """The bytes of the device file ``p``: an :class:`InputError` naming ``what`` and why it cannot be read
+    (:func:`file_problem`, or the error of reading it), with ``hint`` appended to that message."""
+    problem = file_problem(p)
+    if problem is None:
+        try:
+            with p.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as e:
+            problem = f"cannot be read ({e.strerror or type(e).__name__})"
+        else:
+            if len(data) <= MAX_FILE_BYTES:
+                return data
+            problem = f"is larger than a device file can be ({MAX_FILE_BYTES} bytes)"
+    raise InputError(f"{what} {p} {problem}{hint}.")
+
+
 def load_device_file(path: str | Path) -> Device:
     """Read a device TOML file (complete, or ``base = "<id>"`` plus changes) and validate it."""
     from .builtin import device_ids
 
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"device file {p} does not exist (built-in ids: {', '.join(device_ids())}).")
-    return load_device_bytes(p.read_bytes(), str(p), stem=p.stem, builtin=False)
+    hint = f" (built-in ids: {', '.join(device_ids())})" if file_problem(p) == "does not exist" else ""
+    data = read_device_file(p, hint=hint)
+    return load_device_bytes(data, str(p), stem=p.stem, builtin=False)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
 from ..model.capacity import HIT_RATE_CURVES
-from ..units import REAL_KINDS, format_quantity, parse_quantity, require_unit
+from ..units import REAL_KINDS, format_quantity, parse_quantity, require_unit, shown
 from .base import FrozenMap
 
 
@@ -22,57 +23,62 @@ class _Key:
     plausible: tuple[float, float] | None = None  # the range of a GPU, real or imagined (canonical units)
 
 
+MAX_BLOCK_DIM = 65536
+"""The largest entry of ``max_block_dims`` (its plausible range: 1 to this; a GPU allows 64 to 1024)."""
+
+
 KEYS: tuple[_Key, ...] = (
     _Key("sm_count", "sm_count", "count", 1, plausible=(1, 10000)),
     _Key("clock_GHz", "clock_GHz", "frequency", 0, plausible=(0.1, 10)),
-    _Key("warp_size", "warp_size", "count", 1),
+    _Key("warp_size", "warp_size", "count", 1, plausible=(1, 1024)),
     _Key("l1_size", "l1_size_bytes", "bytes", 1, plausible=(1024, 67108864)),
-    _Key("l1_line", "l1_line_bytes", "bytes", 1),
-    _Key("l1_sector", "l1_sector_bytes", "bytes", 1),
-    _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1),
-    _Key("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False),
-    _Key("l1_banks", "l1_banks", "count", 1),
-    _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1),
-    _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1),
-    _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False),
-    _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False),
-    _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False),
+    _Key("l1_line", "l1_line_bytes", "bytes", 1, plausible=(1, 65536)),
+    _Key("l1_sector", "l1_sector_bytes", "bytes", 1, plausible=(1, 65536)),
+    _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1, plausible=(1, 65536)),
+    _Key("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False, plausible=(1, 65536)),
+    _Key("l1_banks", "l1_banks", "count", 1, plausible=(1, 1024)),
+    _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1, plausible=(1, 1024)),
+    _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1, plausible=(1, 1048576)),
+    _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False, plausible=(1, 1024)),
+    _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False,
+         plausible=(1, 1024)),
+    _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False, plausible=(0, 1024)),
     _Key("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
-    _Key("l2_partitions", "l2_partitions", "count", 1),
+    _Key("l2_partitions", "l2_partitions", "count", 1, plausible=(1, 1024)),
     _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, plausible=(65536, 17179869184)),
-    _Key("l2_line", "l2_line_bytes", "bytes", 1),
-    _Key("l2_sector", "l2_sector_bytes", "bytes", 1),
+    _Key("l2_line", "l2_line_bytes", "bytes", 1, plausible=(1, 65536)),
+    _Key("l2_sector", "l2_sector_bytes", "bytes", 1, plausible=(1, 65536)),
     _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0, plausible=(10, 1000000.0)),
     _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0)),
     _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0, plausible=(10, 200000.0)),
     _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 200000.0)),
     _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False, plausible=(67108864, 70368744177664)),
-    _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1),
-    _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1),
-    _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1),
-    _Key("max_blocks_per_sm", "max_blocks_per_sm", "count", 1),
-    _Key("max_threads_per_block", "max_threads_per_block", "count", 1),
+    _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1, plausible=(1, 4096)),
+    _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1, plausible=(1, 4096)),
+    _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1, plausible=(1, 65536)),
+    _Key("max_blocks_per_sm", "max_blocks_per_sm", "count", 1, plausible=(1, 4096)),
+    _Key("max_threads_per_block", "max_threads_per_block", "count", 1, plausible=(1, 65536)),
     _Key("max_block_dims", "max_block_dims", "dims", 1),
-    _Key("registers_per_sm", "registers_per_sm", "count", 1),
-    _Key("max_registers_per_thread", "max_registers_per_thread", "count", 1),
-    _Key("register_alloc_unit", "register_alloc_unit", "count", 1),
-    _Key("register_subpartitions", "register_subpartitions", "count", 1),
-    _Key("shared_per_sm", "shared_per_sm_bytes", "bytes", 0),
-    _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0),
-    _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1),
-    _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0),
+    _Key("registers_per_sm", "registers_per_sm", "count", 1, plausible=(1, 16777216)),
+    _Key("max_registers_per_thread", "max_registers_per_thread", "count", 1, plausible=(1, 65536)),
+    _Key("register_alloc_unit", "register_alloc_unit", "count", 1, plausible=(1, 65536)),
+    _Key("register_subpartitions", "register_subpartitions", "count", 1, plausible=(1, 1024)),
+    _Key("shared_per_sm", "shared_per_sm_bytes", "bytes", 0, plausible=(0, 1073741824)),
+    _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0, plausible=(0, 1073741824)),
+    _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1, plausible=(1, 1048576)),
+    _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0, plausible=(0, 1048576)),
     # memory parallelism (the latency model); a file may leave them to its family (devices/latency.toml)
     _Key("l2_latency", "l2_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
     _Key("dram_latency", "dram_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
-    _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False),
-    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False),
-    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False),
-    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False),
+    _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False, plausible=(1, 65536)),
+    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False, plausible=(0, 1073741824)),
+    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-06)),
+    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 10)),
     _Key("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0)),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/model/tlb.py)
-    _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False),
-    _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False),
-    _Key("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False),
+    _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False, plausible=(1, 17179869184)),
+    _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False, plausible=(1, 70368744177664)),
+    _Key("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False, plausible=(1e-06, 100000.0)),
 )
 
 LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
@@ -142,20 +148,50 @@ def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -
                              f"'1024,1024,64'), got {raw!r}.")
         value: Any = tuple(parse_quantity(p, "count", key=label) for p in parts)
         if min(value) < spec.minimum:
-            raise InputError(f"{label}: every entry must be at least 1, got {raw!r}.")
+            raise InputError(f"{label}: every entry must be at least 1, got {shown(raw)}.")
+        if max(value) > MAX_BLOCK_DIM:
+            raise InputError(f"{label}: {shown(raw)} has an entry above {MAX_BLOCK_DIM}, more threads along one "
+                             f"axis of a block than a GPU has (1024 on NVIDIA and AMD).")
         return value
     if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
         require_typed_unit(spec, raw, label)
     value = parse_quantity(raw, spec.kind, key=label)
     if spec.minimum == 0 and spec.kind in REAL_KINDS and value <= 0:
-        raise InputError(f"{label}: must be greater than zero, got {raw!r}.")
+        raise InputError(f"{label}: must be greater than zero, got {shown(raw)}.")
     if value < spec.minimum:
-        raise InputError(f"{label}: must be at least {spec.minimum:g}, got {raw!r}.")
+        raise InputError(f"{label}: must be at least {spec.minimum:g}, got {shown(raw)}.")
     if spec.plausible is not None and not spec.plausible[0] <= value <= spec.plausible[1]:
-        raise InputError(f"{label}: {raw!r} is {format_quantity(value, spec.kind)}, outside what a GPU has "
+        raise InputError(f"{label}: {shown(raw)} is {format_quantity(value, spec.kind)}, outside what a GPU has "
                          f"({format_quantity(spec.plausible[0], spec.kind)} to "
                          f"{format_quantity(spec.plausible[1], spec.kind)}){_meant(spec, raw) or '.'}")
     return value
+
+
+def value_problem(spec: _Key, value: object) -> str:
+    """What is wrong with ``value`` as the canonical value of ``spec``, or '': its type, its minimum and its
+    plausible range. Every :class:`~warpspeed.device.Device` checks its values so, whoever built it (text a
+    person typed is read by :func:`parse_value`, which says more: the unit that was probably meant)."""
+    if spec.kind == "dims":
+        ok = isinstance(value, tuple | list) and len(value) == 3 and all(
+            _is_int(x) and 1 <= x <= MAX_BLOCK_DIM for x in value)
+        return "" if ok else (f"{spec.key} = {shown(value)} is not valid (must be three whole numbers from 1 to "
+                              f"{MAX_BLOCK_DIM})")
+    real = spec.kind in REAL_KINDS
+    if real:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and abs(value) <= 1e300 and \
+            math.isfinite(value) and value > 0
+    else:
+        ok = _is_int(value) and value >= spec.minimum  # type: ignore[operator]
+    lo, hi = spec.plausible if spec.plausible is not None else (spec.minimum, math.inf)
+    if ok and lo <= value <= hi:  # type: ignore[operator]
+        return ""
+    what = "a number" if real else "a whole number"
+    return (f"{spec.key} = {shown(value)} is not valid (must be {what} from {format_quantity(lo, spec.kind)} to "
+            f"{format_quantity(hi, spec.kind)})")
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
 
 
 def _meant(spec: _Key, raw: object) -> str:

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import InputError
 from ..model.capacity import HIT_RATE_CURVES, HitRates
-from ..units import REAL_KINDS, format_quantity
+from ..units import format_quantity
 from .base import IDENTITY_KEYS, SCHEMA_VERSION, FrozenMap
-from .keys import KEY_GROUPS, KEYS, KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, NOT_GIVEN, PEAK_OF, TLB_KEYS, value_text
+from .keys import (
+    KEY_GROUPS,
+    KEYS,
+    KEYS_BY_ATTR,
+    KEYS_BY_NAME,
+    L1_LINE_KEYS,
+    NOT_GIVEN,
+    PEAK_OF,
+    TLB_KEYS,
+    value_problem,
+    value_text,
+)
 
 
 @dataclass(frozen=True)
@@ -199,22 +209,8 @@ class Device:
     # -- checks -------------------------------------------------------------------------------------
 
     def _validate(self) -> None:
-        problems: list[str] = []
-        for spec in KEYS:
-            v = getattr(self, spec.attr)
-            if v is None and not spec.required:
-                continue
-            if spec.kind == "dims":
-                ok = len(v) == 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1 for x in v)
-            elif spec.kind in REAL_KINDS:
-                ok = (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0)
-            else:
-                ok = isinstance(v, int) and not isinstance(v, bool) and v >= spec.minimum
-            if not ok:
-                problems.append(f"{spec.key} = {v!r} is not valid (must be "
-                                + ("three whole numbers >= 1" if spec.kind == "dims" else
-                                   "a number > 0" if spec.kind in REAL_KINDS else
-                                   f"a whole number >= {spec.minimum:g}") + ")")
+        problems = [p for spec in KEYS if (v := getattr(self, spec.attr)) is not None or spec.required
+                    if (p := value_problem(spec, v))]
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
         problems = consistency_problems(attribute_values(self))
@@ -238,9 +234,14 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
     values are not all in ``v`` (a value that failed to parse) is skipped; ``None`` is a value not given.
     """
     problems: list[str] = []
+    typed = {a: x for a, x in v.items()
+             if a not in KEYS_BY_ATTR or x is None or not value_problem(KEYS_BY_ATTR[a], x)}
+    problems += [value_problem(KEYS_BY_ATTR[a], x) for a, x in v.items() if a not in typed]
+    v = typed  # a value of the wrong type or out of its range takes part in no rule
 
     def have(*attrs: str) -> bool:
-        return all(a in v for a in attrs)
+        """Every value given (a None is an optional value not given) and of its type."""
+        return all(v.get(a) is not None for a in attrs)
 
     def size(attr: str) -> str:
         return format_quantity(v[attr], "bytes")
@@ -250,7 +251,7 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
         if have(line, sector) and v[line] % v[sector]:
             problems.append(f"{lvl}_line ({v[line]} B) must be a whole multiple of {lvl}_sector ({v[sector]} B)")
     load, store = (KEYS_BY_NAME[k].attr for k in L1_LINE_KEYS[:2])
-    if have(load, store) and (v[load] is None) != (v[store] is None):
+    if load in v and store in v and (v[load] is None) != (v[store] is None):
         problems.append("l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together (the L1 line "
                         "rule); give both or neither")
     if have("l1_pairing_distance_bytes", "l1_bank_bytes") and v["l1_pairing_distance_bytes"] % v["l1_bank_bytes"]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
-from ..units import format_quantity
+from ..units import MAGNITUDE, format_quantity, shown
 from .base import DeviceFileError, FrozenMap, suggest
 from .keys import HIT_RATE_KEYS, KEYS_BY_NAME, OVERRIDE_KEYS, PEAK_OF, display_value, parse_value, valid_override_keys
 from .model import Device, attribute_values, consistency_problems
@@ -95,8 +95,10 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
         old_peak = getattr(dev, KEYS_BY_NAME[peak].attr)
         if bw in parsed and peak not in changes and old_peak is not None:
             ratio = parsed[bw] / getattr(dev, KEYS_BY_NAME[bw].attr)
-            attrs[KEYS_BY_NAME[peak].attr] = old_peak * ratio
-            new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw} ({origin}); "
+            top = KEYS_BY_NAME[peak].plausible[1]  # type: ignore[index]
+            attrs[KEYS_BY_NAME[peak].attr] = min(old_peak * ratio, max(top, parsed[bw]))
+            capped = f", capped at {top:g} GB/s (its range)" if old_peak * ratio > top else ""
+            new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw}{capped} ({origin}); "
                                  f"was: {dev.sources.get(peak, '?')}")
     if any(k in changes for k in HIT_RATE_KEYS):
         attrs["hit_rates"] = HitRates(**curves)
@@ -119,12 +121,17 @@ def suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
 def _parse_float(raw: object, label: str) -> float:
     if isinstance(raw, bool):
         raise InputError(f"{label}: expected a number, got {raw!r}.")
+    if isinstance(raw, str) and len(raw) > 100:
+        raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {shown(raw)}.")
     try:
         value = float(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {raw!r}.") from None
-    if not math.isfinite(value):
-        raise InputError(f"{label}: expected a finite number, got {raw!r}.")
+        raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {shown(raw)}.") from None
+    except OverflowError:  # an integer beyond a float
+        value = math.inf
+    if not abs(value) <= MAGNITUDE[1]:
+        raise InputError(f"{label}: expected a finite number from -1e18 to 1e18, got "
+                         f"{shown(raw)}.")
     return value
 
 
