@@ -24,13 +24,14 @@ _HOMES = {
     "DEFAULT_MODEL": ".model.performance", "MODELS": ".model.performance", "Performance": ".model.performance",
     "Workload": ".model.performance",
     "Ranking": ".studies.ranking", "rank": ".studies.ranking",
+    "Candidate": ".studies.comparison", "Comparison": ".studies.comparison", "compare": ".studies.comparison",
     "Configuration": ".studies.space", "block_shapes": ".studies.space", "paper_space": ".studies.space",
 }
 
 __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
-           "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",
-           "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "detected_device",
-           "device", "device_for_gpu_name", "device_ids",
+           "Candidate", "Comparison", "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",
+           "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "compare",
+           "detected_device", "device", "device_for_gpu_name", "device_ids",
            "estimate", "find_kernel", "kernel_from_dict", "kernels", "load_kernel", "paper_space", "rank",
            "with_model"]
 
@@ -57,5 +58,6 @@ if TYPE_CHECKING:  # what checkers and editors see: the same names, imported eag
     from .kernels import catalog, find_kernel
     from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
     from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
+    from .studies.comparison import Candidate, Comparison, compare
     from .studies.ranking import Ranking, rank
     from .studies.space import Configuration, block_shapes, paper_space

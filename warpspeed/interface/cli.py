@@ -43,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     _whatif_options(sub.add_parser("whatif", help="sweep one device key and follow the best configuration"))
     _project_options(sub.add_parser("project", help="project a kernel from one GPU to another (analytic, "
                                                     "measured or hybrid)"))
+    _compare_options(sub.add_parser("compare", help="rank candidate kernels (or sequences of kernels) that do the "
+                                                    "same work, each at its best block"))
     pl = sub.add_parser("plot", help="plot a roofline, ranking, what-if sweep or projection (PNG, SVG or PDF)")
     kinds = pl.add_subparsers(dest="plot", required=True, parser_class=_Parser)
     for kind, options, text in (("roofline", _estimate_options, "hierarchical roofline of one configuration"),
@@ -213,6 +215,22 @@ def _project_options(pj, plot: bool = False) -> None:
                         "measured: the source's")
     if not plot:
         _time_options(pj)
+
+
+def _compare_options(c) -> None:
+    c.add_argument("candidate", nargs="+", help="a kernel (catalog name or TOML file), or a sequence of kernels "
+                   "launched in turn joined by '+', with '@N' for the updates of the domain they make together "
+                   "(e.g. aa-even.toml+aa-odd.toml@2; without '@N': one update, and the domains must match)")
+    c.add_argument("--device", required=True, help="device id or device TOML")
+    c.add_argument("--threads", help="threads per block, N[,N...] (default 1024, or for a kernel that cannot launch "
+                                      "them the largest power of two that can)")
+    c.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
+                   help="thread folding (repeatable; default 1,1,1)")
+    c.add_argument("--domain", help="iteration space X,Y,Z of every kernel (default: each kernel's)")
+    c.add_argument("--registers", type=int, help="registers per thread (default: each kernel's)")
+    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="device override")
+    c.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    _model_option(c)
 
 
 def _space_options(p, plot: bool = False) -> None:
@@ -512,6 +530,29 @@ def _rank(a) -> str:
         ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers, model=a.model)
         texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top or 10))
     return "\n\n".join(texts)
+
+
+def _compare(a) -> str:
+    import csv
+    import io
+
+    from ..device import device, parse_set_options
+    from ..studies.comparison import Candidate, compare
+    from .compare_report import COMPARE_CSV_COLUMNS, comparison_csv_rows, comparison_text
+
+    c = compare([Candidate.parse(t) for t in a.candidate], device(a.device, **parse_set_options(a.set)),
+                None if a.threads is None else _threads(a.threads), [_ints(f, "--folding") for f in (a.folding or
+                                                                                                   ["1,1,1"])],
+                None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers, model=a.model)
+    if a.format == "json":
+        return json.dumps(c.to_dict(), indent=2)
+    if a.format == "csv":
+        out = io.StringIO()
+        w = csv.DictWriter(out, fieldnames=COMPARE_CSV_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(comparison_csv_rows(c))
+        return out.getvalue().rstrip("\n")
+    return comparison_text(c)
 
 
 def _plot_top(text: str) -> int | str:
@@ -847,6 +888,7 @@ def main(argv: list[str] | None = None) -> int:
         a = _parser().parse_args(_negative_values_attached(sys.argv[1:] if argv is None else argv))
         _check_paths(a)
         verbs = {"estimate": _estimate, "rank": _rank, "whatif": _whatif, "project": _project, "plot": _plot,
+                 "compare": _compare,
                  "measure": _measure, "validate": _validate, "calibrate": _calibrate, "devices": _devices,
                  "kernels": _kernels, "serve": _serve}
         out = verbs[a.verb](a)

@@ -5,12 +5,13 @@
 
     jsonschema.validate(document, schemas.load("estimate"))  # `warpspeed estimate --format json`
     jsonschema.validate(document, schemas.load("rank"))      # `warpspeed rank --format json`
+    jsonschema.validate(document, schemas.load("compare"))   # `warpspeed compare --format json`
 
 Each schema file is self-contained (``schemas.path(name)`` is the file, for other tools). docs/outputs.md
 describes every key with its unit and meaning.
 
 ``SCHEMA_VERSION`` is the ``schema_version`` that the object-shaped JSON documents of the CLI carry
-(estimate, rank, whatif, project, calibrate). It changes only when an existing key is renamed, removed or
+(estimate, rank, compare, whatif, project, calibrate). It changes only when an existing key is renamed, removed or
 changes its meaning; new keys are added without a change (so readers should ignore keys they do not know).
 """
 
@@ -25,17 +26,17 @@ __all__ = ["NAMES", "SCHEMA_VERSION", "load", "path"]
 SCHEMA_VERSION = 1
 """Layout version of warpspeed's JSON outputs (the ``schema_version`` key)."""
 
-NAMES = ("estimate", "rank")
+NAMES = ("estimate", "rank", "compare")
 """The shipped schemas: ``<name>.schema.json`` in this package."""
 
 
 def path(name: str) -> Traversable:
-    """The schema file of ``name`` (``"estimate"`` or ``"rank"``) inside the installed package."""
+    """The schema file of ``name`` (``"estimate"``, ``"rank"`` or ``"compare"``) inside the installed package."""
     if name not in NAMES:
         raise ValueError(f"unknown schema {name!r}; the shipped schemas are {', '.join(NAMES)}.")
     return resources.files(__name__).joinpath(f"{name}.schema.json")
 
 
 def load(name: str) -> dict:
-    """The JSON Schema of ``name`` (``"estimate"`` or ``"rank"``) as a new dict."""
+    """The JSON Schema of ``name`` (``"estimate"``, ``"rank"`` or ``"compare"``) as a new dict."""
     return json.loads(path(name).read_text(encoding="utf-8"))
