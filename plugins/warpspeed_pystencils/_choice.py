@@ -3,7 +3,7 @@
 The choice is kept as JSON (``kernel.metadata["warpspeed"]["ranking"]``, the summary of a launch-time
 ``LaunchChoice``; both come back from the disk cache), so :class:`BlockChoice` is read from that summary,
 which holds the ranking in words as ``warpspeed rank`` prints it (``headline``, ``table``) along with the
-numbers. Only the standard library is imported here: importing the plugin stays cheap.
+numbers. Only the standard library is imported here (and by ``_summary``): importing the plugin stays cheap.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ._summary import ranking_summary
 
 Block = tuple[int, int, int]
 
@@ -132,16 +134,24 @@ def _spatial_dims(domain: Any) -> int:
     return 3 if d[2] > 1 else 2 if d[1] > 1 else 1
 
 
-def choice_of(obj: Any, kernel: Any = None) -> BlockChoice:
-    """See ``warpspeed_pystencils.choice_of``."""
+def choice_of(kernel_or_choice: Any, kernel: Any = None) -> BlockChoice:
+    """warpspeed's choice of a block for a pystencils kernel, readable: a :class:`BlockChoice` (``print`` it
+    for the block chosen against pystencils' default, the ranking's headline with its confidence and the
+    table of the contenders, as ``warpspeed rank`` prints them).
+
+    ``kernel_or_choice``: a kernel of ``create_kernel(..., shape=...)`` (or its ``metadata["warpspeed"]``);
+    for a launch-time kernel, a choice (a value of ``run.choices``, or ``run.choice_for(**arrays)``), or the
+    compiled kernel ``run`` itself once it has been called with arrays of one layout; or a
+    ``warpspeed.Ranking`` (of ``rank_block_sizes``, say), with ``kernel`` the ``warpspeed.Kernel`` it ranks to
+    estimate pystencils' default block where the ranking does not hold it. Anything else is an
+    ``InputError``."""
     import warpspeed
     from warpspeed import InputError
 
     from ._launch import LaunchChoice, LaunchTimeKernel
 
+    obj = kernel_or_choice
     if isinstance(obj, warpspeed.Ranking):
-        from . import ranking_summary
-
         if not obj.results or obj.best.error:
             raise InputError(f"the ranking of {obj.kernel} on {obj.device} has no configuration that can launch.")
         domain = kernel.domain if isinstance(kernel, warpspeed.Kernel) else obj.best.data["domain"]

@@ -16,7 +16,6 @@ warpspeed's model, so a second run of the same program ranks and times nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,7 +25,12 @@ from pystencils.jit import JitBase, KernelWrapper
 from warpspeed import InputError
 
 from . import _cache
+from ._arguments import registers_argument, thread_counts
+from ._describe import arch_for, describe_spec
 from ._extract import ArrayLayout
+from ._layouts import check_layout_matches, declared_layouts
+from ._rank import CREATE_KERNEL_THREADS, ranking_cache, within_launch_bounds
+from ._summary import ranking_summary
 
 #: What a launch-time kernel takes besides the device: the thread counts ranked, the performance model,
 #: the registers per thread (default: the compiled kernel's), ``cache=None`` to keep nothing on disk, and
@@ -194,13 +198,11 @@ def _compiled_registers(inner: Any) -> int | None:
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
     """``threads``, ``model`` and ``registers`` checked when the kernel is created: a bad one is the caller's
     mistake, not a launch the model cannot describe (which runs with pystencils' block)."""
-    from . import _registers_argument, _thread_counts
-
     out = dict(options)  # the model is imported only where an option needs it: creating a kernel stays cheap
     if out.get("threads") is not None:
         import warpspeed
 
-        threads = _thread_counts(out["threads"])  # one int: that thread count alone
+        threads = thread_counts(out["threads"])  # one int: that thread count alone
         if isinstance(threads, str | bytes) or not isinstance(threads, Sequence) or not threads or not all(
                 isinstance(t, int) and not isinstance(t, bool) for t in threads):
             raise InputError(f"threads= of a launch-time kernel is a thread count per block or a list of them "
@@ -211,7 +213,7 @@ def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
         from warpspeed.plugin_api import performance_model
 
         performance_model(out["model"])
-    _registers_argument(out.get("registers"))
+    registers_argument(out.get("registers"))
     return out
 
 
@@ -367,9 +369,7 @@ class LaunchTimeKernel(KernelWrapper):
             return key, self._pystencils_default(key, e)
         key = (index, tuple(sorted(layouts.items())))
         if key not in self.choices:
-            from . import _check_layout_matches
-
-            _check_layout_matches(self.kernel, arrays=layouts)
+            check_layout_matches(self.kernel, arrays=layouts)
             if index not in self._devices:
                 self._devices[index] = self.jit.resolve_device(index)  # an unknown GPU is refused here
             try:
@@ -435,23 +435,13 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     compares with (default: pystencils' default for the kernel's dimensionality)."""
     import warpspeed
 
-    from . import (
-        CREATE_KERNEL_THREADS,
-        _declared_layouts,
-        _describe_spec,
-        _ranking_cache,
-        _registers_argument,
-        arch_for,
-        ranking_summary,
-    )
-
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     code = kernel.get_c_code()
     threads = within_launch_bounds(tuple(CREATE_KERNEL_THREADS if threads is None else threads), code)
-    registers = _registers_argument(registers)
+    registers = registers_argument(registers)
     regs, regs_source = ((registers, "the registers argument") if registers is not None else
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
-    key = _cache.content_key("launch-choice", code, _declared_layouts(kernel),
+    key = _cache.content_key("launch-choice", code, declared_layouts(kernel),
                              [(n, list(a.shape), list(a.strides)) for n, a in sorted(layouts.items())],
                              dev.to_dict(), regs, list(threads), model,
                              None if default_block is None else [int(b) for b in default_block],
@@ -461,14 +451,14 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
         if _valid_choice(found):
             candidates = tuple(tuple(b) for b in found["candidates"]) if measure else ()
             return LaunchChoice(tuple(found["block"]), dev.id, found["summary"], candidates, key)
-    spec = _describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
-                          arch=arch_for(dev))
+    spec = describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
+                         arch=arch_for(dev))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
     # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
     launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
                        for b in warpspeed.block_shapes(threads, max_dims=dev.max_block_dims)})
     options: dict[str, Any] = {"blocks": launched, "screen": 1, "jobs": 1, "model": model,
-                               "cache": _ranking_cache(wkernel, dev) if cache is not None else None}
+                               "cache": ranking_cache(wkernel, dev) if cache is not None else None}
     ranking = warpspeed.rank(wkernel, dev, **options)
     best = ranking.best
     if best.error:
@@ -485,20 +475,6 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     if cache is not None:
         _cache.write_json("launch-choices", key, _record(choice))
     return choice if measure else replace(choice, candidates=())
-
-
-_LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\(\s*(\d+)")
-
-
-def within_launch_bounds(threads: tuple[int, ...], code: str) -> tuple[int, ...]:
-    """The thread counts a kernel can launch with: those up to its ``__launch_bounds__`` (pystencils writes it
-    from the config's default block where ``gpu.generate_launch_bounds`` is set; CUDA refuses a launch of
-    more threads), else the largest power of two below the bound."""
-    found = _LAUNCH_BOUNDS.search(code)
-    if found is None:
-        return threads
-    bound = int(found.group(1))
-    return tuple(t for t in threads if t <= bound) or (1 << (bound.bit_length() - 1),)
 
 
 def _block(b: Any) -> bool:

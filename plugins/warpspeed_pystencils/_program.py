@@ -11,26 +11,28 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from warpspeed import InputError
-from warpspeed.plugin_api import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+from ._errors import input_error
+from ._generate import as_kernel
 
-from ._internals import FieldBasePtr, FieldShape, FieldStride  # parameter roles: see _internals for why
+if TYPE_CHECKING:
+    from warpspeed.plugin_api import CudaProgram
 
 #: Every array starts at this value: a finite, non-zero state (an LBM cell of density 0.1 * Q at rest).
 DEFAULT_FILL = 0.1
 #: Value of a floating-point scalar parameter that is not given (a valid LBM relaxation rate).
 DEFAULT_SCALAR = 1.0
-_NUMPY_KINDS = set(ARG_TYPES) - {"array"}
 
 
 def _renamed(code: str, name: str) -> str:
-    """The kernel source with its function called :data:`NAME_TOKEN`."""
+    """The kernel source with its function called ``warpspeed.plugin_api.NAME_TOKEN``."""
+    from warpspeed.plugin_api import NAME_TOKEN
+
     pattern = re.compile(rf"(\bvoid\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?){re.escape(name)}(\s*\()")
     out, n = pattern.subn(rf"\g<1>{NAME_TOKEN}\g<2>", code, count=1)
     if n != 1:
-        raise InputError(f"pystencils kernel '{name}': its function definition was not found in the generated code.")
+        raise input_error(f"pystencils kernel '{name}': its function definition was not found in the generated code.")
     return out
 
 
@@ -46,18 +48,25 @@ def _source(kernel: Any) -> tuple[str, tuple[str, ...]]:
 
 
 def _kind(param: Any) -> str:
+    """The argument type of a scalar parameter (``warpspeed.plugin_api.ARG_TYPES`` less ``array``)."""
+    from warpspeed.plugin_api import ARG_TYPES
+
+    numpy_kinds = set(ARG_TYPES) - {"array"}
     np_dtype = getattr(param.dtype, "numpy_dtype", None)
     kind = getattr(np_dtype, "name", None)
-    if kind not in _NUMPY_KINDS:
-        raise InputError(f"pystencils kernel parameter '{param.name}' has the type {param.dtype}; warpspeed measure "
-                         f"passes {', '.join(sorted(_NUMPY_KINDS))} and field pointers.")
+    if kind not in numpy_kinds:
+        raise input_error(f"pystencils kernel parameter '{param.name}' has the type {param.dtype}; warpspeed measure "
+                         f"passes {', '.join(sorted(numpy_kinds))} and field pointers.")
     return kind
 
 
 def program_of(kernel: Any, shape: Sequence[int], *, layout: str | None, index_layout: str | None, name: str,
                scalars: Mapping[str, float] | None = None, fill: float = DEFAULT_FILL) -> CudaProgram:
     """The ``pystencils`` CudaProgram of a pystencils GpuKernel on arrays of ``shape`` (allocated, x first)."""
+    from warpspeed.plugin_api import ArraySpec, CudaProgram
+
     from ._extract import Extractor
+    from ._internals import FieldBasePtr, FieldShape, FieldStride  # parameter roles: see _internals for why
 
     scalars = dict(scalars or {})
     ex = Extractor(kernel, shape, layout, index_layout, name)
@@ -71,16 +80,16 @@ def program_of(kernel: Any, shape: Sequence[int], *, layout: str | None, index_l
             args.append(("array", index[ptr[0].field.name]))
         elif any(isinstance(q, FieldShape | FieldStride) for q in props):
             if p.name not in ex.values:
-                raise InputError(f"pystencils kernel '{name}': no value for the size/stride parameter '{p.name}'.")
+                raise input_error(f"pystencils kernel '{name}': no value for the size/stride parameter '{p.name}'.")
             args.append((_kind(p), int(ex.values[p.name])))
         else:
             kind = _kind(p)
             if p.name not in scalars and not kind.startswith("float"):
-                raise InputError(f"pystencils kernel '{name}': give a value for the integer parameter '{p.name}' "
+                raise input_error(f"pystencils kernel '{name}': give a value for the integer parameter '{p.name}' "
                                  "(scalars={...}).")
             args.append((kind, scalars.pop(p.name, DEFAULT_SCALAR)))
     if scalars:
-        raise InputError(f"pystencils kernel '{name}': unknown scalar parameter(s) {sorted(scalars)}; the kernel "
+        raise input_error(f"pystencils kernel '{name}': unknown scalar parameter(s) {sorted(scalars)}; the kernel "
                          f"takes {[p.name for p in kernel.parameters if not p.properties] or 'none'}.")
     source, options = _source(kernel)
     return CudaProgram("pystencils", source, arrays, tuple(args), options)
@@ -88,15 +97,13 @@ def program_of(kernel: Any, shape: Sequence[int], *, layout: str | None, index_l
 
 def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | None = None,
                  index_layout: str | None = None, name: str | None = None, config: Any = None,
-                 scalars: Mapping[str, float] | None = None, fill: float = DEFAULT_FILL) -> CudaProgram:
+                 scalars: Mapping[str, float] | None = None, fill: float | None = None) -> CudaProgram:
     """pystencils' CUDA code of a kernel (or of assignments) for ``warpspeed measure``.
 
     ``shape``, ``layout``, ``index_layout`` and ``config`` as in ``describe`` (use the same values, so that
     the run and the model share the memory layout). Floating-point scalar parameters (``omega``) default to
-    ``DEFAULT_SCALAR``; every array starts at ``fill``.
+    ``DEFAULT_SCALAR``; every array starts at ``fill`` (None: ``DEFAULT_FILL``).
     """
-    from . import _as_kernel
-
-    kernel, _ = _as_kernel(kernel_or_assignments, config)
+    kernel, _ = as_kernel(kernel_or_assignments, config)
     return program_of(kernel, shape, layout=layout, index_layout=index_layout, name=name or kernel.name,
-                      scalars=scalars, fill=fill)
+                      scalars=scalars, fill=DEFAULT_FILL if fill is None else fill)

@@ -13,6 +13,12 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+from . import _cache
+from ._describe import describe_spec
+from ._errors import input_error
+from ._program import cuda_program
+from ._registers import find_nvcc
+
 #: Registers per thread measured with nvcc (CUDA 13, -arch=sm_80) on these kernels; used by the catalog
 #: entries only where neither nvcc nor its cached result is available (describe() warns in that case).
 MEASURED_REGISTERS_SM80 = {"d3q19-srt": 90, "d3q15-allen-cahn": 94}
@@ -22,12 +28,6 @@ _DTYPES = {"float64": "double", "double": "double", "fp64": "double",
 _STREAMING = ("pull", "push")
 _METHODS = ("srt", "trt", "mrt", "cumulant", "central_moment")
 LBM_DOMAIN = (256, 256, 256)
-
-
-def _input_error(msg: str) -> Exception:
-    from warpspeed import InputError
-
-    return InputError(msg)
 
 
 def star_stencil(range_: int = 4, dims: int = 3, dtype: str = "float64", *, layout: str = "fzyx") -> list:
@@ -40,11 +40,11 @@ def star_stencil(range_: int = 4, dims: int = 3, dtype: str = "float64", *, layo
     import sympy as sp
 
     if isinstance(range_, bool) or not isinstance(range_, int) or range_ < 0:
-        raise _input_error(f"star_stencil: range_ must be a non-negative integer, got {range_!r}.")
+        raise input_error(f"star_stencil: range_ must be a non-negative integer, got {range_!r}.")
     if dims not in (1, 2, 3):
-        raise _input_error(f"star_stencil: dims must be 1, 2 or 3, got {dims!r}.")
+        raise input_error(f"star_stencil: dims must be 1, 2 or 3, got {dims!r}.")
     if dtype not in _DTYPES:
-        raise _input_error(f"star_stencil: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}.")
+        raise input_error(f"star_stencil: dtype must be one of {sorted(_DTYPES)}, got {dtype!r}.")
     src, dst = ps.fields(f"src, dst: {_DTYPES[dtype]}[{dims}D]", layout=layout)
     terms = [src.center]
     for axis, dist in itertools.product(range(dims), range(1, range_ + 1)):
@@ -66,9 +66,9 @@ def lbm_update_rule(stencil: str = "D3Q19", method: str = "srt", *, layout: str 
     st = _stencil_name(stencil)
     m = str(method).lower()
     if m not in _METHODS:
-        raise _input_error(f"lbm_update_rule: method must be one of {list(_METHODS)}, got {method!r}.")
+        raise input_error(f"lbm_update_rule: method must be one of {list(_METHODS)}, got {method!r}.")
     if streaming not in _STREAMING:
-        raise _input_error(f"lbm_update_rule: streaming must be 'pull' or 'push', got {streaming!r}.")
+        raise input_error(f"lbm_update_rule: streaming must be 'pull' or 'push', got {streaming!r}.")
     rates: dict[str, Any] = {"relaxation_rate": sp.Symbol("omega")}
     if m == "trt":
         rates = {"relaxation_rates": [sp.Symbol("omega"), sp.Symbol("omega_odd")]}
@@ -83,7 +83,7 @@ def _stencil_name(stencil: str) -> str:
 
     st = str(stencil).upper()
     if not st.startswith("D") or not hasattr(Stencil, st):
-        raise _input_error(f"unknown LBM stencil {stencil!r}; e.g. D2Q9, D3Q15, D3Q19, D3Q27.")
+        raise input_error(f"unknown LBM stencil {stencil!r}; e.g. D2Q9, D3Q15, D3Q19, D3Q27.")
     return st
 
 
@@ -133,8 +133,8 @@ def _domain(domain: Sequence[int] | None, dims: int = 3) -> tuple[int, ...]:
     while len(d) > dims and d[-1] == 1:  # warpspeed's 3D form of a 2D domain: (nx, ny, 1)
         d = d[:-1]
     if len(d) != dims or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in d):
-        raise _input_error(f"this LBM catalog kernel is {dims}D: domain must be {dims} positive integers, "
-                           f"got {domain!r}.")
+        raise input_error(f"this LBM catalog kernel is {dims}D: domain must be {dims} positive integers, "
+                          f"got {domain!r}.")
     return d
 
 
@@ -151,9 +151,6 @@ def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     through lbmpy and pystencils costs seconds), keyed on everything it depends on."""
     import warpspeed
 
-    from . import _cache, _describe_spec
-    from ._registers import find_nvcc
-
     ck = _cache.content_key("catalog", name, key, domain, _cache.code_version(), find_nvcc() is not None)
     spec = _cache.read_json("kernels", ck)
     if isinstance(spec, dict):
@@ -162,7 +159,7 @@ def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
         except warpspeed.InputError:
             pass  # a damaged entry: build again
     shape = tuple(n + 2 for n in domain)  # one ghost layer
-    spec = _describe_spec(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
+    spec = describe_spec(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
                           fallback_registers=MEASURED_REGISTERS_SM80.get(name))
     _cache.write_json("kernels", ck, spec)
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
@@ -170,8 +167,6 @@ def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
 
 def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     """pystencils' CUDA code of a catalog kernel (``warpspeed measure``), on the arrays ``_built`` models."""
-    from ._program import cuda_program
-
     return cuda_program(_rule(name, key), tuple(n + 2 for n in domain), layout=dict(key).get("layout", "fzyx"),
                         name=name)
 
@@ -184,11 +179,11 @@ _LAYOUTS = ("fzyx", "zyxf", "soa", "aos", "f", "reverse_numpy", "c", "numpy")
 def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method: Any = "srt") -> None:
     """A catalog entry's parameters, checked before lbmpy builds anything (that costs seconds)."""
     if not isinstance(layout, str) or layout.lower() not in _LAYOUTS:
-        raise _input_error(f"{entry}: layout must be one of {list(_LAYOUTS)}, got {layout!r}.")
+        raise input_error(f"{entry}: layout must be one of {list(_LAYOUTS)}, got {layout!r}.")
     if streaming not in _STREAMING:
-        raise _input_error(f"{entry}: streaming must be one of {list(_STREAMING)}, got {streaming!r}.")
+        raise input_error(f"{entry}: streaming must be one of {list(_STREAMING)}, got {streaming!r}.")
     if str(method).lower() not in _METHODS:
-        raise _input_error(f"{entry}: method must be one of {list(_METHODS)}, got {method!r}.")
+        raise input_error(f"{entry}: method must be one of {list(_METHODS)}, got {method!r}.")
 
 
 def _d3q19_key(layout: str, streaming: str) -> tuple:

@@ -19,7 +19,7 @@ ps = pytest.importorskip("pystencils")
 pytest.importorskip("lbmpy")
 
 import warpspeed_pystencils as wp  # noqa: E402
-from warpspeed_pystencils import _extract, _launch  # noqa: E402
+from warpspeed_pystencils import _describe, _extract, _generate, _launch, _rank  # noqa: E402
 
 import warpspeed  # noqa: E402
 
@@ -144,7 +144,7 @@ def test_padded_arrays_are_estimated_with_their_padding(gpu):
     padded = {n: a[:66] for n, a in big.items()}  # x rows padded from 66 to 72 elements
     layouts = _launch.read_call(_launch.CallSignature.of(run.kernel), padded)
     assert layouts["src"] == _extract.ArrayLayout((66, 66, 34), (1, 72, 72 * 66))
-    spec = wp._describe_spec(run.kernel, None, arrays=layouts, registers=FAKE_REGISTERS)
+    spec = _describe.describe_spec(run.kernel, None, arrays=layouts, registers=FAKE_REGISTERS)
     assert {f["name"]: f["shape"] for f in spec["field"]} == {"src": [72, "ny+2", "nz+2"],
                                                                "dst": [72, "ny+2", "nz+2"]}
     assert spec["domain"] == [64, 64, 32]
@@ -158,7 +158,7 @@ def test_launch_arrays_describe_the_kernel_as_shape_and_layout_do(layout):
     """The array twin: arrays of a shape in a layout give the description that the shape and layout give."""
     import numpy as np
 
-    kernel, _ = wp._as_kernel(wp.lbm_d3q19_srt(layout=layout))
+    kernel, _ = _generate.as_kernel(wp.lbm_d3q19_srt(layout=layout))
     for shape in ((18, 10, 6), (34, 34, 34)):
         arrays = {}
         for f in kernel.get_fields():
@@ -168,8 +168,8 @@ def test_launch_arrays_describe_the_kernel_as_shape_and_layout_do(layout):
             else:  # x fastest, the population index slowest
                 arrays[f.name] = np.zeros(shape + q, order="F")
         layouts = _launch.read_call(_launch.CallSignature.of(kernel), {**arrays, "omega": 1.8})  # a whole call
-        by_arrays = wp._describe_spec(kernel, None, arrays=layouts, registers=90)
-        by_shape = wp._describe_spec(kernel, shape, layout=layout, registers=90)
+        by_arrays = _describe.describe_spec(kernel, None, arrays=layouts, registers=90)
+        by_shape = _describe.describe_spec(kernel, shape, layout=layout, registers=90)
         assert by_arrays["field"] == by_shape["field"] and by_arrays["domain"] == by_shape["domain"]
 
 
@@ -286,8 +286,8 @@ def test_launch_bounds_in_the_code_cap_the_threads_ranked(gpu):
     bounded = ps.create_kernel(_seven_point(), no_jit)
     ranking = wp.rank_block_sizes(bounded, (66, 66, 66), device=H100, registers=FAKE_REGISTERS)
     assert max(math.prod(r.configuration.block) for r in ranking.results) == 128  # an existing kernel too
-    assert _launch.within_launch_bounds((256, 512), "__global__ __launch_bounds__(96) void k()") == (64,)
-    assert _launch.within_launch_bounds((256, 512), "__global__ void k()") == (256, 512)
+    assert _rank.within_launch_bounds((256, 512), "__global__ __launch_bounds__(96) void k()") == (64,)
+    assert _rank.within_launch_bounds((256, 512), "__global__ void k()") == (256, 512)
 
 
 def test_a_reduction_is_refused_with_a_message_that_says_so(gpu):
@@ -365,7 +365,7 @@ def test_fields_of_generic_element_type_are_described_with_the_type_of_their_cod
             run(**{n: gpu.zeros((130, 66, 34), dtype=dtype, order="F") for n in ("src", "dst")})
         choice = next(iter(run.choices.values()))
         assert "fallback" not in choice.summary
-        spec = wp._describe_spec(ps.create_kernel(update, cfg.copy()), (130, 66, 34), registers=FAKE_REGISTERS)
+        spec = _describe.describe_spec(ps.create_kernel(update, cfg.copy()), (130, 66, 34), registers=FAKE_REGISTERS)
         assert {f["element_bytes"] for f in spec["field"]} == {element_bytes}
         shaped = wp.create_kernel(update, cfg, shape=(130, 66, 34), device=H100, registers=FAKE_REGISTERS,
                                   cache=None)
@@ -521,7 +521,7 @@ def test_a_two_dimensional_single_precision_kernel_gets_its_block_at_launch(gpu)
     assert block[2] == 1 and block == choice.block and choice.summary["block"] == list(block)
     assert choice.summary["pystencils_default_block"] == [16, 16, 1]
     assert choice.summary["speedup_vs_default"] >= 1
-    spec = wp._describe_spec(ps.create_kernel(update, ps.CreateKernelConfig(target=ps.Target.CUDA)), (1026, 514),
+    spec = _describe.describe_spec(ps.create_kernel(update, ps.CreateKernelConfig(target=ps.Target.CUDA)), (1026, 514),
                              registers=FAKE_REGISTERS)
     assert spec["domain"] == [1024, 512, 1] and {f["element_bytes"] for f in spec["field"]} == {4}
 

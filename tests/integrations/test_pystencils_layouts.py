@@ -23,7 +23,7 @@ ps = pytest.importorskip("pystencils")
 pytest.importorskip("lbmpy")
 
 import warpspeed_pystencils as wp  # noqa: E402
-from warpspeed_pystencils import _extract  # noqa: E402
+from warpspeed_pystencils import _extract, _generate, _layouts  # noqa: E402
 
 import warpspeed  # noqa: E402
 
@@ -74,7 +74,7 @@ def _stride_of(access, var):
 
 def _threadidx_x_coordinate(assignments):
     """The field coordinate pystencils' generated code puts threadIdx.x on."""
-    kernel, _ = wp._as_kernel(assignments)
+    kernel, _ = _generate.as_kernel(assignments)
     (found,) = re.findall(r"ctr_(\d) = [^;]*threadIdx\.x", kernel.get_c_code())
     return int(found)
 
@@ -228,16 +228,16 @@ def test_a_choice_cached_for_another_layout_is_not_read_back(monkeypatch):
     assert ranks == []
     assert again_c.metadata["warpspeed"]["block"] == c.metadata["warpspeed"]["block"]
     assert again_misread.metadata["warpspeed"]["block"] == misread.metadata["warpspeed"]["block"]
-    kernel, _ = wp._as_kernel(_seven_point())
-    other, _ = wp._as_kernel(_seven_point("fzyx"))
-    assert wp._declared_layouts(kernel) == [("u", [0, 1, 2]), ("un", [0, 1, 2])]
-    assert wp._declared_layouts(other) == [("u", [2, 1, 0]), ("un", [2, 1, 0])]
+    kernel, _ = _generate.as_kernel(_seven_point())
+    other, _ = _generate.as_kernel(_seven_point("fzyx"))
+    assert _layouts.declared_layouts(kernel) == [("u", [0, 1, 2]), ("un", [0, 1, 2])]
+    assert _layouts.declared_layouts(other) == [("u", [2, 1, 0]), ("un", [2, 1, 0])]
 
 
 def test_cuda_program_uses_the_declared_layout_as_describe_does():
     program = wp.cuda_program(_streaming(), SHAPE)
     k, _ = _described(_streaming())
-    strides = dict(zip((p.name for p in wp._as_kernel(_streaming())[0].parameters), program.args, strict=True))
+    strides = dict(zip((p.name for p in _generate.as_kernel(_streaming())[0].parameters), program.args, strict=True))
     assert strides["_stride_f_3"][1] == 1  # the population index is contiguous, as described
     assert next(f for f in k.fields if f.name == "f").shape[0] == 19
 

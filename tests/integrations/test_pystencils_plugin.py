@@ -19,7 +19,7 @@ ps = pytest.importorskip("pystencils")
 pytest.importorskip("lbmpy")
 
 import warpspeed_pystencils as wp  # noqa: E402
-from warpspeed_pystencils import _extract, _registers  # noqa: E402
+from warpspeed_pystencils import _choice_cache, _describe, _extract, _generate, _registers  # noqa: E402
 
 import warpspeed  # noqa: E402
 
@@ -328,11 +328,11 @@ def test_the_inputs_hash_does_not_see_pystencils_caches():
     """The inputs' hash does not change with what pystencils caches as it generates code (its data types fill
     caches of their own: the plain pickle of the same assignments changed); different assignments hash
     differently; what does not pickle gives no hash (and no error)."""
-    before = wp._value_digest(wp.star_stencil(1))
+    before = _choice_cache.value_digest(wp.star_stencil(1))
     ps.create_kernel(wp.star_stencil(1), ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit))
-    assert wp._value_digest(wp.star_stencil(1)) == before
-    assert wp._value_digest(wp.star_stencil(2)) != before
-    assert wp._value_digest([wp.star_stencil(1), lambda: 0]) is None
+    assert _choice_cache.value_digest(wp.star_stencil(1)) == before
+    assert _choice_cache.value_digest(wp.star_stencil(2)) != before
+    assert _choice_cache.value_digest([wp.star_stencil(1), lambda: 0]) is None
 
 
 @pytest.mark.parametrize("shape", [66, (66, 66, 66.5), "66,66,66"])
@@ -378,15 +378,15 @@ def test_catalog_kernels_are_built_once_across_runs(tmp_path, monkeypatch):
     def no_build(*a, **kw):
         raise AssertionError("built again")
 
-    real = wp._describe_spec
-    monkeypatch.setattr(wp, "_describe_spec", no_build)
+    real = catalog.describe_spec
+    monkeypatch.setattr(catalog, "describe_spec", no_build)
     again = warpspeed.kernels.get("lbm", stencil="D2Q9", domain=(64, 64))
     assert dict(again.spec) == dict(fresh.spec) and again.domain == fresh.domain
     e1, e2 = (warpspeed.estimate(k, A100, (64, 2, 1)).to_dict() for k in (fresh, again))
     assert e1 == e2
     stored[0].write_text('{"name": 3}')
     catalog._built.cache_clear()
-    monkeypatch.setattr(wp, "_describe_spec", real)
+    monkeypatch.setattr(catalog, "describe_spec", real)
     rebuilt = warpspeed.kernels.get("lbm", stencil="D2Q9", domain=(64, 64))
     same = ("description",)  # only where the registers came from may differ (nvcc's own cache)
     assert {k: v for k, v in rebuilt.spec.items() if k not in same} == \
@@ -527,7 +527,7 @@ def test_a_shape_given_as_text_is_quoted_in_the_error(shape):
 def test_one_thread_count_is_that_count_alone():
     """threads=256 is the thread count 256 (it raised TypeError: 'int' object is not iterable)."""
     ranked = wp.rank_block_sizes(wp.star_stencil(1), (66, 66, 66), device=A100, threads=256, registers=32)
-    gpu_kernel, _ = wp._as_kernel(wp.star_stencil(1))
+    gpu_kernel, _ = _generate.as_kernel(wp.star_stencil(1))
     of_kernel = wp.rank_block_sizes(gpu_kernel, (66, 66, 66), device=A100, threads=256, registers=32)
     for r in (ranked, of_kernel):
         assert {math.prod(res.configuration.block) for res in r.results} == {256}
@@ -607,12 +607,12 @@ def test_registers_guessed_for_counting_ahead_hold_what_an_update_keeps_live(tmp
     value and keeps warpspeed's default."""
     import warpspeed.plugin_api
 
-    d3q19 = wp._describe_spec(wp.lbm_update_rule("D3Q19"), (34, 34, 34), registers=92)
+    d3q19 = _describe.describe_spec(wp.lbm_update_rule("D3Q19"), (34, 34, 34), registers=92)
     assert wp.guessed_registers(d3q19) == 19 * 2 * 2 + wp.GUESS_ADDRESS_REGISTERS == 88
-    float_d2q9 = wp._describe_spec(wp.lbm_update_rule("D2Q9"), (34, 34), registers=40)
+    float_d2q9 = _describe.describe_spec(wp.lbm_update_rule("D2Q9"), (34, 34), registers=40)
     float_d2q9["field"] = [dict(f, element_bytes=4) for f in float_d2q9["field"]]
     assert (9 + 9) * 1 + 12 == 30 and wp.guessed_registers(float_d2q9) == 32  # a float a register; at least 32
-    assert wp.guessed_registers(wp._describe_spec(wp.star_stencil(4), (34, 34, 34), registers=48)) == \
+    assert wp.guessed_registers(_describe.describe_spec(wp.star_stencil(4), (34, 34, 34), registers=48)) == \
         warpspeed.plugin_api.DEFAULT_REGISTERS
     monkeypatch.setenv("PATH", str(_fake_nvcc(tmp_path, f'{shutil.which("sleep")} 0.3; echo "ptxas info : Used 92 '
                                                         'registers"')))
@@ -685,10 +685,10 @@ def test_index_expressions_read_as_polynomials_describe_kernels_as_sympy_does(ca
     split_calls = []
     real_split = _extract.Extractor._split
     monkeypatch.setattr(_extract.Extractor, "_split", lambda self, *a: split_calls.append(a) or real_split(self, *a))
-    fast = wp._describe_spec(kernel, shape, registers=64)
+    fast = _describe.describe_spec(kernel, shape, registers=64)
     assert split_calls == []
     monkeypatch.setattr(_extract.Extractor, "POLYNOMIALS", False)
-    slow = wp._describe_spec(kernel, shape, registers=64)
+    slow = _describe.describe_spec(kernel, shape, registers=64)
     assert fast == slow
     assert split_calls or case == "fixed shape"  # the SymPy way was taken the second time
 
@@ -705,7 +705,7 @@ def test_flops_are_counted_from_the_code_where_pystencils_count_would_be_inaccur
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _extract.flops_from_assignments(with_abs) is None
-        spec = wp._describe_spec(with_abs, (34, 34, 34), registers=32)
+        spec = _describe.describe_spec(with_abs, (34, 34, 34), registers=32)
     kernel = ps.create_kernel(with_abs, ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit))
     assert spec["flops"] == _extract.flops_from_ast(kernel) and spec["flops"]["other"] >= 1  # the Abs call
     plain = [ps.Assignment(dst.center, src[1, 0, 0] - src[-1, 0, 0] + 2 * src[0, 1, 0])]

@@ -30,10 +30,10 @@ from warpspeed.studies.space import Configuration  # noqa: E402
 
 def cpu_reference(rule, gpu_program, shape, inputs, scalars):
     """pystencils' CPU kernel of ``rule`` on views of copies of ``inputs`` laid out like the CUDA run."""
-    from warpspeed_pystencils import _as_kernel
     from warpspeed_pystencils._extract import Extractor
+    from warpspeed_pystencils._generate import as_kernel
 
-    gpu_kernel, _ = _as_kernel(rule, None)
+    gpu_kernel, _ = as_kernel(rule, None)
     ex = Extractor(gpu_kernel, shape, "fzyx", "fzyx", "ref")
     flat = [x.copy() for x in inputs]
     views = {}

@@ -1,0 +1,26 @@
+"""Checks of the arguments that ``describe``, ``rank_block_sizes``, ``create_kernel`` and the launch-time JIT
+share: the registers per thread and the thread counts."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from ._errors import input_error
+
+
+def registers_argument(registers: Any) -> int | None:
+    """``registers=`` checked: None (counted or assumed) or 1 to 255 per thread."""
+    if registers is None:
+        return None
+    if isinstance(registers, bool) or not isinstance(registers, int) or not 1 <= registers <= 255:
+        raise input_error(f"registers must be an integer from 1 to 255 (per thread), got {registers!r}.")
+    return registers
+
+
+def thread_counts(threads: Any) -> Any:
+    """``threads=`` as ``warpspeed.rank`` takes it: one int is that thread count alone (``threads=256``), anything
+    else is passed on as given (``warpspeed.rank`` checks it)."""
+    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
+        return (int(threads),)
+    return threads
