@@ -250,3 +250,19 @@ def test_fzyx_comes_before_zyxf_on_the_h200_too_where_only_fzyx_was_measured():
     assert not [r for r in csv.DictReader((HOPPER_DATA / "lbm-H200.csv").open()) if "zyxf" in r["kernel"]]
     c = compare(["d3q19-srt:layout=zyxf", "d3q19-srt"], H200, threads=(512,), registers=92, domain=(256, 256, 256))
     assert c.best.name == "d3q19-srt" and round(c.candidates[1].factor, 2) == 2.31
+
+
+def test_a_kernel_met_again_is_ranked_once(monkeypatch):
+    import warpspeed.studies.comparison as comparison
+
+    calls = []
+    real = comparison.rank
+
+    def counting(kernel, *args, **kwargs):
+        calls.append(kernel.name)
+        return real(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(comparison, "rank", counting)
+    c = compare(["copy", "copy+copy", ["star3d-r1", "copy"]], A100, threads=(256,), domain=SMALL)
+    assert sorted(calls) == ["copy", "star3d-r1"]
+    assert len({id(k.ranking) for r in c.candidates for k in r.kernels if k.label == "copy"}) == 1

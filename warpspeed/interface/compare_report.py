@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections import Counter
 
 from ..studies.comparison import SEQUENCE_SEPARATOR, CandidateResult, Comparison, KernelChoice
 from .report import _num, _seconds
@@ -21,10 +22,11 @@ def comparison_headline(c: Comparison) -> str:
             f"({_num(best.performance_GLup_s)} GLup/s, {best.limiter}-bound)" + (f"; {slower}" if slower else ""))
     conf = c.confidence
     lines = [head, f"confidence: {conf.level}: {conf.reasons[0]}", *(f"  {r}" for r in conf.reasons[1:])]
+    per_candidate = Counter(m.candidate for m in conf.measure)
     for m in conf.measure:
         labels = [x.label for x in m.configurations]
         more = f" and {len(labels) - MEASURE_SHOWN} more" if len(labels) > MEASURE_SHOWN else ""
-        who = m.candidate if m.kernel == m.candidate else f"{m.candidate}, kernel {m.kernel}"
+        who = m.candidate if per_candidate[m.candidate] == 1 else f"{m.candidate}, kernel {m.kernel}"
         lines.append(f"  measure {who}: {', '.join(labels[:MEASURE_SHOWN])}{more}")
     return "\n".join(lines)
 

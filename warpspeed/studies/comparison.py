@@ -283,8 +283,9 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
     cells = math.prod(ref)
     names = _unique_names([c.label for c in cands])
     results = []
+    rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]] = {}  # a kernel met again is not ranked again
     for c, name, kernels in zip(cands, names, resolved, strict=True):
-        choices = tuple(_best_of(name, c, spec, k, dev, threads, foldings, registers, model)
+        choices = tuple(_best_of(name, spec, k, dev, threads, foldings, registers, model, rankings)
                         for spec, k in zip(c.kernels, kernels, strict=True))
         results.append(CandidateResult(name, choices, 1 if c.updates is None else c.updates, c.updates is not None,
                                        cells))
@@ -333,10 +334,13 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _best_of(name: str, c: Candidate, spec: KernelSpec, k: Kernel, dev: Device, threads, foldings, registers,
-             model: str) -> KernelChoice:
-    """A kernel's screened ranking; with ``threads=None`` 1024 threads, halved until a block can launch."""
+def _best_of(name: str, spec: KernelSpec, k: Kernel, dev: Device, threads, foldings, registers, model: str,
+             rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]]) -> KernelChoice:
+    """A kernel's screened ranking (from ``rankings`` where it was ranked before); with ``threads=None`` 1024
+    threads, halved until a block can launch."""
     label = _kernel_label(spec)
+    if k in rankings:
+        return KernelChoice(label, *rankings[k])
     counts = (1024,) if threads is None else tuple(threads)
     r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     t = counts[0]
@@ -347,6 +351,7 @@ def _best_of(name: str, c: Candidate, spec: KernelSpec, k: Kernel, dev: Device, 
     if r.best.error:
         raise InputError(f"candidate {name!r}: no configuration of {label} can launch on {dev.id}: {r.best.error} "
                          "Try fewer threads per block (--threads 128,256) or fewer registers (--registers N).")
+    rankings[k] = r, counts
     return KernelChoice(label, r, counts)
 
 
