@@ -17,7 +17,6 @@ from . import _cache
 from ._describe import describe_spec
 from ._errors import input_error
 from ._program import cuda_program
-from ._registers import find_nvcc
 
 #: Registers per thread measured with nvcc (CUDA 13, -arch=sm_80) on these kernels; used by the catalog
 #: entries only where neither nvcc nor its cached result is available (describe() warns in that case).
@@ -150,6 +149,8 @@ def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     """The warpspeed kernel of a catalog entry; its description is cached on disk across runs (building it
     through lbmpy and pystencils costs seconds), keyed on everything it depends on."""
     import warpspeed
+
+    from ._registers import find_nvcc  # subprocess and friends: imported where a kernel is built
 
     ck = _cache.content_key("catalog", name, key, domain, _cache.code_version(), find_nvcc() is not None)
     spec = _cache.read_json("kernels", ck)
