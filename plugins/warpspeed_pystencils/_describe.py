@@ -74,6 +74,7 @@ def describe_kernel(kernel_or_assignments: Any, shape: Sequence[int], *, layout:
 
 
 def as_warpspeed_kernel(spec: dict) -> Any:
+    """The ``warpspeed.Kernel`` of a description, its source named after the pystencils kernel."""
     import warpspeed
 
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
@@ -81,6 +82,8 @@ def as_warpspeed_kernel(spec: dict) -> Any:
 
 def _with_guessed_registers(meanwhile: Callable[[Any, Callable[[], bool]], None], guess: int | None, spec: dict,
                             running: Callable[[], bool]) -> None:
+    """``meanwhile`` called with the kernel of ``spec`` and its registers guessed (``guess``, else
+    :func:`guessed_registers`), where that guess describes a kernel."""
     from warpspeed import InputError
 
     try:
