@@ -266,3 +266,20 @@ def test_a_kernel_met_again_is_ranked_once(monkeypatch):
     c = compare(["copy", ["copy", "copy"], ["star3d-r1", "copy"]], A100, threads=(256,), domain=SMALL)
     assert sorted(calls) == ["copy", "star3d-r1"]
     assert len({id(k.ranking) for r in c.candidates for k in r.kernels if k.label == "copy"}) == 1
+
+
+@pytest.mark.parametrize("threads, folding, match", [
+    ("256", [(1, 1, 1)], "threads must be"), ([0], [(1, 1, 1)], "threads must be"),
+    ([256], [(0, 1, 1)], "folding"),
+])
+def test_bad_threads_and_foldings_are_refused(threads, folding, match):
+    with pytest.raises(InputError, match=match):
+        compare(["copy", "copy"], A100, threads=threads, folding=folding, domain=SMALL)
+
+
+def test_one_thread_count_may_be_given_as_an_integer():
+    c = compare(["copy", "star3d-r1"], A100, threads=256, folding=iter([(1, 1, 1), (1, 2, 1)]), domain=SMALL)
+    assert all(k.threads == (256,) for r in c.candidates for k in r.kernels)
+    assert {k.best.configuration.folding for r in c.candidates for k in r.kernels} <= {(1, 1, 1), (1, 2, 1)}
+    assert all(any(x.configuration.folding == (1, 2, 1) for x in k.ranking.results + k.ranking.bounded)
+               for r in c.candidates for k in r.kernels)  # the generator served every kernel

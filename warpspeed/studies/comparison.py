@@ -35,7 +35,7 @@ from ..model.performance import performance_model
 from ..schemas import SCHEMA_VERSION
 from .confidence import LEVELS, RELATIVE_ERROR, Confidence
 from .ranking import RankedResult, Ranking, rank
-from .space import Configuration
+from .space import Configuration, thread_counts
 
 KernelSpec = Kernel | str | Path
 """A kernel as the other studies take it: a Kernel, a catalog name or a kernel TOML path."""
@@ -260,7 +260,7 @@ class Comparison:
 
 
 def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]], device: Device | str,
-            threads: Iterable[int] | None = None, folding: Iterable[Sequence[int]] = ((1, 1, 1),),
+            threads: int | Iterable[int] | None = None, folding: Iterable[Sequence[int]] = ((1, 1, 1),),
             domain: Sequence[int] | None = None, *, registers: int | None = None,
             model: str | None = None) -> Comparison:
     """Rank candidate kernels that do the same work (module docstring).
@@ -276,7 +276,8 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
                          "sequences of kernels) to put side by side.")
     model = performance_model(model).name
     dev = get_device(device)
-    foldings = [tuple(f) for f in folding]
+    threads = None if threads is None else thread_counts(threads)
+    foldings = list(folding)  # checked by the rankings
     resolved = [[resolve_kernel(k, domain) for k in c.kernels] for c in cands]
     ref = resolved[0][0].domain
     _check_same_work(cands, resolved, ref)
@@ -341,7 +342,7 @@ def _best_of(name: str, spec: KernelSpec, k: Kernel, dev: Device, threads, foldi
     label = _kernel_label(spec)
     if k in rankings:
         return KernelChoice(label, *rankings[k])
-    counts = (1024,) if threads is None else tuple(threads)
+    counts = (1024,) if threads is None else threads
     r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     t = counts[0]
     while threads is None and r.best.error and t > dev.warp_size:
