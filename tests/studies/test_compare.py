@@ -11,7 +11,7 @@ import csv
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from paths import HOPPER_DATA
 
@@ -283,3 +283,23 @@ def test_one_thread_count_may_be_given_as_an_integer():
     assert {k.best.configuration.folding for r in c.candidates for k in r.kernels} <= {(1, 1, 1), (1, 2, 1)}
     assert all(any(x.configuration.folding == (1, 2, 1) for x in k.ranking.results + k.ranking.bounded)
                for r in c.candidates for k in r.kernels)  # the generator served every kernel
+
+
+@settings(max_examples=12)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["copy", "star3d-r1", "box3d-r1"]), min_size=1, max_size=3),
+                          st.one_of(st.none(), st.integers(1, 4), st.sampled_from([0.5, 1.5]))),
+                min_size=2, max_size=4), st.randoms(use_true_random=False))
+def test_the_order_and_the_factors_follow_the_times_per_update_whatever_the_order_given(specs, rnd):
+    cands = [Candidate(tuple(ks), u) for ks, u in specs]
+    c = compare(cands, A100, threads=(256,), domain=(64, 32, 32))
+    times = [r.time_per_update_s for r in c.candidates]
+    assert times == sorted(times) and c.best.factor == 1.0
+    for r in c.candidates:
+        assert r.factor == pytest.approx(r.time_per_update_s / times[0], rel=1e-12)
+        assert r.time_per_update_s == pytest.approx(sum(k.time_s for k in r.kernels) / r.updates, rel=1e-12)
+        assert r.performance_GLup_s * r.time_per_update_s * 1e9 == pytest.approx(64 * 32 * 32, rel=1e-12)
+    shuffled = list(cands)
+    rnd.shuffle(shuffled)
+    again = compare(shuffled, A100, threads=(256,), domain=(64, 32, 32))
+    by_name = {r.name.split(" #")[0]: r.time_per_update_s for r in c.candidates}
+    assert {r.name.split(" #")[0]: r.time_per_update_s for r in again.candidates} == by_name
