@@ -121,6 +121,7 @@ def test_the_normalisation_admits_another_domain_and_counts_the_compared_domains
 
 @pytest.mark.parametrize("candidates, match", [
     (["copy"], "at least two candidates"),
+    ("copy", "a list of candidates"),
     ([], "at least two candidates"),
     (["copy", 3], "candidate 3"),
     (["copy", ()], "at least one kernel"),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._version import __version__
@@ -270,6 +270,9 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
     ``registers`` and ``model`` are those of :func:`~warpspeed.studies.ranking.rank`, for every kernel;
     ``threads=None`` ranks blocks of 1024 threads, or for a kernel that cannot launch them (an LBM kernel of 90
     registers) of the largest power of two that can. ``domain`` resolves every kernel for this domain."""
+    if isinstance(candidates, Kernel | str | Path | Candidate):
+        raise InputError(f"compare takes a list of candidates, got one: {candidates!r}; give two or more, e.g. "
+                         "compare(['d3q19-srt', 'd3q19-srt:layout=zyxf'], device).")
     cands = [_candidate(c) for c in candidates]
     if len(cands) < 2:
         raise InputError(f"compare needs at least two candidates, got {len(cands)}: give the kernels (or "
@@ -292,7 +295,7 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
                                        cells))
     results.sort(key=lambda r: r.time_per_update_s)  # stable: equal times keep the order given
     fastest = results[0].time_per_update_s
-    results = [_with_factor(r, r.time_per_update_s / fastest) for r in results]
+    results = [replace(r, factor=r.time_per_update_s / fastest) for r in results]
     return Comparison(dev.id, ref, model, tuple(results), assess_candidates(results))
 
 
@@ -354,10 +357,6 @@ def _best_of(name: str, spec: KernelSpec, k: Kernel, dev: Device, threads, foldi
                          "Try fewer threads per block (--threads 128,256) or fewer registers (--registers N).")
     rankings[k] = r, counts
     return KernelChoice(label, r, counts)
-
-
-def _with_factor(r: CandidateResult, factor: float) -> CandidateResult:
-    return CandidateResult(r.name, r.kernels, r.updates, r.updates_given, r.cells, factor)
 
 
 def assess_candidates(results: Sequence[CandidateResult],
