@@ -286,3 +286,20 @@ def test_validate_with_device_does_not_load_the_recorded_device(tmp_path, capsys
     assert main(["validate", str(path), "--device", str(moved), "--format", "json"]) == 0
     (report,) = json.loads(capsys.readouterr().out)
     assert report["spearman"] == pytest.approx(1.0) and report["performance_ratio"]["median"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("field, value, said", [("name", ["time"], "has a name ['time']"),
+                                                ("name", {"a": 1}, "has a name {'a': 1}"),
+                                                ("unit", ["ms"], "'time' has unit ['ms']"),
+                                                ("unit", {"u": "ms"}, "'time' has unit {'u': 'ms'}")])
+def test_a_t4_measurement_of_the_wrong_shape_is_named(tmp_path, field, value, said):
+    """A list or object as a T4 measurement's name or unit raised a bare TypeError (unhashable type)."""
+    ranking = wk.rank_tune_params("star3d-r1", H100, TP, domain=(64, 64, 64))
+    path = wk.write_t4_results(tmp_path / "t4.json", ranking, TP)
+    doc = json.loads(path.read_text())
+    time_entry = next(m for m in doc["results"][0]["measurements"] if m["name"] == "time")
+    time_entry[field] = value
+    path.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=r"results\[0\]\.measurements") as err:
+        wk.read_kernel_tuner(path)
+    assert said in str(err.value)

@@ -176,11 +176,17 @@ def _t4_entry(r: Any, where: str, scale: float, p: Path) -> Entry:
     ms = r.get("measurements")
     if not isinstance(ms, list) or not all(isinstance(m, dict) for m in ms):
         raise InputError(f"{p}: {where}.measurements is {ms!r}, not a list of objects.")
-    values = {m.get("name"): m for m in ms}
+    names = [m.get("name") for m in ms]
+    wrong = next((n for n in names if n is not None and not isinstance(n, str)), None)
+    if wrong is not None:
+        raise InputError(f"{p}: {where}.measurements has a name {wrong!r}; each name is a string such as "
+                         f"{OBJECTIVE!r}.")
+    values = dict(zip(names, ms, strict=True))
     if OBJECTIVE not in values:
         raise InputError(f"{p}: {where}.measurements has no entry named {OBJECTIVE!r} (the kernel time).")
     m = values[OBJECTIVE]
-    factor = {"ms": 1.0, "s": 1e3, "us": 1e-3}.get(m.get("unit") or "ms")
+    unit = m.get("unit") or "ms"
+    factor = {"ms": 1.0, "s": 1e3, "us": 1e-3}.get(unit) if isinstance(unit, str) else None
     if factor is None:
         raise InputError(f"{p}: {where}.measurements 'time' has unit {m.get('unit')!r}; give ms, s or us.")
     t = _number(m.get("value"), f"{where}.measurements 'time' value", p) * (factor if m.get("unit") else scale)
