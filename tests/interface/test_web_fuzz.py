@@ -29,7 +29,11 @@ def _audit(event: str, args: tuple) -> None:
             _watching["opened"].append(path)
 
 
-sys.addaudithook(_audit)  # audit hooks cannot be removed: this one looks only while a fuzz runs
+def _watch() -> None:
+    """Install the audit hook once (hooks cannot be removed: this one looks only while a fuzz runs)."""
+    if not _watching.get("installed"):
+        sys.addaudithook(_audit)
+        _watching["installed"] = True
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -43,6 +47,7 @@ def test_hostile_requests_get_4xx_or_strict_json(tmp_path, monkeypatch, seed):
     serving = threading.Thread(target=srv.serve_forever, daemon=True)
     serving.start()
     handlers_before = {t for t in threading.enumerate() if t is not serving}
+    _watch()
     _watching.update(names=[str(tmp_path), *(os.path.abspath(p) for p in PATHS if p.startswith("/"))], opened=[])
     try:
         rng = random.Random(seed)
@@ -56,7 +61,7 @@ def test_hostile_requests_get_4xx_or_strict_json(tmp_path, monkeypatch, seed):
                 wrong.append(f"case {i} ({case.kind} {case.method} {case.path} {case.body[:200]!r}): {problem}")
         opened = list(_watching["opened"])
     finally:
-        _watching.clear()
+        _watching.update(names=None)
         srv.shutdown()
         srv.server_close()
     assert not wrong, "\n".join(wrong[:10])
