@@ -303,7 +303,17 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
                              "640,512,512).")
         domain = data["domain"]
     dom = _domain3(domain, where)
-    params_raw = data.get("params", {})
+    params = _params(data.get("params", {}), where)
+    fields = _fields(data.get("field", data.get("fields")), {"nx": dom[0], "ny": dom[1], "nz": dom[2], **params},
+                     dom, where)
+    spec = dict(data)
+    return Kernel(name=name, precision=precision, flops=flops, registers=registers, domain=dom,
+                  fields=tuple(fields), params=MappingProxyType(params), shared_bytes_per_block=shared,
+                  source=source, spec=MappingProxyType(spec))
+
+
+def _params(params_raw: object, where: str) -> dict[str, int]:
+    """The kernel's ``[params]``: integer constants its expressions may name."""
     if not isinstance(params_raw, Mapping):
         raise InputError(f"{where}: [params] must be a table of integers.")
     params: dict[str, int] = {}
@@ -311,45 +321,51 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
         if k in THREAD_VARS or k in ("nx", "ny", "nz") or not k.isidentifier():
             raise InputError(f"{where}: parameter name {k!r} is reserved or not an identifier.")
         params[k] = _int(v, f"{where}: params.{k}")
-    names = {"nx": dom[0], "ny": dom[1], "nz": dom[2], **params}
-    raw_fields = data.get("field", data.get("fields"))
+    return params
+
+
+def _fields(raw_fields: object, names: Mapping[str, int], dom: tuple[int, int, int], where: str) -> list[Field]:
+    """The kernel's ``[[field]]`` tables, each checked (names unique, at least one load or store in all)."""
     if not isinstance(raw_fields, Sequence) or not raw_fields:
         raise InputError(f"{where}: needs at least one [[field]] table.")
     fields = []
-    seen = set()
+    seen: set[str] = set()
     for j, f in enumerate(raw_fields):
-        if not isinstance(f, Mapping):
-            raise InputError(f"{where}: [[field]] {j} must be a table.")
-        bad = set(f) - FIELD_KEYS
-        fname = f.get("name")
-        if not isinstance(fname, str) or not fname:
-            raise InputError(f"{where}: [[field]] {j} needs a 'name' string.")
-        fw = f"{where}, field '{fname}'"
-        if bad:
-            raise InputError(f"{fw}: unknown key(s) {sorted(bad)}; valid keys: {sorted(FIELD_KEYS)}.")
-        if fname in seen:
-            raise InputError(f"{fw}: defined twice.")
-        seen.add(fname)
-        eb = _int(f.get("element_bytes", 8), f"{fw}: 'element_bytes'", minimum=1)
-        if eb not in (1, 2, 4, 8, 16):
-            raise InputError(f"{fw}: 'element_bytes' must be 1, 2, 4, 8 or 16, got {eb}.")
-        raw_shape = f.get("shape")
-        if isinstance(raw_shape, str) or not isinstance(raw_shape, Sequence) or not raw_shape:
-            raise InputError(f"{fw}: 'shape' must be a list of extents (x fastest), got {raw_shape!r}.")
-        shape = tuple(_const(s, names, f"{fw}, shape[{d}]") for d, s in enumerate(raw_shape))
-        if any(s < 1 for s in shape):
-            raise InputError(f"{fw}: shape {list(shape)} must have positive extents.")
-        offset = _const(f.get("offset", 0), names, f"{fw}: 'offset'")
-        lists = {}
-        for kind in ("loads", "stores"):
-            raw = f.get(kind, [])
-            if isinstance(raw, str) or not isinstance(raw, Sequence):
-                raise InputError(f"{fw}: '{kind}' must be a list of accesses.")
-            lists[kind] = tuple(_access(a, fname, kind[:-1], i, shape, names, dom) for i, a in enumerate(raw))
-        fields.append(Field(fname, eb, shape, offset, lists["loads"], lists["stores"]))
+        fields.append(_field(j, f, seen, names, dom, where))
     if not any(f.loads or f.stores for f in fields):
         raise InputError(f"{where}: no field has a load or a store.")
-    spec = dict(data)
-    return Kernel(name=name, precision=precision, flops=flops, registers=registers, domain=dom,
-                  fields=tuple(fields), params=MappingProxyType(params), shared_bytes_per_block=shared,
-                  source=source, spec=MappingProxyType(spec))
+    return fields
+
+
+def _field(j: int, f: object, seen: set[str], names: Mapping[str, int], dom: tuple[int, int, int],
+           where: str) -> Field:
+    """The ``j``-th ``[[field]]`` table (its name is added to ``seen``)."""
+    if not isinstance(f, Mapping):
+        raise InputError(f"{where}: [[field]] {j} must be a table.")
+    bad = set(f) - FIELD_KEYS
+    fname = f.get("name")
+    if not isinstance(fname, str) or not fname:
+        raise InputError(f"{where}: [[field]] {j} needs a 'name' string.")
+    fw = f"{where}, field '{fname}'"
+    if bad:
+        raise InputError(f"{fw}: unknown key(s) {sorted(bad)}; valid keys: {sorted(FIELD_KEYS)}.")
+    if fname in seen:
+        raise InputError(f"{fw}: defined twice.")
+    seen.add(fname)
+    eb = _int(f.get("element_bytes", 8), f"{fw}: 'element_bytes'", minimum=1)
+    if eb not in (1, 2, 4, 8, 16):
+        raise InputError(f"{fw}: 'element_bytes' must be 1, 2, 4, 8 or 16, got {eb}.")
+    raw_shape = f.get("shape")
+    if isinstance(raw_shape, str) or not isinstance(raw_shape, Sequence) or not raw_shape:
+        raise InputError(f"{fw}: 'shape' must be a list of extents (x fastest), got {raw_shape!r}.")
+    shape = tuple(_const(s, names, f"{fw}, shape[{d}]") for d, s in enumerate(raw_shape))
+    if any(s < 1 for s in shape):
+        raise InputError(f"{fw}: shape {list(shape)} must have positive extents.")
+    offset = _const(f.get("offset", 0), names, f"{fw}: 'offset'")
+    lists = {}
+    for kind in ("loads", "stores"):
+        raw = f.get(kind, [])
+        if isinstance(raw, str) or not isinstance(raw, Sequence):
+            raise InputError(f"{fw}: '{kind}' must be a list of accesses.")
+        lists[kind] = tuple(_access(a, fname, kind[:-1], i, shape, names, dom) for i, a in enumerate(raw))
+    return Field(fname, eb, shape, offset, lists["loads"], lists["stores"])
