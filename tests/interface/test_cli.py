@@ -264,3 +264,16 @@ def test_serve_on_a_host_that_does_not_resolve_says_so(capsys):
     err = " ".join(capsys.readouterr().err.split())
     assert "--host '999.1.1.1' is not an address or a name this machine can resolve" in err
     assert "127.0.0.1 (this machine only)" in err
+
+
+def test_serve_passes_allowed_host_names_to_the_page(monkeypatch):
+    """`serve --allow-host NAME` (repeatable): the names a proxy or a DNS name of this machine give in Host."""
+    pytest.importorskip("flask")
+    from warpspeed.web import app
+
+    asked = {}
+    monkeypatch.setattr(app, "serve", lambda host, port, hosts=(): asked.update(host=host, port=port,
+                                                                                 hosts=list(hosts)))
+    assert main(["serve", "--port", "0", "--allow-host", "gpu1.example.org", "--allow-host", "proxy"]) == 0
+    assert asked == {"host": "127.0.0.1", "port": 0, "hosts": ["gpu1.example.org", "proxy"]}
+    assert {"gpu1.example.org", "proxy", "localhost"} <= app.allowed_hosts("127.0.0.1", asked["hosts"])

@@ -130,6 +130,9 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
                                                         "only; another one is open to the network, with a warning)")
     sv.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    sv.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                    help="a further name the page may be asked under (a DNS name of this machine, a proxy's; "
+                         "repeatable): requests naming another host are refused")
     k = sub.add_parser("kernels", help="list the kernel catalog; `kernels show NAME` prints a shipped kernel's "
                                        "TOML (a template for your own)")
     k.add_argument("action", nargs="?", choices=("list", "show"), default="list")
@@ -805,7 +808,7 @@ def _serve(a) -> str:
                          "0.0.0.0 (every interface).") from None
     create_app()  # a missing Flask is a clear error here, before the server starts
     try:
-        serve(a.host, a.port)
+        serve(a.host, a.port, hosts=a.allow_host)
     except OSError as e:
         raise InputError(f"cannot serve on {a.host}:{a.port} ({e.strerror or e}); try another --port.") from None
     return "warpspeed serve: stopped"
