@@ -135,7 +135,7 @@ def require_unit(value: object, kind: str, *, key: str) -> None:
         return
     if isinstance(value, str):
         m = _QUANTITY.match(value)
-        if m is None or m.group("unit"):
+        if m is None or m.group("unit") or _text_problem(m):
             return  # a unit, or unreadable (parse_quantity says why)
         number = m.group("num")
     elif isinstance(value, numbers.Real):
@@ -146,7 +146,7 @@ def require_unit(value: object, kind: str, *, key: str) -> None:
         return
     units = ", ".join(_UNITS[kind])
     raise InputError(f"{key}: give the unit, e.g. '{number}{_EXAMPLE_UNIT[kind]}' ({units}); a number "
-                     f"without a unit, {value!r}, is ambiguous.")
+                     f"without a unit, {shown(value)}, is ambiguous.")
 
 
 def _check_kind(kind: str) -> None:

@@ -259,3 +259,10 @@ def test_any_python_number_is_a_bounded_finite_quantity_or_an_input_error(value,
     except InputError:
         return
     assert math.isfinite(got) and (got == 0 or MAGNITUDE[0] <= got <= MAGNITUDE[1])
+
+
+def test_a_number_too_long_to_read_is_refused_for_its_length_not_for_its_missing_unit():
+    with pytest.raises(InputError, match="5000 digits; at most 40") as info:
+        require_unit("9" * 5000, "bytes", key="l2_size")
+        parse_quantity("9" * 5000, "bytes", key="l2_size")
+    assert len(str(info.value)) < 1000
