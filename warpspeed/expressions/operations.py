@@ -10,8 +10,7 @@ import numpy as np
 from warpspeed.errors import InputError
 
 from .linear import _Lin, _lin_to_expr, _to_lin
-from .render import _render
-from .tree import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
+from .tree import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var, render
 
 
 def simplify(e: Expr) -> Expr:
@@ -157,4 +156,4 @@ def _atom_bounds(atom: Expr, box: Mapping[str, tuple[int, int]]) -> tuple[int, i
 
 def to_isl(e: Expr, var_names: Mapping[str, str] | None = None) -> str:
     """``e`` in ISL quasi-affine syntax (``floor((x + 3)/4)``, ``(x) mod 4``); variables renamed."""
-    return _render(e, isl=True, names=var_names or {})
+    return render(e, isl=True, names=var_names or {})
