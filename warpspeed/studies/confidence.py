@@ -26,12 +26,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from .space import Configuration
 
-if TYPE_CHECKING:
-    from .ranking import RankedResult
+
+class Ranked(Protocol):
+    """What the assessment reads of a ranked configuration (a ranking's ``RankedResult``)."""
+
+    @property
+    def configuration(self) -> Configuration: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def performance_GLup_s(self) -> float: ...
+
+    @property
+    def estimate(self) -> Any: ...  # its ``unvalidated`` reasons
+
 
 RELATIVE_ERROR = 0.05
 """Configurations predicted within this share of the best are contenders (the module docstring)."""
@@ -60,7 +74,7 @@ class Confidence:
                 "measure": [c.to_dict() for c in self.measure], "reasons": list(self.reasons)}
 
 
-def assess(results: Sequence[RankedResult], relative_error: float = RELATIVE_ERROR) -> Confidence:
+def assess(results: Sequence[Ranked], relative_error: float = RELATIVE_ERROR) -> Confidence:
     """The confidence of a ranking's ``results`` (best first, as :class:`warpspeed.studies.ranking.Ranking` holds them;
     configurations that cannot launch are ignored)."""
     ok = [r for r in results if not r.error]
