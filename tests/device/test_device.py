@@ -653,6 +653,8 @@ def test_a_base_that_names_no_readable_file_is_an_input_error(tmp_path, base, me
     "max_block_dims = [9223372036854775807, 1, 1]",
     "hit_rates.l2_z.a = 1" + "0" * 400,
     "[hit_rates.l2_z]\na = 1" + "0" * 400 + '\nb = 1\nc = 1\nsource = "x"',
+    "l2_size = " + "[" * 100000 + "]" * 100000,       # nested beyond Python's recursion limit
+    "l2_size = " + "{a=" * 50000 + "1" + "}" * 50000,
 ])
 def test_huge_numbers_in_a_device_file_are_input_errors(tmp_path, text):
     f = tmp_path / "c.toml"

@@ -17,6 +17,9 @@ def read_toml(data: bytes, path: str) -> dict:
         raise InputError(f"device file {path} is not UTF-8 text ({e}).") from None
     except tomllib.TOMLDecodeError as e:
         raise InputError(f"device file {path} is not valid TOML: {e}.") from None
+    except RecursionError:  # arrays or tables nested hundreds deep
+        raise InputError(f"device file {path} nests arrays or tables too deeply to read; a device value is a "
+                         f"number, a text or a table of them.") from None
     except ValueError:  # an integer of over 4,300 digits: Python refuses to read it
         raise InputError(f"device file {path} holds an integer of over 4300 digits; a device value has a few "
                          f"digits, with its unit (e.g. '80MiB').") from None
