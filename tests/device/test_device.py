@@ -738,6 +738,7 @@ def test_every_key_has_a_range_its_ends_load_and_give_finite_estimates(key):
                 assert f"{key} = " not in str(e) and f"{key}: " not in str(e), str(e)
                 continue  # a rule between keys (a line not a multiple of its sector, ...)
             loaded += 1
+            assert key in d.to_text() and json.dumps(d.to_dict(), allow_nan=False)
             for kernel, domain in (("star3d-r4", None), ("copy", (1000, 1000, 100))):
                 block = (min(64, d.max_threads_per_block, d.max_block_dims[0]), 1, 1)
                 try:
