@@ -752,3 +752,11 @@ def test_every_key_has_a_range_its_ends_load_and_give_finite_estimates(key):
             with pytest.raises(InputError, match=key):
                 device(base).with_overrides(**{key: _shown_limit(key, at)})
     assert loaded > 0
+
+
+def test_a_shared_reservation_larger_than_the_shared_memory_of_an_sm_is_refused():
+    """No block could launch on such a device (every estimate said '0 B of shared memory exceed ...')."""
+    with pytest.raises(InputError, match=r"shared_reserved_per_block \(1048576 B\) cannot exceed shared_per_sm"):
+        device("MI250X-GCD").with_overrides(shared_reserved_per_block="1MiB")
+    full = device("MI250X-GCD").with_overrides(shared_reserved_per_block="64KiB")
+    assert full.shared_reserved_per_block_bytes == full.shared_per_sm_bytes == 65536

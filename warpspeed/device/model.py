@@ -270,6 +270,10 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
             v["shared_per_block_bytes"] > v["shared_per_sm_bytes"]:
         problems.append(f"shared_per_block ({v['shared_per_block_bytes']} B) cannot exceed shared_per_sm "
                         f"({v['shared_per_sm_bytes']} B)")
+    if have("shared_reserved_per_block_bytes", "shared_per_sm_bytes") and \
+            v["shared_reserved_per_block_bytes"] > v["shared_per_sm_bytes"]:
+        problems.append(f"shared_reserved_per_block ({v['shared_reserved_per_block_bytes']} B) cannot exceed "
+                        f"shared_per_sm ({v['shared_per_sm_bytes']} B): no block could launch")
     if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
         problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
                         f"{v['register_subpartitions']} register_subpartitions")
