@@ -6,7 +6,7 @@ Run: python examples/estimate_star3d_r4.py [--fast]
 import sys
 
 import warpspeed
-from warpspeed.interface.report import headline
+from warpspeed.render.report import headline
 
 
 def main(fast: bool = False) -> None:

@@ -7,7 +7,7 @@ configurations split over the limiters. Run: python examples/rank_star3d_r4.py [
 import sys
 
 import warpspeed
-from warpspeed.interface.report import ranking_headline, ranking_table
+from warpspeed.render.report import ranking_headline, ranking_table
 from warpspeed.studies.ranking import reference_estimate
 
 

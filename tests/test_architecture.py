@@ -121,3 +121,36 @@ def test_ranking_a_stencil_or_an_lbm_kernel_never_imports_islpy():
               "print('islpy' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def _imports_of(path: Path) -> list[tuple[int, str]]:
+    return package_imports(path, ["warpspeed", *path.relative_to(PACKAGE).parent.parts])
+
+
+@pytest.mark.parametrize("path", _modules("web"), ids=lambda p: p.name)
+def test_the_web_page_does_not_import_the_command_line(path):
+    """The page and the CLI share the rendering (warpspeed.render), not each other: editing the CLI's text
+    cannot change the page."""
+    wrong = [f"line {line}: warpspeed.{name}" for line, name in _imports_of(path) if name == "interface"]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+@pytest.mark.parametrize("path", _modules("render"), ids=lambda p: p.name)
+def test_the_rendering_imports_neither_the_command_line_nor_the_web_page(path):
+    wrong = [f"line {line}: warpspeed.{name}" for line, name in _imports_of(path) if name in ("interface", "web")]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+def test_the_command_line_imports_the_web_page_only_to_serve_it():
+    """cli.py reaches warpspeed.web in one place: inside ``_serve`` (so `warpspeed estimate` never loads it)."""
+    tree = ast.parse((PACKAGE / "interface" / "cli.py").read_text())
+    serving = {id(n) for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "_serve"
+               for n in ast.walk(f)}
+    web = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+           and (n.module or "").split(".")[0] == "web" and n.level == 2]
+    assert web and all(id(n) in serving for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                       and n.lineno in web), web

@@ -17,7 +17,7 @@ import warpspeed
 import warpspeed.studies.ranking as rank_module
 from warpspeed import schemas
 from warpspeed.interface.cli import main
-from warpspeed.interface.report import CSV_COLUMNS
+from warpspeed.render.report import CSV_COLUMNS
 
 DOCS = ROOT / "docs" / "outputs.md"
 DOMAIN = "128,128,64"

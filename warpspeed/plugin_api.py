@@ -37,7 +37,7 @@ def ranking_headline(ranking, reference=None) -> str:
     limiter, how far the next best (and ``reference``, a row of :func:`reference_estimate`: the generator's
     default block, say) lag, and the ranking's confidence with its reasons. Imported on first use: the
     report module is not needed to rank."""
-    from .interface.report import ranking_headline as headline
+    from .render.report import ranking_headline as headline
 
     return headline(ranking, reference)
 
@@ -45,6 +45,6 @@ def ranking_headline(ranking, reference=None) -> str:
 def ranking_table(ranking, top: int = 10) -> str:
     """The table ``warpspeed rank`` prints: the best ``top`` configurations with their performance, limiter,
     the model's limits, volumes and L1 cycles, then how many configurations were ranked and only bounded."""
-    from .interface.report import ranking_table as table
+    from .render.report import ranking_table as table
 
     return table(ranking, top)

@@ -717,8 +717,8 @@ def test_choice_of_a_created_kernel_reads_as_warpspeed_rank_prints_it():
     """wp.choice_of(kernel): the block against pystencils' default, the ranking's headline with its confidence
     and the table of the contenders, as `warpspeed rank` prints them; the same after the choice is read back
     from the cache."""
-    from warpspeed.interface.report import ranking_headline, ranking_table
     from warpspeed.plugin_api import reference_estimate
+    from warpspeed.render.report import ranking_headline, ranking_table
 
     kernel = wp.create_kernel(wp.star_stencil(1), shape=(66, 66, 66), device=A100, registers=32)
     choice = wp.choice_of(kernel)

@@ -13,7 +13,7 @@ from test_schemas import undescribed_keys
 
 from warpspeed import schemas
 from warpspeed.interface.cli import main
-from warpspeed.interface.compare_report import COMPARE_CSV_COLUMNS
+from warpspeed.render.compare_report import COMPARE_CSV_COLUMNS
 
 A100 = "A100-SXM4-40GB"
 SMALL = ["--domain", "128,128,64"]

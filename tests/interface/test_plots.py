@@ -10,7 +10,7 @@ from warpspeed.measurement.measured import Traffic, estimated_traffic, measured_
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgba  # noqa: E402
 
-from warpspeed.interface import plots  # noqa: E402
+from warpspeed.render import plots  # noqa: E402
 from warpspeed.studies.projection import project  # noqa: E402
 from warpspeed.studies.whatif import whatif  # noqa: E402
 
@@ -221,7 +221,7 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
     column and coloured, after the roofline's four: adding a limit needs no change to them."""
     from dataclasses import replace
 
-    from warpspeed.interface.report import ranking_table
+    from warpspeed.render.report import ranking_table
     from warpspeed.studies.ranking import Ranking
 
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)

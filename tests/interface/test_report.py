@@ -3,7 +3,7 @@
 import math
 
 import warpspeed
-from warpspeed.interface.report import text_report
+from warpspeed.render.report import text_report
 
 SMALL = (256, 128, 64)
 

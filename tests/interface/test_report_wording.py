@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import warpspeed
 from warpspeed.interface.cli import main
-from warpspeed.interface.report import headline, text_report
 from warpspeed.model.capacity import NEGLIGIBLE_HIT_RATE, HitRateCurve
 from warpspeed.model.estimate import _percent
+from warpspeed.render.report import headline, text_report
 
 
 def _all_hit_rates(e) -> list[float]:

@@ -17,6 +17,7 @@ pytest.importorskip("flask")
 
 from paths import ROOT
 
+import warpspeed  # noqa: E402
 from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
 from warpspeed.web.app import create_app, make_page_server  # noqa: E402
@@ -54,6 +55,20 @@ def test_an_estimate_is_the_command_lines(client, capsys):
     assert doc["command"] == ("warpspeed estimate star3d-r4 --device H100-SXM5-80GB --set l2_size=100MiB --block "
                               "64,4,4 --folding 1,2,1 --domain 256,256,128 --format json")
     assert doc["headline"].startswith("star3d-r4 on H100-SXM5-80GB+l2_size=100MiB, block (64, 4, 4)")
+
+
+def test_the_page_headline_is_not_the_command_lines_text_report(client, monkeypatch):
+    """The page's headline is the estimate's one-line summary, rendered for it: the CLI's text report may change
+    (here it is replaced) without changing the page; it is the report's first line."""
+    from warpspeed.render import report
+
+    query = {"kernel": "star3d-r4", "device": H100, "block": "64,4,4", "domain": "256,256,128"}
+    before = client.post("/api/estimate", json=query).get_json()["headline"]
+    text = report.text_report(warpspeed.estimate("star3d-r4", H100, (64, 4, 4), domain=(256, 256, 128)))
+    assert before == text.splitlines()[0] and "GLup/s" in before
+    monkeypatch.setattr(report, "text_report", lambda e: "changed")
+    monkeypatch.setattr(report, "headline", lambda e: "changed")
+    assert client.post("/api/estimate", json=query).get_json()["headline"] == before
 
 
 def test_a_typed_kernel_is_estimated_and_checked(client, capsys, tmp_path):

@@ -437,7 +437,7 @@ def test_validation_plot_log_axes_have_readable_ticks():
     pytest.importorskip("matplotlib")
     from matplotlib.ticker import NullFormatter
 
-    from warpspeed.interface.plots import validation_plot
+    from warpspeed.render.plots import validation_plot
     rows = synthetic_rows(A100, blocks=BLOCKS[:4])
     from warpspeed.measurement.measurements import Measurement
     ms = [Measurement(r["device"], r["kernel"], tuple(map(int, r["block"].split("x"))), (1, 1, 1),
@@ -463,8 +463,8 @@ def test_calibrate_recovers_the_latency_models_parallelism(tmp_path, capsys):
     time per run, an efficiency exponent of 0.5 and 40 L2 requests per ns: calibrate (which starts from the
     shipped Hopper values) finds those numbers again."""
     pytest.importorskip("scipy")
-    from warpspeed.interface.report import calibration_text
     from warpspeed.measurement.calibration import MIN_POINTS, calibrate
+    from warpspeed.render.report import calibration_text
     h100 = warpspeed.device("H100-SXM5-80GB")
     truth = h100.with_overrides(sectors_in_flight_per_warp=6, dram_run_time="0.04ns", dram_run_exponent=0.5,
                                 l2_request_rate="40GHz")
@@ -515,8 +515,8 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
     pytest.importorskip("matplotlib")
     from matplotlib.collections import PolyCollection
 
-    from warpspeed.interface.plots import validation_plot
     from warpspeed.measurement.measurements import read_measurements
+    from warpspeed.render.plots import validation_plot
 
     reports = validate(read_measurements(HOPPER_DATA / "star3d-r4-H100.csv"))
     fig = validation_plot(reports)
@@ -537,9 +537,9 @@ def test_validation_plot_has_band_statistics_title_and_one_legend():
 def test_calibration_plot_draws_a_fit_solid_only_where_observations_support_it():
     pytest.importorskip("matplotlib")
     pytest.importorskip("scipy")
-    from warpspeed.interface.plots import calibration_plot
     from warpspeed.measurement.calibration import calibrate
     from warpspeed.measurement.measurements import read_measurements
+    from warpspeed.render.plots import calibration_plot
 
     f = HOPPER_DATA / "star3d-r4-H100.csv"
     cal = calibrate(read_measurements(f), warpspeed.device("H100-SXM5-80GB"), f, date="2026-11-25")

@@ -9,7 +9,6 @@ from made_results import ranked
 import warpspeed
 from warpspeed.device import device
 from warpspeed.errors import InputError
-from warpspeed.interface.report import ranking_table
 from warpspeed.kernel import Flops
 from warpspeed.measurement.measure import counters_per_lup
 from warpspeed.measurement.measured import Traffic, estimated_traffic
@@ -27,6 +26,7 @@ from warpspeed.model.levels import (
 )
 from warpspeed.model.performance import Workload
 from warpspeed.model.roofline import LIMITERS, LIMITS, roofline_limits
+from warpspeed.render.report import ranking_table
 from warpspeed.studies.ranking import RankedResult
 
 H100 = device("H100-SXM5-80GB")

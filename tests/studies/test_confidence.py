@@ -14,9 +14,9 @@ from made_results import failed, ranked
 import warpspeed
 from warpspeed.expressions import THREAD_VARS
 from warpspeed.expressions.operations import evaluate
-from warpspeed.interface.report import headline, ranking_headline
 from warpspeed.model.footprint import folded_instructions
 from warpspeed.model.patterns import strided_fields
+from warpspeed.render.report import headline, ranking_headline
 from warpspeed.studies.confidence import MEASURE_AT_MOST, RELATIVE_ERROR, assess
 from warpspeed.studies.ranking import RankedResult
 from warpspeed.studies.space import Configuration

@@ -1,1 +1,2 @@
-"""What users see: the command line, the text reports and the plots (the web page is ``warpspeed.web``)."""
+"""The command line (``cli``). The text, CSV and plots it prints are rendered by ``warpspeed.render``, which the
+web page (``warpspeed.web``) shares; the page does not import the command line."""

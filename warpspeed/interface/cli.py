@@ -461,7 +461,7 @@ def _one_estimate(a):
 
 
 def _estimate(a) -> str:
-    from .report import text_report
+    from ..render.report import text_report
 
     kernel, _, e = _one_estimate(a)
     view = _time_view(a, kernel, e.time_s)
@@ -514,8 +514,8 @@ def _rank(a) -> str:
     import csv
     import io
 
+    from ..render.report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
     from ..studies.ranking import reference_estimate
-    from .report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
 
     devices, rankings, one_domain = _rankings(a)
     if a.format == "json":
@@ -540,8 +540,8 @@ def _compare(a) -> str:
     import io
 
     from ..device import device, parse_set_options
+    from ..render.compare_report import COMPARE_CSV_COLUMNS, comparison_csv_rows, comparison_text
     from ..studies.comparison import Candidate, compare
-    from .compare_report import COMPARE_CSV_COLUMNS, comparison_csv_rows, comparison_text
 
     c = compare([Candidate.parse(t) for t in a.candidate], device(a.device, **parse_set_options(a.set)),
                 None if a.threads is None else _threads(a.threads), [_ints(f, "--folding") for f in (a.folding or
@@ -572,7 +572,7 @@ def _plot_top(text: str) -> int | str:
 
 
 def _plot(a) -> str:
-    from . import plots
+    from ..render import plots
 
     plots.output_format(a.output)
     if a.plot == "roofline":
@@ -658,10 +658,10 @@ def _measure(a) -> str:
 def _validate(a) -> str:
     from ..measurement.measurements import read_measurements
     from ..measurement.validation import validate
-    from .report import report_text
+    from ..render.report import report_text
 
     if a.plot:
-        from .plots import output_format
+        from ..render.plots import output_format
         output_format(a.plot)
     dev = None
     if a.device:
@@ -677,7 +677,7 @@ def _validate(a) -> str:
     with progress_bar("validate", "rows") as bar:
         reports = validate(rows, devices=devices, device=dev, model=a.model, progress=bar)
     if a.plot:
-        from .plots import save, validation_plot
+        from ..render.plots import save, validation_plot
         save(validation_plot(reports), a.plot)
     if a.format == "json":
         return json.dumps([r.to_dict() for r in reports], indent=2)
@@ -721,10 +721,10 @@ def _calibrate(a) -> str:
     from ..device import device
     from ..measurement.calibration import calibrate
     from ..measurement.measurements import read_measurements
-    from .report import calibration_text
+    from ..render.report import calibration_text
 
     if a.plot:
-        from .plots import output_format
+        from ..render.plots import output_format
         output_format(a.plot)
     devs = [device(d) for d in a.device]
     rows = [m for f in a.file for m in read_measurements(f)]
@@ -744,7 +744,7 @@ def _calibrate(a) -> str:
         except OSError as e:
             raise InputError(f"cannot write {str(out)!r}: {e.strerror or e}.") from None
     if a.plot:
-        from .plots import calibration_plot, save
+        from ..render.plots import calibration_plot, save
         save(calibration_plot(cal), a.plot)
     if a.format == "json":
         return json.dumps({**cal.to_dict(), "device_file": str(outs[0][1]),

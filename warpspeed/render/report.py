@@ -51,14 +51,20 @@ def _seconds(t: float) -> str:
     return f"{t / 1e-9:.3g} ns"
 
 
-def headline(e: Estimate) -> str:
-    """Performance, limiter and the margin to the next limiter in one line; a line more for each reason the
-    access pattern lies outside the validated ones (confidence.py)."""
+def estimate_summary(e: Estimate) -> str:
+    """Performance, limiter, the margin to the next limiter and the sweep's time in one line (the web page's
+    headline; the text report's first line)."""
     margin = e.margin
     tail = f"; next: {margin[0]} at {margin[1]:.2f}x" if margin else ""
     return (f"{e.kernel} on {e.device}, block {_triple(e.block)}, folding {_triple(e.folding)}: "
             f"{_num(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
-            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells"
+            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
+
+
+def headline(e: Estimate) -> str:
+    """:func:`estimate_summary`, then a line for a domain that does not fit and one for each reason the access
+    pattern lies outside the validated ones (confidence.py)."""
+    return (estimate_summary(e)
             + "".join(f"\n{n}" for n in e.notes if n.startswith(DOES_NOT_FIT))
             + "".join(f"\nunvalidated: {reason}" for reason in e.unvalidated))
 

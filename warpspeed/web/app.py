@@ -126,109 +126,137 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
     """The Flask application. ``rank_time_limit_s``: each request's time limit (default the service's);
     ``hosts``: the names a request's ``Host`` may give (default :func:`allowed_hosts` of 127.0.0.1)."""
     try:
-        from flask import Flask, Response, request
-        from werkzeug.exceptions import ClientDisconnected, HTTPException
+        from flask import Flask
     except ImportError:
         raise InputError(f"warpspeed serve needs Flask; {install_hint('web')}.") from None
 
     app = Flask(__name__, static_folder=str(resources.files("warpspeed.web") / "static"), static_url_path="/static")
     app.config["MAX_CONTENT_LENGTH"] = service.MAX_BODY_BYTES
     app.url_map.merge_slashes = False  # '//x' is no route (a redirect would answer it with HTML)
-    allowed = allowed_hosts() if hosts is None else frozenset(h.lower() for h in hosts)
-    limit = rank_time_limit_s
+    _guard_hosts(app, allowed_hosts() if hosts is None else frozenset(h.lower() for h in hosts))
+    _api_routes(app, rank_time_limit_s)
+    _error_handlers(app)
+    return app
 
-    def answer(doc: Any, status: int = 200) -> Response:
-        return Response(json.dumps(finite(doc), allow_nan=False), status, mimetype="application/json")
 
-    def error(status: int, message: str, part: str = "request") -> Response:
-        return answer({"error": message, "part": part}, status)
+def _answer(doc: Any, status: int = 200) -> Any:
+    """A strict-JSON response (a number that is not finite is null)."""
+    from flask import Response
 
-    def body() -> Any:
-        if request.mimetype != "application/json":
-            raise RequestError(415, f"send the page's fields as JSON (Content-Type: application/json), not "
-                                    f"{request.mimetype[:60] or 'no content type'!r}.")
-        try:
-            raw = request.get_data(cache=False)
-        except (OSError, ClientDisconnected):  # the client stopped sending, or closed, before the read deadline
-            raise RequestError(408, f"the request's body did not arrive in full within {READ_TIMEOUT_S:g} s.") from None
-        return parse_body(raw)
+    return Response(json.dumps(finite(doc), allow_nan=False), status, mimetype="application/json")
 
-    def field(doc: Any, key: str) -> Any:
-        return doc.get(key) if isinstance(doc, dict) else None
+
+def _error(status: int, message: str, part: str = "request") -> Any:
+    return _answer({"error": message, "part": part}, status)
+
+
+def _body() -> Any:
+    """The request's JSON body (415 unless it is sent as JSON, 408 unless it arrives in time)."""
+    from flask import request
+    from werkzeug.exceptions import ClientDisconnected
+
+    if request.mimetype != "application/json":
+        raise RequestError(415, f"send the page's fields as JSON (Content-Type: application/json), not "
+                                f"{request.mimetype[:60] or 'no content type'!r}.")
+    try:
+        raw = request.get_data(cache=False)
+    except (OSError, ClientDisconnected):  # the client stopped sending, or closed, before the read deadline
+        raise RequestError(408, f"the request's body did not arrive in full within {READ_TIMEOUT_S:g} s.") from None
+    return parse_body(raw)
+
+
+def _field(doc: Any, key: str) -> Any:
+    return doc.get(key) if isinstance(doc, dict) else None
+
+
+def _guard_hosts(app: Any, allowed: frozenset[str]) -> None:
+    """Refuse, before any work, a request whose ``Host`` (or ``Origin``) is not one of ``allowed``, and every
+    CORS preflight."""
+    from flask import request
 
     @app.before_request
-    def check_host() -> Response | None:
+    def check_host() -> Any:
         if request.method == "OPTIONS":  # no CORS preflight is granted: another site's page cannot ask
-            return error(405, f"OPTIONS is not how {request.path[:100]} is asked")
+            return _error(405, f"OPTIONS is not how {request.path[:100]} is asked")
         name = host_name(request.headers.get("Host", ""))
         if name not in allowed:
-            return error(403, "this server answers only requests to its own names (Host "
-                              f"{request.headers.get('Host', '')[:80]!r} is not one of them).")
+            return _error(403, "this server answers only requests to its own names (Host "
+                               f"{request.headers.get('Host', '')[:80]!r} is not one of them).")
         origin = request.headers.get("Origin")
         if origin is not None and origin != "null" and _origin_host(origin) not in allowed:
-            return error(403, f"requests from other sites (Origin {origin[:80]!r}) are not served.")
+            return _error(403, f"requests from other sites (Origin {origin[:80]!r}) are not served.")
         return None
 
+
+def _api_routes(app: Any, limit: float | None) -> None:
+    """The page and its JSON API (each answer a document of :mod:`warpspeed.web.service`)."""
+
     @app.get("/")
-    def page() -> Response:
+    def page() -> Any:
         return app.send_static_file("index.html")
 
     @app.get("/api/devices")
     def devices() -> Any:
-        return answer(service.devices_doc())
+        return _answer(service.devices_doc())
 
     @app.get("/api/kernels")
     def kernels() -> Any:
-        return answer(service.kernels_doc())
+        return _answer(service.kernels_doc())
 
     @app.post("/api/check")
     def check() -> Any:
-        return answer(service.check_doc(field(body(), "toml")))
+        return _answer(service.check_doc(_field(_body(), "toml")))
 
     @app.post("/api/estimate")
     def estimate() -> Any:
-        return answer(service.estimate_doc(service.query_from_json(body()), limit))
+        return _answer(service.estimate_doc(service.query_from_json(_body()), limit))
 
     @app.post("/api/rank")
     def rank() -> Any:
-        return answer(service.rank_doc(service.query_from_json(body()), limit))
+        return _answer(service.rank_doc(service.query_from_json(_body()), limit))
 
     @app.post("/api/plot")
     def plot() -> Any:
-        doc = body()
-        return answer(service.plot_doc(service.query_from_json(doc), field(doc, "plot"), limit))
+        doc = _body()
+        return _answer(service.plot_doc(service.query_from_json(doc), _field(doc, "plot"), limit))
 
     @app.post("/api/whatif")
     def whatif() -> Any:
-        doc = body()
-        return answer(service.whatif_doc(service.query_from_json(doc), field(doc, "sweep"), limit))
+        doc = _body()
+        return _answer(service.whatif_doc(service.query_from_json(doc), _field(doc, "sweep"), limit))
+
+
+def _error_handlers(app: Any) -> None:
+    """Every error as ``{"error", "part"}`` with its status (module docstring); 500 only for a bug."""
+    from flask import request
+    from werkzeug.exceptions import HTTPException
 
     @app.errorhandler(RequestError)
     def bad_request(e: RequestError) -> Any:
-        r = error(e.status, str(e))
+        r = _error(e.status, str(e))
         if e.status == 408:
             r.headers["Connection"] = "close"
         return r
 
     @app.errorhandler(service.RankingTooLarge)
     def too_large(e: service.RankingTooLarge) -> Any:
-        return error(422, str(e), e.part)
+        return _error(422, str(e), e.part)
 
     @app.errorhandler(InputError)
     def bad_input(e: InputError) -> Any:
-        return error(400, service.page_words(str(e)), getattr(e, "part", "launch"))
+        return _error(400, service.page_words(str(e)), getattr(e, "part", "launch"))
 
     @app.errorhandler(service.RankingTimeout)
     def timeout(e: service.RankingTimeout) -> Any:
-        return error(503, str(e), "launch")
+        return _error(503, str(e), "launch")
 
     @app.errorhandler(HTTPException)
     def http_error(e: HTTPException) -> Any:
         messages = {404: f"no such page or API: {request.path[:100]}",
                     405: f"{request.method} is not how {request.path[:100]} is asked",
                     413: f"the request is larger than {service.MAX_BODY_BYTES // 1024} KiB."}
-        r = error(e.code or 400, messages.get(e.code or 400, e.description or e.name),
-                  "kernel" if e.code == 413 else "request")
+        r = _error(e.code or 400, messages.get(e.code or 400, e.description or e.name),
+                   "kernel" if e.code == 413 else "request")
         if e.code == 413:  # the rest of the body is not read: the connection cannot serve another request
             r.headers["Connection"] = "close"
         return r
@@ -238,9 +266,7 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
         import traceback
 
         traceback.print_exception(e, file=sys.stderr)
-        return error(500, f"internal error ({type(e).__name__}); please report it with the page's link")
-
-    return app
+        return _error(500, f"internal error ({type(e).__name__}); please report it with the page's link")
 
 
 def _handler_class() -> type:

@@ -330,10 +330,10 @@ def _estimate(q: Query, deadline: Deadline):
 def estimate_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
     """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
     the command line."""
-    from ..interface.report import text_report
+    from ..render.report import estimate_summary
 
     e, _, _ = _estimate(q, Deadline(time_limit_s, clock))
-    return {"estimate": e.to_dict(), "headline": text_report(e).splitlines()[0], "command": command(q, "estimate")}
+    return {"estimate": e.to_dict(), "headline": estimate_summary(e), "command": command(q, "estimate")}
 
 
 def _ranking(q: Query, deadline: Deadline):
@@ -384,7 +384,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
              clock: Callable[[], float] = time.monotonic) -> dict:
     """A plot of the query as PNG: the roofline of its estimate, or the ranking chart of its block sizes
     (pystencils' default block marked). Needs the ``plot`` extra (else a clear 400)."""
-    from ..interface import plots
+    from ..render import plots
 
     if kind not in PLOTS:
         raise PageError("launch", f"plot: one of {', '.join(PLOTS)}, got {_short(kind)}.")
@@ -438,7 +438,7 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
     doc: dict = {"key": key, "points": [p.to_dict(override_kind(key)) for p in points]}
     deadline.check("sweep")
     try:
-        from ..interface import plots
+        from ..render import plots
 
         doc["png"] = _png(plots.whatif_plot(points, reference=dev))
     except InputError:  # no matplotlib: the table alone
