@@ -20,14 +20,14 @@ Decimal (SI) and binary prefixes are kept apart on purpose: ``6MB`` is 6,000,000
 a size with a prefixed unit that is not a whole number of bytes is rounded to the nearest byte
 ("5.72205MiB"), while a bare number or a number of ``B`` must be whole.
 Every error is an :class:`~warpspeed.errors.InputError` that names the key and lists the valid units.
-
-Bounds, so that no text costs much to read and no number overflows what uses it: a number has at most
-:data:`MAX_DIGITS` digits and an exponent of at most :data:`MAX_EXPONENT_DIGITS` digits (checked on the text,
-before it is converted: ``1e10000000`` would take seconds), and a quantity that is not zero lies between
-:data:`MAGNITUDE` (1e-18 and 1e18 of its canonical unit: far beyond any GPU, and a count that fits a 64-bit
-integer).
 The canonical unit is for numbers a program passes; text a person writes goes through
 :func:`require_unit` first, so that ``l2_size=80`` is refused rather than read as 80 bytes.
+
+Bounds, so that no text costs much to read and no number overflows what uses it: a text has at most
+:data:`MAX_TEXT` characters, a number at most :data:`MAX_DIGITS` digits and an exponent of at most
+:data:`MAX_EXPONENT_DIGITS` digits (checked on the text, before it is converted: ``1e10000000`` would take
+seconds), and a quantity that is not zero lies within :data:`MAGNITUDE` (1e-18 to 1e18 of its canonical unit:
+far beyond any GPU, and a count that fits a 64-bit integer).
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from fractions import Fraction
 
 from .errors import InputError
 
-__all__ = ["KINDS", "REAL_KINDS", "MAGNITUDE", "MAX_DIGITS", "MAX_EXPONENT_DIGITS", "parse_quantity",
-           "format_quantity", "units_for", "require_unit"]
+__all__ = ["KINDS", "REAL_KINDS", "MAGNITUDE", "MAX_DIGITS", "MAX_EXPONENT_DIGITS", "MAX_TEXT", "parse_quantity",
+           "format_quantity", "units_for", "require_unit", "shown"]
 
 _BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -93,9 +93,11 @@ KINDS = tuple(_UNITS)
 REAL_KINDS = ("bandwidth", "frequency", "rate", "time", "number")
 """The kinds read as real numbers (the others are whole numbers)."""
 
-_QUANTITY = re.compile(
-    r"^\s*(?P<num>(?P<mantissa>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+))(?:[eE](?P<exp>[+-]?\d+))?)\s*"
-    r"(?P<unit>[A-Za-z/]*)\s*$", re.ASCII)
+_QUANTITY = re.compile(  # matched on stripped text: one run of blanks at most, so matching takes linear time
+    r"(?P<num>(?P<mantissa>[+-]?(?:\d+(?:_\d+)*(?:\.\d*)?|\.\d+))(?:[eE](?P<exp>[+-]?\d+))?)\s*"
+    r"(?P<unit>[A-Za-z/]*)", re.ASCII)
+MAX_TEXT = 200
+"""Characters a quantity's text may have (blanks included); a longer text is refused unread."""
 MAX_DIGITS = 40
 """Digits a number may have (a data sheet's value has a handful; 40 leaves room for any exact decimal)."""
 MAX_EXPONENT_DIGITS = 3
@@ -134,7 +136,7 @@ def require_unit(value: object, kind: str, *, key: str) -> None:
     if kind in ("count", "number") or isinstance(value, bool):
         return
     if isinstance(value, str):
-        m = _QUANTITY.match(value)
+        m = _QUANTITY.fullmatch(value.strip()) if len(value) <= MAX_TEXT else None
         if m is None or m.group("unit") or _text_problem(m):
             return  # a unit, or unreadable (parse_quantity says why)
         number = m.group("num")
@@ -218,7 +220,9 @@ def parse_quantity(value: object, kind: str, *, key: str) -> int | float:
         amount = Fraction(f)
         unit = ""
     elif isinstance(value, str):
-        m = _QUANTITY.match(value)
+        if len(value) > MAX_TEXT:
+            raise _fail(key, value, kind, f"{len(value)} characters; at most {MAX_TEXT}")
+        m = _QUANTITY.fullmatch(value.strip())
         if m is None:
             raise _fail(key, value, kind)
         if problem := _text_problem(m):
