@@ -707,6 +707,7 @@ def test_a_device_built_in_python_is_held_to_the_same_ranges(attr, value):
 
 
 KEY_KEY = {attr: key for key, attr in KEY_ATTRIBUTES.items()}
+STAR, COPY = warpspeed.find_kernel("star3d-r4"), warpspeed.find_kernel("copy")
 TLB_ON = {"tlb_page": "2MiB", "tlb_reach": "1GiB", "tlb_walk_rate": "1G/s"}  # the limiter needs all three
 
 
@@ -739,7 +740,7 @@ def test_every_key_has_a_range_its_ends_load_and_give_finite_estimates(key):
                 continue  # a rule between keys (a line not a multiple of its sector, ...)
             loaded += 1
             assert key in d.to_text() and json.dumps(d.to_dict(), allow_nan=False)
-            for kernel, domain in (("star3d-r4", None), ("copy", (1000, 1000, 100))):
+            for kernel, domain in ((STAR, None), (COPY, (1000, 1000, 100))):
                 block = (min(64, d.max_threads_per_block, d.max_block_dims[0]), 1, 1)
                 try:
                     e = warpspeed.estimate(kernel, d, block, domain=domain)
