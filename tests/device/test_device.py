@@ -761,3 +761,19 @@ def test_a_shared_reservation_larger_than_the_shared_memory_of_an_sm_is_refused(
         device("MI250X-GCD").with_overrides(shared_reserved_per_block="1MiB")
     full = device("MI250X-GCD").with_overrides(shared_reserved_per_block="64KiB")
     assert full.shared_reserved_per_block_bytes == full.shared_per_sm_bytes == 65536
+
+
+@pytest.mark.parametrize("text", [
+    "sm_count = [" + ", ".join(["1"] * 50000) + "]",                         # a bare value: the message quotes it
+    "max_block_dims.value = [" + ", ".join(["1"] * 50000) + "]\nmax_block_dims.source = 'x'",
+    'base = "' + "x" * 100000 + '"',
+    "l2_size = " + '"' + "9" * 100000 + '"',
+    "hit_rates.l2_z.a = " + '"' + "9" * 100000 + '"',
+])
+def test_a_long_value_is_named_shortened_in_the_message(tmp_path, text):
+    f = tmp_path / "c.toml"
+    f.write_text(f'schema_version = 1\n{text}\n' if text.startswith("base") else
+                 f'schema_version = 1\nbase = "H100-SXM5-80GB"\n{text}\n')
+    with pytest.raises(InputError) as err:
+        load_device_file(f)
+    assert len(str(err.value)) < 3000 and "characters)" in str(err.value)

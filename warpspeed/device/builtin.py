@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..units import shown
 from .base import NOT_DEVICE_FILES, suggest
 from .files import load_device_bytes, load_device_file
 from .model import Device
@@ -45,7 +46,7 @@ def _match_id(text: str) -> str | None:
     if len(prefixed) == 1:
         return prefixed[0]
     if len(prefixed) > 1:
-        raise InputError(f"device {text!r} is ambiguous: it could be {', '.join(prefixed)}; give the "
+        raise InputError(f"device {shown(text)} is ambiguous: it could be {', '.join(prefixed)}; give the "
                          "full id.")
     return None
 
@@ -74,11 +75,11 @@ def device(id_or_path: str | Path | Device, **overrides: Any) -> Device:
         base, suffix = split_id(text)
         found = _match_id(base) if base else None
         if found is None:
-            raise InputError(f"unknown device {text!r}.{suggest(base, device_ids())} Built-in devices: "
+            raise InputError(f"unknown device {shown(text)}.{suggest(base, device_ids())} Built-in devices: "
                              f"{', '.join(device_ids())}; or give the path of a device TOML file.")
         dev = _builtin(found)
         if suffix:
             dev = dev.with_overrides(**suffix)
     else:
-        raise InputError(f"a device is a built-in id, a TOML path or a Device, got {id_or_path!r}.")
+        raise InputError(f"a device is a built-in id, a TOML path or a Device, got {shown(id_or_path)}.")
     return dev.with_overrides(**overrides) if overrides else dev

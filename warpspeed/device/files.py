@@ -34,7 +34,7 @@ def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> 
         if key not in valid:
             problems.append(_unknown_key(key, valid))
         elif key in IDENTITY_KEYS and not (isinstance(doc[key], str) and doc[key].strip()):
-            problems.append(f"{key} must be a non-empty string, got {doc[key]!r}.")
+            problems.append(f"{key} must be a non-empty string, got {shown(doc[key])}.")
         if key not in FILE_KEYS:
             continue
         given = [key] + ([PEAK_OF[key]] if key in PEAK_OF and isinstance(doc[key], dict) and "peak" in doc[key]
@@ -71,10 +71,9 @@ def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCur
             problems.append(f"unknown hit-rate curve {name!r} (hit_rates.{name}).{suggest(name, HIT_RATE_CURVES)} "
                             f"Valid curves: {', '.join(HIT_RATE_CURVES)}.")
             continue
-        huge = [c for c in "abc" if isinstance(t, dict) and isinstance(t.get(c), int) and abs(t[c]) > MAGNITUDE[1]]
-        if huge:  # an integer beyond a float would overflow the curve's own check
-            problems += [f"hit_rates.{name}.{c}: {shown(t[c])} is beyond any coefficient of a hit-rate curve "
-                         f"(-1e18 to 1e18)." for c in huge]
+        bad = _coefficient_problems(t, f"hit_rates.{name}")
+        if bad:  # checked here: an integer beyond a float would overflow the curve's own check
+            problems += bad
             continue
         try:
             out[name] = curve_from_table(t, f"hit_rates.{name}")
@@ -83,10 +82,19 @@ def _hit_rates_overrides(doc: dict, problems: list[str]) -> dict[str, HitRateCur
     return out
 
 
+def _coefficient_problems(table: object, where: str) -> list[str]:
+    """The coefficients a, b, c of a curve table that are not numbers from -1e18 to 1e18, named."""
+    if not isinstance(table, dict):
+        return []
+    return [f"{where}.{c}: expected a number from -1e18 to 1e18, got {shown(v)}."
+            for c, v in table.items() if c in ("a", "b", "c") and
+            (isinstance(v, bool) or not isinstance(v, int | float) or not abs(v) <= MAGNITUDE[1])]
+
+
 def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve]) -> str | None:
     if not isinstance(family, str) or family in family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
         return None
-    return (f"architecture {family!r} has no hit-rate curves in {HIT_RATE_FILE} (known families: "
+    return (f"architecture {shown(family)} has no hit-rate curves in {HIT_RATE_FILE} (known families: "
             f"{', '.join(hit_rate_families())}); use one of those or give all four [hit_rates.<curve>] tables "
             f"({', '.join(HIT_RATE_CURVES)}).")
 
@@ -159,7 +167,7 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
     base_ref = doc["base"]
     base: Device | None = None
     if not isinstance(base_ref, str) or not base_ref.strip():
-        problems.append(f"base must be a device id ({', '.join(device_ids())}) or a path, got {base_ref!r}.")
+        problems.append(f"base must be a device id ({', '.join(device_ids())}) or a path, got {shown(base_ref)}.")
     elif depth > 8:
         problems.append("too many nested 'base' files (a cycle?).")
     elif looks_like_path(base_ref):
@@ -186,11 +194,11 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         raise DeviceFileError(where, problems)
     changes = {k: raw for k, (raw, _, _) in values.items()}
     sources = {k: source for k, (_, _, source) in values.items()}
-    attrs, new_sources, shown = changed_attributes(base, changes, sources, bare, problems, broken)
+    attrs, new_sources, suffixes = changed_attributes(base, changes, sources, bare, problems, broken)
     if problems:
         raise DeviceFileError(where, problems)
     new_id = doc.get("id")
-    dev = replace(base, id=new_id if isinstance(new_id, str) else suffixed_id(base, shown),
+    dev = replace(base, id=new_id if isinstance(new_id, str) else suffixed_id(base, suffixes),
                   sources=FrozenMap(new_sources), **attrs)
     if "name" not in identity and (changes or curve_overrides):
         identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"

@@ -145,7 +145,7 @@ def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -
             parts = [p for p in raw.replace("x", ",").split(",")]
         if not isinstance(parts, list | tuple) or len(parts) != 3:
             raise InputError(f"{label}: expected three whole numbers [x, y, z] (e.g. [1024, 1024, 64] or "
-                             f"'1024,1024,64'), got {raw!r}.")
+                             f"'1024,1024,64'), got {shown(raw)}.")
         value: Any = tuple(parse_quantity(p, "count", key=label) for p in parts)
         if min(value) < spec.minimum:
             raise InputError(f"{label}: every entry must be at least 1, got {shown(raw)}.")

@@ -34,10 +34,10 @@ def apply_changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str,
     :class:`DeviceFileError` for ``where``.
     """
     problems: list[str] = []
-    attrs, new_sources, shown = changed_attributes(dev, changes, sources, origin, problems)
+    attrs, new_sources, suffixes = changed_attributes(dev, changes, sources, origin, problems)
     if problems:
         raise DeviceFileError(where, problems)
-    return replace(dev, id=new_id if new_id is not None else suffixed_id(dev, shown),
+    return replace(dev, id=new_id if new_id is not None else suffixed_id(dev, suffixes),
                    sources=FrozenMap(new_sources), **attrs)
 
 
@@ -51,7 +51,7 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
     """
     attrs: dict[str, Any] = {}
     new_sources = dict(dev.sources)
-    shown: dict[str, str] = {}
+    suffixes: dict[str, str] = {}
     curves = {c: getattr(dev.hit_rates, c) for c in HIT_RATE_CURVES}
     parsed: dict[str, Any] = {}
     broken = set(broken)
@@ -68,7 +68,7 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
                 problems.append(str(e) if str(e).startswith(key) else f"{key}: {e}")
                 continue
             new_sources[f"hit_rates.{curve}"] = curves[curve].source
-            shown[key] = display_value("float", value)
+            suffixes[key] = display_value("float", value)
             continue
         spec = KEYS_BY_NAME.get(key)
         if spec is None:
@@ -83,7 +83,7 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
             continue
         attrs[spec.attr] = parsed[key]
         new_sources[key] = sources.get(key, origin)
-        shown[key] = display_value(spec.kind, parsed[key])
+        suffixes[key] = display_value(spec.kind, parsed[key])
 
     if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
         size = parsed.get("l2_size", dev.l2_size_bytes)
@@ -108,19 +108,19 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
         if key in ("l2_size", "l2_partitions"):
             values.pop("l2_effective_size_bytes", None)
     problems.extend(consistency_problems(values))
-    return attrs, new_sources, shown
+    return attrs, new_sources, suffixes
 
 
-def suffixed_id(dev: Device, shown: Mapping[str, str]) -> str:
+def suffixed_id(dev: Device, suffixes: Mapping[str, str]) -> str:
     """``dev.id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
     base, suffix = split_id(dev.id)
-    suffix.update(shown)
+    suffix.update(suffixes)
     return base + "".join(f"+{k}={v}" for k, v in suffix.items())
 
 
 def _parse_float(raw: object, label: str) -> float:
     if isinstance(raw, bool):
-        raise InputError(f"{label}: expected a number, got {raw!r}.")
+        raise InputError(f"{label}: expected a number, got {shown(raw)}.")
     if isinstance(raw, str) and len(raw) > 100:
         raise InputError(f"{label}: expected a number (a hit-rate coefficient), got {shown(raw)}.")
     try:
@@ -146,13 +146,13 @@ def parse_set_options(items: Iterable[str] | str, option: str = "--set") -> dict
     out: dict[str, str] = {}
     for item in items:
         if not isinstance(item, str):
-            raise InputError(f"{option} expects KEY=VALUE text, got {item!r}.")
+            raise InputError(f"{option} expects KEY=VALUE text, got {shown(item)}.")
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise InputError(f"{option} {item!r} is not KEY=VALUE (e.g. {option} l2_size=80MiB {option} "
+            raise InputError(f"{option} {shown(item)} is not KEY=VALUE (e.g. {option} l2_size=80MiB {option} "
                              f"dram_bw=5000GB/s). Valid keys: {valid_override_keys()}.")
         if key in out:
-            raise InputError(f"{option} {key} is given twice ({out[key]!r} and {value!r}); give it once.")
+            raise InputError(f"{option} {key} is given twice ({shown(out[key])} and {shown(value)}); give it once.")
         out[key] = value
     return out

@@ -6,6 +6,7 @@ import tomllib
 from typing import Any
 
 from ..errors import InputError
+from ..units import shown
 from .base import SCHEMA_VERSION, DeviceFileError
 from .keys import PEAK_OF
 
@@ -36,7 +37,7 @@ def file_entry(raw: object, key: str, *, bare_source: str | None, problems: list
     ``peak``, the peak as key ``<bw>_peak``. Problems go to ``problems``; a part with a problem is left out."""
     if not isinstance(raw, dict):
         if bare_source is None:
-            problems.append(f"{key}: give the value with its source, e.g. {key}.value = {raw!r} and "
+            problems.append(f"{key}: give the value with its source, e.g. {key}.value = {shown(raw)} and "
                             f"{key}.source = \"spec: ...\" (bare values are allowed only in files with 'base').")
             return []
         return [(key, raw, bare_source)]
@@ -73,6 +74,6 @@ def schema_problems(doc: dict, *, required: bool) -> list[str]:
                 f"{SCHEMA_VERSION}' (only a file of changes, with base = \"<id>\", may leave it out)."]
     v = doc["schema_version"]
     if isinstance(v, bool) or v != SCHEMA_VERSION:
-        return [f"schema_version = {v!r}: this warpspeed reads version {SCHEMA_VERSION} only; write "
+        return [f"schema_version = {shown(v)}: this warpspeed reads version {SCHEMA_VERSION} only; write "
                 f"schema_version = {SCHEMA_VERSION}."]
     return []
