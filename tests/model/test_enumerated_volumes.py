@@ -18,7 +18,8 @@ from kernel_strategies import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.model.cells import CellSet, cell_set
-from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints, cell_points, distinct
+from warpspeed.model.enumerated_volumes import EnumeratedFootprints, cell_points, distinct
+from warpspeed.model.field_encoding import FIELD_SHIFT
 from warpspeed.model.isl_volumes import Footprints, counts_are_dear
 from warpspeed.model.launch import make_launch
 

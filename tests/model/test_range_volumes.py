@@ -19,7 +19,8 @@ import warpspeed
 from warpspeed.errors import InputError
 from warpspeed.model.cells import CellSet, as_cell_set, cell_set
 from warpspeed.model.counters import footprint_counter
-from warpspeed.model.enumerated_volumes import FIELD_SHIFT, EnumeratedFootprints
+from warpspeed.model.enumerated_volumes import EnumeratedFootprints
+from warpspeed.model.field_encoding import FIELD_SHIFT
 from warpspeed.model.range_volumes import ELEMENTS, GranuleRanges, RangeFootprints, _union, applies, full_granules
 
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (2, 1, 16)])

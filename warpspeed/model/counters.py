@@ -26,15 +26,19 @@ else ISL (quasi-affine indices). The brute-force twin in the tests is an indepen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
 
 from ..errors import InputError
 from ..kernel import Kernel
 from .cells import CellSet
-from .enumerated_volumes import EnumeratedFootprints, field_slice_accesses
+from .enumerated_volumes import EnumeratedFootprints
+from .field_encoding import field_slice_accesses
 from .isl_volumes import Footprints, counts_are_dear
-from .range_volumes import RangeFootprints, applies
+from .range_volumes import BoxCounts, RangeFootprints, applies
 
 if TYPE_CHECKING:
     import islpy as isl
@@ -65,6 +69,14 @@ class FootprintCounter(Protocol):
         ...
 
     def count_by_field(self, fp: FootprintSet) -> tuple[int, ...]: ...
+
+
+class BoxCounter(Protocol):
+    """Counts of many boxes' own footprints at once: what the block stage asks of the range counter at element
+    granularity (:meth:`~warpspeed.model.range_volumes.RangeFootprints.box_counts`)."""
+
+    def box_counts(self, boxes: np.ndarray, *, loads: bool = True, stores: bool = False,
+                   per: Sequence[int] | None = None, coarser: Sequence[int] = ()) -> BoxCounts: ...
 
 
 def counter_names() -> list[str]:
@@ -119,5 +131,5 @@ def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 
-__all__ = ["COUNTERS", "DEFAULT_COUNTER", "FootprintCounter", "FootprintSet",
+__all__ = ["COUNTERS", "DEFAULT_COUNTER", "BoxCounter", "FootprintCounter", "FootprintSet",
            "check_counter", "choose_counter", "counter_names", "footprint_counter"]

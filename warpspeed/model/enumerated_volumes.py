@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..expressions import affine_form, evaluate
+from ..expressions import evaluate
 from ..kernel import Access, Field, Kernel
 from . import cell_rows
 from .cell_rows import row_accesses
 from .cells import Box, CellSet, as_cell_set
-from .isl_volumes import field_encodings, per_dimension_index
+from .field_encoding import FIELD_SHIFT, SliceAccess, field_encodings, field_slice_accesses
 
 if TYPE_CHECKING:
     import islpy as isl
@@ -49,7 +49,6 @@ MEMBER_SPAN_PER_KEY = 32
 """Membership tests by bitmap up to this span per key (bytes of bitmap per key of both arrays), else by binary
 search: a bitmap costs about 0.2 ns per spanned granule, a binary search about 20 ns per key (profiled on
 array-of-structures waves 1x8x64 blocks deep, a span of 26 per key: 4.2 against 8.6 ms). Speed only."""
-FIELD_SHIFT = 40  # granule indices below 2**40: arrays up to 32 TiB at 32 B granules
 GRANULE_MASK = (1 << FIELD_SHIFT) - 1
 SMALL_CHUNK_ROWS = 64  # chunks of at most this many rows read their row boundaries in one pass (profiled)
 CHUNK_ELEMENTS = 1 << 22  # the slice bitmap is built in chunks of at most this many elements (bytes)
@@ -108,42 +107,6 @@ def distinct(values: np.ndarray) -> np.ndarray:
 def cell_points(cells: CellSet | isl.Set) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """x, y and z of every point of a cell set (a point in two pieces is listed twice)."""
     return as_cell_set(cells).coordinates
-
-
-SliceAccess = tuple[tuple[int, int], ...]  # per field dimension: (cell axis 0-2, or -1 for none; constant)
-
-
-def slice_access(acc: Access, fld: Field, domain: tuple[int, int, int]) -> SliceAccess | None:
-    """The access as (cell axis, constant) per dimension of the field, where every index is one cell
-    coordinate plus a constant or a constant, and no coordinate indexes two dimensions; else None."""
-    idx = per_dimension_index(acc, fld, domain)
-    if idx is None:
-        return None
-    out, used = [], set()
-    for e in idx:
-        form = affine_form(e)
-        if form is None:
-            return None
-        coeffs, const = form
-        axes = [a for a, c in enumerate(coeffs) if c]
-        if not axes:
-            out.append((-1, const))
-            continue
-        if len(axes) > 1 or coeffs[axes[0]] != 1 or axes[0] in used:
-            return None
-        used.add(axes[0])
-        out.append((axes[0], const))
-    return tuple(out)
-
-
-def field_slice_accesses(fld: Field, domain: tuple[int, int, int]
-                         ) -> tuple[list[SliceAccess], list[SliceAccess]] | None:
-    """The field's loads and stores as slice accesses, or None if any of them is not one."""
-    loads = [slice_access(a, fld, domain) for a in fld.loads]
-    stores = [slice_access(a, fld, domain) for a in fld.stores]
-    if any(a is None for a in loads + stores):
-        return None
-    return loads, stores  # type: ignore[return-value]
 
 
 Ranges = tuple[tuple[int, int], ...]  # index range [lo, hi] per field dimension

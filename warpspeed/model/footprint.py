@@ -19,8 +19,8 @@ import numpy as np
 
 from ..expressions import THREAD_VARS, Add, Const, Expr, Mul, Var, affine_form, evaluate, substitute
 from ..kernel import Kernel
+from .counters import BoxCounter
 from .launch import Launch
-from .range_volumes import RangeFootprints
 from .unique_rows import unique_rows
 
 SENTINEL = np.iinfo(np.int64).max
@@ -238,7 +238,7 @@ def elements_fit(kernel: Kernel, *granule_bytes: int) -> bool:
 
 def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
                              weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
-                             coords: np.ndarray | None = None, elements: RangeFootprints | None = None) -> int:
+                             coords: np.ndarray | None = None, elements: BoxCounter | None = None) -> int:
     """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
 
     With ``elements`` (the range counter of the kernel's elements; and the blocks' ``launch`` and ``coords``)
@@ -392,7 +392,7 @@ class BlockCounts:
 
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
                  weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int,
-                 coords: np.ndarray | None = None, elements: RangeFootprints | None = None,
+                 coords: np.ndarray | None = None, elements: BoxCounter | None = None,
                  patterns: WarpPatterns | None = None) -> BlockCounts:
     """Sector and line counts of the representative blocks, weighted by their class sizes. With ``elements``
     (the range counter of the kernel's elements; and the blocks' ``coords``) and elements that divide a

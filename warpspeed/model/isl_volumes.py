@@ -18,151 +18,81 @@ Nothing here enumerates threads or blocks: the cost is independent of the domain
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..expressions import Add, Const, Expr, Mul, Var, affine_form, bounds, simplify, to_isl
+from ..expressions import Expr, affine_form, to_isl
 from ..kernel import Access, Field, Kernel
 from .cells import CellSet, as_isl
+from .field_encoding import CELL_VARS, MAX_ROW_DIMS, FieldEncoding, field_encodings, row_moduli
 from .lazy_isl import isl
-
-CELL_VARS = {"tidx": "x", "tidy": "y", "tidz": "z"}
-MAX_ROW_DIMS = 3  # a1..a3: up to 4-dimensional fields (x, y, z and an index dimension)
 
 
 def _isl(e: Expr) -> str:
     return "(" + to_isl(e, CELL_VARS) + ")"
 
 
-def per_dimension_index(acc: Access, fld: Field, domain: tuple[int, int, int]) -> tuple[Expr, ...] | None:
-    """The access as one index per dimension of the field, or None if that is not possible.
+def _rho(e: FieldEncoding, rows: Sequence[str]) -> str:
+    """Byte phase of a row's first element inside a granule (0 when rows are granule aligned)."""
+    f, g = e.field, e.granularity
+    terms = [f"{s * f.element_bytes}*({a})" for s, a in zip(f.strides[1:], rows, strict=False)
+             if (s * f.element_bytes) % g]
+    return f"(({' + '.join(terms)}) mod {g})" if terms else "0"
 
-    Tuple accesses are used as they are. A linear affine index is split by matching each coefficient
-    to the field's strides (mixed radix for the constant); the split is kept only if every component
-    provably stays inside its extent over the domain, which makes it the same address.
+def _u(e: FieldEncoding, rows: Sequence[str], x_bytes: str) -> str:
+    f, g = e.field, e.granularity
+    return f"floor(({f.offset * f.element_bytes} + {_rho(e, rows)} + {x_bytes})/{g})"
+
+def access_maps(e: FieldEncoding, stores: bool) -> list[isl.Map]:
+    """Cell -> encoded address maps of the field's loads (or stores)."""
+    f, g = e.field, e.granularity
+    first = len(f.loads) if stores else 0
+    out = []
+    for pos, acc in enumerate(f.stores if stores else f.loads, start=first):
+        if e.per_dim is None:
+            addr = f"floor(({f.offset} + {_isl(acc.linear)})*{f.element_bytes}/{g})"
+            tgt = [str(e.index), addr] + ["0"] * MAX_ROW_DIMS
+        else:
+            idx = e.per_dim[pos]
+            rows = [_isl(e) for e in idx[1:]]
+            u = _u(e, rows, f"{_isl(idx[0])}*{f.element_bytes}")
+            tgt = [str(e.index), u] + rows + ["0"] * (MAX_ROW_DIMS - len(rows))
+        names = [f"o{i}" for i in range(len(tgt))]
+        cons = " and ".join(f"{n} = {t}" for n, t in zip(names, tgt, strict=True))
+        out.append(isl.Map(f"{{ [x, y, z] -> [{', '.join(names)}] : {cons} }}"))
+    return out
+
+def canonical_map(e: FieldEncoding) -> isl.Map | None:
+    """Map that sends a row's last granule, when it is shared with the next row, to that row's first.
+
+    Rows are at least one granule long (see ``field_encodings``), so a granule spans at most two rows.
     """
-    if len(acc.index) == len(fld.shape):
-        return acc.index
-    form = affine_form(acc.linear)
-    if form is None:
+    f, g = e.field, e.granularity
+    nd = len(f.shape)
+    if e.per_dim is None or nd == 1:
         return None
-    coeffs, const = form
-    strides = fld.strides
-    comps: list[dict[str, int]] = [{} for _ in fld.shape]
-    for var, c in zip(CELL_VARS, coeffs, strict=True):
-        if c == 0:
-            continue
-        d = max((d for d, s in enumerate(strides) if c % s == 0), default=0)
-        comps[d][var] = c // strides[d]
-    consts = []
-    rest = const
-    for d in range(len(fld.shape) - 1, -1, -1):
-        q, rest = divmod(rest, strides[d])
-        consts.append(q)
-    consts.reverse()
-    consts[0] += rest
-    out = []
-    box = {v: (0, n - 1) for v, n in zip(CELL_VARS, domain, strict=True)}
-    for d, n in enumerate(fld.shape):
-        e = simplify(Add(tuple(Mul(c, Var(v)) for v, c in comps[d].items()) + (Const(consts[d]),)))
-        lo, hi = bounds(e, box)
-        if lo < 0 or hi >= n:
-            return None
-        out.append(e)
-    return tuple(out)
-
-
-def row_moduli(fld: Field, granularity: int) -> tuple[int, ...]:
-    """For each row dimension d (a1..): the row phase depends on a_d only through a_d mod m_d (1: not at all)."""
-    g = granularity
-    return tuple(g // math.gcd(g, c) if (c := (s * fld.element_bytes) % g) else 1 for s in fld.strides[1:])
-
-
-@dataclass(frozen=True)
-class FieldEncoding:
-    """How one field's accesses map cells to encoded addresses at a granularity (32 B or 128 B)."""
-
-    index: int
-    field: Field
-    granularity: int
-    per_dim: tuple[tuple[Expr, ...], ...] | None  # per-dimension index of every access, or None: linear
-
-    def _rho(self, rows: Sequence[str]) -> str:
-        """Byte phase of a row's first element inside a granule (0 when rows are granule aligned)."""
-        f, g = self.field, self.granularity
-        terms = [f"{s * f.element_bytes}*({a})" for s, a in zip(f.strides[1:], rows, strict=False)
-                 if (s * f.element_bytes) % g]
-        return f"(({' + '.join(terms)}) mod {g})" if terms else "0"
-
-    def _u(self, rows: Sequence[str], x_bytes: str) -> str:
-        f, g = self.field, self.granularity
-        return f"floor(({f.offset * f.element_bytes} + {self._rho(rows)} + {x_bytes})/{g})"
-
-    def access_maps(self, stores: bool) -> list[isl.Map]:
-        """Cell -> encoded address maps of the field's loads (or stores)."""
-        f, g = self.field, self.granularity
-        first = len(f.loads) if stores else 0
-        out = []
-        for pos, acc in enumerate(f.stores if stores else f.loads, start=first):
-            if self.per_dim is None:
-                addr = f"floor(({f.offset} + {_isl(acc.linear)})*{f.element_bytes}/{g})"
-                tgt = [str(self.index), addr] + ["0"] * MAX_ROW_DIMS
-            else:
-                idx = self.per_dim[pos]
-                rows = [_isl(e) for e in idx[1:]]
-                u = self._u(rows, f"{_isl(idx[0])}*{f.element_bytes}")
-                tgt = [str(self.index), u] + rows + ["0"] * (MAX_ROW_DIMS - len(rows))
-            names = [f"o{i}" for i in range(len(tgt))]
-            cons = " and ".join(f"{n} = {t}" for n, t in zip(names, tgt, strict=True))
-            out.append(isl.Map(f"{{ [x, y, z] -> [{', '.join(names)}] : {cons} }}"))
-        return out
-
-    @cached_property
-    def canonical(self) -> isl.Map | None:
-        """Map that sends a row's last granule, when it is shared with the next row, to that row's first.
-
-        Rows are at least one granule long (see ``field_encodings``), so a granule spans at most two rows.
-        """
-        f, g = self.field, self.granularity
-        nd = len(f.shape)
-        if self.per_dim is None or nd == 1:
-            return None
-        rows = [f"a{d}" for d in range(1, nd)]
-        pad = ["0"] * (MAX_ROW_DIMS - len(rows))
-        src = ["f", "u"] + rows + [f"p{i}" for i in range(len(pad))]
-        eb = f.element_bytes
-        u_last = self._u(rows, f"{(f.shape[0] - 1) * eb}")
-        shared = f"(({(f.offset + f.shape[0]) * eb} + {self._rho(rows)}) mod {g}) >= 1"
-        domain = " and ".join([f"f = {self.index}"] + [f"0 <= {a} < {n}" for a, n in zip(rows, f.shape[1:],
-                                                                                         strict=True)]
-                              + [f"{p} = 0" for p in src[2 + len(rows):]])
-        last_row = " and ".join(f"{a} = {n - 1}" for a, n in zip(rows, f.shape[1:], strict=True))
-        pieces = [f"[{', '.join(src)}] -> [{', '.join(src)}] : {domain} and "
-                  f"(u < {u_last} or not ({shared}) or ({last_row}))"]
-        # next row: increment a1, carrying into a2, a3 when a row index is at its last value
-        for k in range(len(rows)):
-            nxt = ["0"] * k + [f"{rows[k]} + 1"] + rows[k + 1:]
-            cond = [f"{rows[j]} = {f.shape[j + 1] - 1}" for j in range(k)] + [
-                f"{rows[k]} < {f.shape[k + 1] - 1}"]
-            u_first = self._u(nxt, "0")
-            pieces.append(f"[{', '.join(src)}] -> [f, {u_first}, {', '.join(nxt)}{''.join(', ' + p for p in pad)}]"
-                          f" : {domain} and u = {u_last} and {shared} and {' and '.join(cond)}")
-        return coalesced(isl.Map("{ " + "; ".join(pieces) + " }"))
-
-
-def field_encodings(kernel: Kernel, granularity: int) -> tuple[FieldEncoding, ...]:
-    """Encodings for every field; per-dimension when every access of the field allows it."""
-    out = []
-    for i, f in enumerate(kernel.fields):
-        idx = [per_dimension_index(a, f, kernel.domain) for a in f.loads + f.stores]
-        # rows shorter than a granule would let one granule span more than two rows: use linear addresses
-        rows_ok = len(f.shape) == 1 or (f.shape[0] * f.element_bytes >= granularity
-                                        and len(f.shape) - 1 <= MAX_ROW_DIMS)
-        per_dim = tuple(idx) if rows_ok and all(x is not None for x in idx) else None
-        out.append(FieldEncoding(i, f, granularity, per_dim))  # type: ignore[arg-type]
-    return tuple(out)
+    rows = [f"a{d}" for d in range(1, nd)]
+    pad = ["0"] * (MAX_ROW_DIMS - len(rows))
+    src = ["f", "u"] + rows + [f"p{i}" for i in range(len(pad))]
+    eb = f.element_bytes
+    u_last = _u(e, rows, f"{(f.shape[0] - 1) * eb}")
+    shared = f"(({(f.offset + f.shape[0]) * eb} + {_rho(e, rows)}) mod {g}) >= 1"
+    domain = " and ".join([f"f = {e.index}"] + [f"0 <= {a} < {n}" for a, n in zip(rows, f.shape[1:],
+                                                                                     strict=True)]
+                          + [f"{p} = 0" for p in src[2 + len(rows):]])
+    last_row = " and ".join(f"{a} = {n - 1}" for a, n in zip(rows, f.shape[1:], strict=True))
+    pieces = [f"[{', '.join(src)}] -> [{', '.join(src)}] : {domain} and "
+              f"(u < {u_last} or not ({shared}) or ({last_row}))"]
+    # next row: increment a1, carrying into a2, a3 when a row index is at its last value
+    for k in range(len(rows)):
+        nxt = ["0"] * k + [f"{rows[k]} + 1"] + rows[k + 1:]
+        cond = [f"{rows[j]} = {f.shape[j + 1] - 1}" for j in range(k)] + [
+            f"{rows[k]} < {f.shape[k + 1] - 1}"]
+        u_first = _u(e, nxt, "0")
+        pieces.append(f"[{', '.join(src)}] -> [f, {u_first}, {', '.join(nxt)}{''.join(', ' + p for p in pad)}]"
+                      f" : {domain} and u = {u_last} and {shared} and {' and '.join(cond)}")
+    return coalesced(isl.Map("{ " + "; ".join(pieces) + " }"))
 
 
 def counts_are_dear(kernel: Kernel, granularity: int) -> bool:
@@ -293,9 +223,10 @@ def access_groups(encodings: Sequence[FieldEncoding], domain: tuple[int, int, in
                     + " }")
     out = []
     for e in encodings:
-        maps = [(False, m) for m in e.access_maps(stores=False)] + [(True, m) for m in e.access_maps(stores=True)]
-        if canonical and e.canonical is not None:
-            maps = [(st, m.apply_range(e.canonical)) for st, m in maps]
+        maps = [(False, m) for m in access_maps(e, stores=False)] + [(True, m) for m in access_maps(e, stores=True)]
+        to_first = canonical_map(e) if canonical else None
+        if to_first is not None:
+            maps = [(st, m.apply_range(to_first)) for st, m in maps]
         images = [cells.apply(m) for _, m in maps]
         for idx in connected_groups(images, _overlap):
             loads = [maps[i][1] for i in idx if not maps[i][0]]

@@ -31,8 +31,7 @@ from ..expressions import affine_form
 from ..kernel import Field, Kernel
 from .cell_rows import RowAccess, count_if_cheaper, row_accesses, separated_row_counts
 from .cells import CellSet, as_cell_set
-from .enumerated_volumes import FIELD_SHIFT, field_slice_accesses
-from .isl_volumes import FieldEncoding, field_encodings
+from .field_encoding import FIELD_SHIFT, FieldEncoding, field_encodings, field_slice_accesses
 
 if TYPE_CHECKING:
     import islpy as isl
