@@ -210,6 +210,7 @@ class Device:
 
     def _validate(self) -> None:
         problems = [p for spec in KEYS if (v := getattr(self, spec.attr)) is not None or spec.required
+                    or spec.key == "l2_effective_size"  # optional in a file, where it is derived when left out
                     if (p := value_problem(spec, v))]
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")
