@@ -700,7 +700,7 @@ def test_consistency_rules_check_types_first():
 @pytest.mark.parametrize(("attr", "value"), [
     ("l1_line_bytes", 2**40), ("l2_sector_bytes", 0), ("warp_size", 10**6), ("max_block_dims", (10**120, 1, 1)),
     ("dram_run_exponent", 1e9), ("clock_GHz", 1e-300), ("l1_banks", 2.5), ("sm_count", True),
-    ("l2_effective_size_bytes", None), ("sm_count", None),
+    ("l2_effective_size_bytes", None), ("sm_count", None), ("max_block_dims", 1024), ("max_block_dims", "1024"),
 ])
 def test_a_device_built_in_python_is_held_to_the_same_ranges(attr, value):
     with pytest.raises(InputError, match=f"{KEY_KEY[attr]} = .* is not valid"):

@@ -92,7 +92,8 @@ class Device:
     def __post_init__(self) -> None:
         if not isinstance(self.sources, FrozenMap):
             object.__setattr__(self, "sources", FrozenMap(self.sources))
-        object.__setattr__(self, "max_block_dims", tuple(self.max_block_dims))
+        if isinstance(self.max_block_dims, list):
+            object.__setattr__(self, "max_block_dims", tuple(self.max_block_dims))
         self._validate()
 
     # -- queries ------------------------------------------------------------------------------------
