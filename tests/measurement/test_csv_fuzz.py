@@ -403,6 +403,6 @@ def test_ncu_values_out_of_scale_are_clean_errors(tmp_path, cached_projection):
                             "from 1e-09 to 1e+06 s in base units (or n/a).")
     code, _, err = cli(*PROJECT, "--ncu", str(f))
     assert code == 2 and _flat(err).startswith(_flat(f"error: {f}, line 5: column gpu__time_duration.sum"))
-    # the same overflow from the command line's measured values
+    # the same overflow from the command line's measured values: refused as read (no quantity is over 1e18)
     code, _, err = cli(*PROJECT, "--measured-time", "1ms", "--measured-bytes", "1e308B,1e308B,1e308B")
-    assert code == 2 and _flat("projects to no finite performance") in _flat(err), err
+    assert code == 2 and _flat("'1e308B' as a size in bytes (over 1e300 B is beyond any quantity") in _flat(err), err
