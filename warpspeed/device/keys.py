@@ -71,9 +71,9 @@ KEYS: tuple[_Key, ...] = (
     _Key("l2_latency", "l2_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
     _Key("dram_latency", "dram_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
     _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False, plausible=(1, 65536)),
-    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False, plausible=(0, 1073741824)),
-    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-06)),
-    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 10)),
+    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False, plausible=(0, 1048576)),
+    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-09)),
+    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 4)),
     _Key("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0)),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/model/tlb.py)
     _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False, plausible=(1, 17179869184)),
