@@ -778,3 +778,19 @@ def test_a_long_value_is_named_shortened_in_the_message(tmp_path, text):
     with pytest.raises(InputError) as err:
         load_device_file(f)
     assert len(str(err.value)) < 3000 and "characters)" in str(err.value)
+
+
+@pytest.mark.parametrize("loss", [{"dram_run_overhead": "1MiB"}, {"dram_run_time": "1ns"}])
+def test_the_costliest_dram_runs_the_ranges_allow_give_finite_estimates(loss):
+    """A run loss of 1 GiB at exponent 10 overflowed the latency model's 4-norm (OverflowError); at the ends of
+    the ranges of the run keys, with one-lane warps and the slowest DRAM, every estimate is finite and > 0."""
+    d = device("H100-SXM5-80GB", warp_size=1, dram_run_exponent=4, dram_bw="10GB/s", **loss)
+    for kernel in (STAR, COPY):
+        for block in ((1, 1, 1), (32, 1, 1)):
+            e = warpspeed.estimate(kernel, d, block, domain=(40, 6, 4))
+            assert 0 < e.performance_GLup_s < 1 and math.isfinite(e.time_s)
+            json.dumps(e.to_dict(), allow_nan=False)
+    with pytest.raises(InputError, match="dram_run_exponent"):
+        device("H100-SXM5-80GB", dram_run_exponent=10)
+    with pytest.raises(InputError, match="dram_run_overhead"):
+        device("H100-SXM5-80GB", dram_run_overhead="1GiB")
