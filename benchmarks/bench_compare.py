@@ -17,7 +17,8 @@ import resource
 import time
 
 import warpspeed
-from warpspeed.model.estimate import _analysis_of, resolve_kernel
+from warpspeed.application.resolve import resolve_kernel
+from warpspeed.model.estimate import _analysis_of
 
 CANDIDATES = [f"d3q19-srt:streaming={s},layout={lay}" for s in ("pull", "push") for lay in ("fzyx", "zyxf")]
 DEVICE = "H100-SXM5-80GB"

@@ -21,8 +21,8 @@ import sys
 import time
 
 import warpspeed
+from warpspeed.application.whatif import whatif
 from warpspeed.model.estimate import _analysis_of
-from warpspeed.studies.whatif import whatif
 
 
 def cpu_s() -> float:

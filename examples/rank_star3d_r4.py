@@ -7,8 +7,8 @@ configurations split over the limiters. Run: python examples/rank_star3d_r4.py [
 import sys
 
 import warpspeed
+from warpspeed.application.ranking import reference_estimate
 from warpspeed.render.report import ranking_headline, ranking_table
-from warpspeed.studies.ranking import reference_estimate
 
 
 def main(fast: bool = False) -> None:

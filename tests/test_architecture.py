@@ -154,3 +154,91 @@ def test_the_command_line_imports_the_web_page_only_to_serve_it():
            and (n.module or "").split(".")[0] == "web" and n.level == 2]
     assert web and all(id(n) in serving for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                        and n.lineno in web), web
+
+
+def imported_modules(path: Path, package: list[str] | None = None) -> list[tuple[int, str, str | None]]:
+    """(line, dotted module below ``warpspeed``, name imported from it or None) of every import of a package
+    module in ``path``, also those inside functions: ``from ..model.estimate import estimate`` in
+    warpspeed/web/service.py is (line, "model.estimate", "estimate"). ``package``: the module's package (default:
+    from its place in warpspeed/)."""
+    package = package or ["warpspeed", *path.relative_to(PACKAGE).parent.parts]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - (node.level - 1)] if node.level else []
+            target = base + (node.module.split(".") if node.module else [])
+            out += [(node.lineno, ".".join(target[1:]), a.name) for a in node.names if target[:1] == ["warpspeed"]]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, ".".join(a.name.split(".")[1:]), None) for a in node.names
+                    if a.name.split(".")[0] == "warpspeed"]
+    return out
+
+
+CORE = sorted(p for folder in ("model", "studies") for p in (PACKAGE / folder).rglob("*.py"))
+RESOLVERS = {("device", "device"), ("device", "load_device_file"), ("device", "detected_device"),
+             ("device", "device_for_gpu_name"), ("device.builtin", "device"), ("kernel", "load_kernel"),
+             ("", "kernels")}
+"""What turns user text into objects (and the catalog, warpspeed.kernels, as a whole): the model and the studies
+take a Kernel and a Device instead."""
+
+
+def _resolves(mod: str, name: str | None) -> bool:
+    return mod.split(".")[0] == "kernels" or (mod, name) in RESOLVERS
+
+
+@pytest.mark.parametrize("path", CORE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_model_and_the_studies_take_objects_and_import_nothing_above_them(path):
+    """The model and the studies import neither the application layer nor anything that shows results (the
+    CLI, the web page, the rendering), and no resolver of names (the catalog, device ids or files): a name
+    given to them is a TypeError (warpspeed.model.inputs)."""
+    above = ("application", "interface", "web", "render", "integrations")
+    wrong = [f"line {line}: warpspeed.{mod}" + (f" ({name})" if name else "")
+             for line, mod, name in imported_modules(path) if mod.split(".")[0] in above or _resolves(mod, name)]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+REQUESTS = ("model.estimate", "studies.ranking", "studies.whatif", "studies.projection", "studies.comparison",
+            "studies.timeview")
+"""The model's and the studies' entry points: the CLI and the web page reach them through warpspeed.application
+(types and data such as the levels, the models' names or the block shapes they may import)."""
+FRONTS = sorted([*(PACKAGE / "interface").rglob("*.py"), *(PACKAGE / "web").rglob("*.py")])
+
+
+@pytest.mark.parametrize("path", FRONTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_command_line_and_the_web_page_ask_the_application_layer(path):
+    wrong = [f"line {line}: warpspeed.{mod}" for line, mod, _ in imported_modules(path) if mod in REQUESTS]
+    assert not wrong, f"{path.name} imports {wrong}; call warpspeed.application instead"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "application").rglob("*.py")), ids=lambda p: p.name)
+def test_the_application_layer_imports_neither_the_command_line_nor_the_web_page_nor_the_rendering(path):
+    wrong = [f"line {line}: warpspeed.{mod}" for line, mod, _ in imported_modules(path)
+             if mod.split(".")[0] in ("interface", "web", "render")]
+    assert not wrong, f"{path.name} imports {wrong}"
+
+
+def test_the_import_checks_see_modules_and_names_inside_functions(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text("import warpspeed.kernels\n\ndef f():\n    from ..model.estimate import estimate\n"
+                     "    from .. import kernels\n    from ..device import device\n")
+    found = imported_modules(probe, ["warpspeed", "web"])
+    assert found == [(1, "kernels", None), (4, "model.estimate", "estimate"), (5, "", "kernels"),
+                     (6, "device", "device")]
+    assert [_resolves(mod, name) for _, mod, name in found] == [True, False, True, True]
+
+
+def test_the_model_refuses_names_and_the_face_resolves_them():
+    """The model takes objects (a name is a TypeError naming the argument); warpspeed.estimate, the application
+    layer's, resolves the same names to the same estimate."""
+    import warpspeed
+    from warpspeed.application.resolve import resolve_device, resolve_kernel
+    from warpspeed.model.estimate import estimate
+    from warpspeed.studies.ranking import rank
+
+    with pytest.raises(TypeError, match="kernel: the model takes a warpspeed Kernel, got str 'copy'"):
+        estimate("copy", resolve_device("A100-SXM4-40GB"), (256, 1, 1))
+    with pytest.raises(TypeError, match="device: the model takes a warpspeed Device, got str"):
+        rank(resolve_kernel("copy"), "A100-SXM4-40GB", (256,))
+    by_name = warpspeed.estimate("copy", "A100-SXM4-40GB", (256, 1, 1), domain=(512, 64, 8))
+    by_object = estimate(resolve_kernel("copy", (512, 64, 8)), resolve_device("A100-SXM4-40GB"), (256, 1, 1))
+    assert by_name == by_object and by_name.performance_GLup_s > 0

@@ -1,5 +1,9 @@
 """warpspeed: analytic GPU performance estimates for generated stencil kernels, without a GPU.
 
+The functions of this face (``estimate``, ``rank``, ``compare``, ``with_model``) are the application layer's
+(:mod:`warpspeed.application`): they take kernels and devices by name, file or object and resolve them for
+the model and the studies, which take objects only.
+
 The names below are loaded on first use (``warpspeed.rank`` imports the ranking when it is first asked for),
 so that ``import warpspeed`` stays cheap for a caller that needs only a little of it, such as a plugin
 reading its cache. ``device`` is bound at once: it is also the name of the ``warpspeed.device`` subpackage,
@@ -19,12 +23,12 @@ _HOMES = {
     "Device": ".device", "detected_device": ".device", "device_for_gpu_name": ".device", "device_ids": ".device",
     "Field": ".kernel", "Kernel": ".kernel", "kernel_from_dict": ".kernel", "load_kernel": ".kernel",
     "catalog": ".kernels", "find_kernel": ".kernels",
-    "Estimate": ".model.estimate", "KernelAnalysis": ".model.estimate", "estimate": ".model.estimate",
-    "with_model": ".model.estimate",
+    "Estimate": ".model.estimate", "KernelAnalysis": ".model.estimate", "estimate": ".application.estimating",
+    "with_model": ".application.estimating",
     "DEFAULT_MODEL": ".model.performance", "MODELS": ".model.performance", "Performance": ".model.performance",
     "Workload": ".model.performance",
-    "Ranking": ".studies.ranking", "rank": ".studies.ranking",
-    "Candidate": ".studies.comparison", "Comparison": ".studies.comparison", "compare": ".studies.comparison",
+    "Ranking": ".studies.ranking", "rank": ".application.ranking",
+    "Candidate": ".studies.comparison", "Comparison": ".studies.comparison", "compare": ".application.comparison",
     "Configuration": ".studies.space", "block_shapes": ".studies.space", "paper_space": ".studies.space",
 }
 
@@ -53,11 +57,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what checkers and editors see: the same names, imported eagerly
     from . import kernels
+    from .application.comparison import compare
+    from .application.estimating import estimate, with_model
+    from .application.ranking import rank
     from .device import Device, detected_device, device_for_gpu_name, device_ids
     from .kernel import Field, Kernel, kernel_from_dict, load_kernel
     from .kernels import catalog, find_kernel
-    from .model.estimate import Estimate, KernelAnalysis, estimate, with_model
+    from .model.estimate import Estimate, KernelAnalysis
     from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
-    from .studies.comparison import Candidate, Comparison, compare
-    from .studies.ranking import Ranking, rank
+    from .studies.comparison import Candidate, Comparison
+    from .studies.ranking import Ranking
     from .studies.space import Configuration, block_shapes, paper_space

@@ -20,12 +20,13 @@ modules without breaking plugins:
   a plugin to show its users why a block was chosen.
 """
 
+from .application.ranking import precount, reference_estimate
 from .kernels import CatalogEntry
 from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 from .model.launch import DEFAULT_REGISTERS
 from .model.performance import performance_model
 from .progress import progress_bar
-from .studies.ranking import kernel_content, precount, reference_estimate
+from .studies.ranking import kernel_content
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
            "kernel_content", "performance_model", "precount", "progress_bar", "ranking_headline", "ranking_table",

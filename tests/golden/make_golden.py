@@ -10,8 +10,9 @@ import json
 import sys
 from pathlib import Path
 
+from warpspeed.application.estimating import estimate, with_model
+from warpspeed.application.resolve import resolve_kernel
 from warpspeed.device import device, device_ids
-from warpspeed.model.estimate import estimate, resolve_kernel, with_model
 from warpspeed.model.launch import LaunchError
 from warpspeed.model.range_volumes import applies
 

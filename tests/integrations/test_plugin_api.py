@@ -7,9 +7,9 @@ from paths import ROOT
 import warpspeed
 import warpspeed.plugin_api as api
 from warpspeed import kernels, progress
+from warpspeed.application import ranking
 from warpspeed.measurement import measure
 from warpspeed.model import launch
-from warpspeed.studies import ranking
 
 PLUGINS = ROOT / "plugins"
 

@@ -10,9 +10,9 @@ from warpspeed.measurement.measured import Traffic, estimated_traffic, measured_
 pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgba  # noqa: E402
 
+from warpspeed.application.projection import project  # noqa: E402
+from warpspeed.application.whatif import whatif  # noqa: E402
 from warpspeed.render import plots  # noqa: E402
-from warpspeed.studies.projection import project  # noqa: E402
-from warpspeed.studies.whatif import whatif  # noqa: E402
 
 A100 = warpspeed.device("A100-SXM4-40GB")
 SMALL = (256, 128, 64)
@@ -170,7 +170,7 @@ def test_cli_plot_ranking_top(tmp_path, capsys):
 
 
 def test_whatif_log_sweep_gets_a_log_axis_and_the_real_device_marked():
-    from warpspeed.studies.whatif import sweep_values
+    from warpspeed.application.whatif import sweep_values
     key, values = sweep_values("l2_size=10MiB:160MiB:5:log")
     pts = whatif("star3d-r1", A100, key, values, threads=(256,), domain=SMALL, jobs=1, model="roofline")
     ax = plots.whatif_plot(pts).axes[0]
@@ -244,7 +244,7 @@ def test_a_models_own_limit_flows_through_counts_table_and_plot():
 
 
 def test_ranking_chart_marks_pystencils_default_and_keys_the_strip():
-    from warpspeed.studies.ranking import reference_estimate
+    from warpspeed.application.ranking import reference_estimate
 
     r = warpspeed.rank("star3d-r1", A100, threads=(256,), domain=SMALL, jobs=1)
     ref = reference_estimate(r, "star3d-r1", A100, domain=SMALL)

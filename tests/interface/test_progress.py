@@ -5,12 +5,12 @@ import io
 import pytest
 from paths import HOPPER_DATA
 
+from warpspeed.application.projection import project
+from warpspeed.application.whatif import whatif
 from warpspeed.interface.cli import main
 from warpspeed.measurement.measurements import read_measurements
 from warpspeed.measurement.validation import validate
 from warpspeed.progress import progress_bar, scaled
-from warpspeed.studies.projection import project
-from warpspeed.studies.whatif import whatif
 
 DATA = HOPPER_DATA
 

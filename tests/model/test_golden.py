@@ -98,10 +98,10 @@ def test_estimates_pickle_and_come_back_equal():
 
 def test_every_sweep_result_pickles():
     """What-if points, projections and validation reports travel between processes as they are."""
+    from warpspeed.application.projection import project
+    from warpspeed.application.whatif import whatif
     from warpspeed.measurement.measurements import read_measurements
     from warpspeed.measurement.validation import validate
-    from warpspeed.studies.projection import project
-    from warpspeed.studies.whatif import whatif
 
     k = warpspeed.find_kernel("star3d-r1").with_domain((128, 64, 64))
     points = whatif(k, "H100-SXM5-80GB", "l2_size", [25e6, 50e6], threads=(256,), jobs=1)

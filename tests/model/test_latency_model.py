@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import warpspeed
+from warpspeed.application.estimating import estimate, with_model
+from warpspeed.application.projection import project
 from warpspeed.device import device
 from warpspeed.errors import InputError
 from warpspeed.kernel import Flops
-from warpspeed.model.estimate import estimate, with_model
 from warpspeed.model.footprint import count_runs
 from warpspeed.model.latency import OVERLAP_EXPONENT, LatencyModel
 from warpspeed.model.performance import MODELS, RooflineModel, Workload, models, performance_model
-from warpspeed.studies.projection import project
 
 H100 = device("H100-SXM5-80GB")
 
@@ -323,7 +323,7 @@ def test_the_screening_bound_is_never_below_the_estimate_and_counts_dram(kernel,
     """performance_bound (block stage + least DRAM volumes) is an upper bound of every model's estimate; where
     nothing is reused in the L2 and no sector is written partly (copy, most blocks) the least DRAM volumes are
     the estimate's, so the roofline's bound is its estimate (the DRAM volumes count)."""
-    from warpspeed.model.estimate import performance_bound
+    from warpspeed.application.estimating import performance_bound
 
     for block, folding in BOUND_BLOCKS:
         if domain[2] == 1 and block[2] > 1:

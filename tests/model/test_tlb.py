@@ -4,9 +4,9 @@ import math
 
 import pytest
 
+from warpspeed.application.estimating import estimate
 from warpspeed.device import TLB_KEYS, device, device_ids
 from warpspeed.errors import InputError
-from warpspeed.model.estimate import estimate
 from warpspeed.model.roofline import LIMITERS, LIMITS
 
 H100 = device("H100-SXM5-80GB")
@@ -55,7 +55,8 @@ def test_pages_are_counted_over_every_field_like_a_brute_force_count():
     by one (tests/bruteforce.py), are what the limiter counts."""
     from bruteforce import block_cells, cell_keys
 
-    from warpspeed.model.estimate import DEFAULT_COUNTER, _cached_analysis, resolve_kernel
+    from warpspeed.application.resolve import resolve_kernel
+    from warpspeed.model.estimate import DEFAULT_COUNTER, _cached_analysis
     from warpspeed.model.launch import make_launch
     from warpspeed.model.tlb import wave_pages
     k = resolve_kernel("star3d-r1", (64, 32, 16))

@@ -17,8 +17,9 @@ from paths import HOPPER_DATA
 
 import warpspeed
 from warpspeed import InputError
+from warpspeed.application.comparison import compare, parse_candidate
 from warpspeed.kernel import kernel_from_dict
-from warpspeed.studies.comparison import Candidate, compare
+from warpspeed.studies.comparison import Candidate
 from warpspeed.studies.confidence import RELATIVE_ERROR
 
 H100, H200, A100 = "H100-SXM5-80GB", "H200-SXM-141GB", "A100-SXM4-40GB"
@@ -162,7 +163,7 @@ def test_without_threads_a_kernel_that_cannot_launch_1024_gets_the_largest_power
     ("half@0.5", ("half",), 0.5),
 ])
 def test_candidate_text(text, kernels, updates):
-    c = Candidate.parse(text)
+    c = parse_candidate(text)
     assert c.kernels == kernels and c.updates == updates and c.label == text.strip()
     assert type(c.updates) is type(updates)  # @2 is the integer 2
 
@@ -174,13 +175,13 @@ def test_candidate_text(text, kernels, updates):
 ])
 def test_malformed_candidate_text_is_refused(text, match):
     with pytest.raises(InputError, match=match):
-        Candidate.parse(text)
+        parse_candidate(text)
 
 
 def test_an_existing_file_is_one_kernel_whatever_its_name_holds(tmp_path):
     path = tmp_path / "my+copy@2.toml"
     path.write_text(warpspeed.kernels.catalog()["copy"].read_text())
-    c = Candidate.parse(str(path))
+    c = parse_candidate(str(path))
     assert c.kernels == (str(path),) and c.updates is None
     r = compare([c, "copy"], A100, threads=(256,), domain=SMALL)
     assert r.candidates[0].factor == r.candidates[1].factor == 1.0
@@ -191,10 +192,10 @@ def test_an_existing_file_is_one_kernel_whatever_its_name_holds(tmp_path):
                                                    st.floats(0.01, 100, allow_nan=False)))
 def test_candidate_text_round_trips(kernels, updates):
     text = "+".join(kernels) + ("" if updates is None else f"@{updates}")
-    c = Candidate.parse(text)
+    c = parse_candidate(text)
     assert list(c.kernels) == kernels
     assert c.updates == (None if updates is None else float(updates))
-    again = Candidate.parse(Candidate(c.kernels, c.updates).label)  # the label of a Candidate is its text
+    again = parse_candidate(Candidate(c.kernels, c.updates).label)  # the label of a Candidate is its text
     assert (again.kernels, again.updates) == (c.kernels, c.updates)
 
 

@@ -10,12 +10,14 @@ import pytest
 from made_results import failed, ranked
 
 import warpspeed
+import warpspeed.application.ranking as app_ranking
 import warpspeed.studies.ranking as rank_module
+from warpspeed.application.projection import project
+from warpspeed.application.ranking import rank
+from warpspeed.application.whatif import whatif
 from warpspeed.interface.cli import main
-from warpspeed.studies.projection import project
-from warpspeed.studies.ranking import Failure, RankedResult, Ranking, rank
+from warpspeed.studies.ranking import Failure, RankedResult, Ranking
 from warpspeed.studies.space import Configuration, block_shapes, configurations, paper_space
-from warpspeed.studies.whatif import whatif
 
 DEV = "A100-SXM4-40GB"
 SMALL = (64, 32, 32)
@@ -329,7 +331,7 @@ def test_a_2d_domain_is_ranked_without_deeper_blocks_and_against_the_2d_default(
     assert len(three_d.results) == len(block_shapes((1024,)))  # a 3-D domain keeps every shape
     given = rank("star2d-r1", "H100-SXM5-80GB", blocks=[(32, 4, 2)], jobs=1)
     assert [res.configuration.block for res in given.results] == [(32, 4, 2)]  # named blocks stay
-    ref = rank_module.reference_estimate(r, "star2d-r1", "H100-SXM5-80GB")
+    ref = app_ranking.reference_estimate(r, "star2d-r1", "H100-SXM5-80GB")
     assert ref.configuration.block == (16, 16, 1)
     assert main(["rank", "star2d-r1", "--device", "H100-SXM5-80GB", "--top", "3"]) == 0
     assert "pystencils default 16x16x1" in capsys.readouterr().out
@@ -339,7 +341,7 @@ def test_a_1d_domain_gets_only_x_blocks():
     kernel = warpspeed.find_kernel("copy").with_domain((1 << 20, 1, 1))
     r = rank(kernel, "A100-SXM4-40GB", threads=(256, 512, 1024), jobs=1)
     assert {res.configuration.block for res in r.results} == {(256, 1, 1), (512, 1, 1), (1024, 1, 1)}
-    assert rank_module.reference_estimate(r, kernel, "A100-SXM4-40GB").configuration.block == (256, 1, 1)
+    assert app_ranking.reference_estimate(r, kernel, "A100-SXM4-40GB").configuration.block == (256, 1, 1)
 
 
 def test_a_tiny_domain_ranking_says_what_estimate_says(capsys):
@@ -379,7 +381,7 @@ def test_counts_made_ahead_with_guessed_registers_serve_the_real_ranking(monkeyp
     alone = warpspeed.rank(k.with_registers(24), dev, threads, screen=1)
     _analysis_of.cache_clear()
     counted = _counting_block_stages(monkeypatch)
-    rank_module.precount(k.with_registers(guess), dev, threads, until=lambda: False)
+    app_ranking.precount(k.with_registers(guess), dev, threads, until=lambda: False)
     ahead = len(counted)
     assert ahead > 0
     after = warpspeed.rank(k.with_registers(24), dev, threads, screen=1)
@@ -396,12 +398,12 @@ def test_precount_stops_when_told_and_checks_its_input(monkeypatch):
     k = warpspeed.find_kernel("star3d-r1").with_domain((130, 66, 34))
     _analysis_of.cache_clear()
     counted = _counting_block_stages(monkeypatch)
-    rank_module.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: len(counted) >= 3)
+    app_ranking.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: len(counted) >= 3)
     assert len(counted) == 3
-    rank_module.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: True)
+    app_ranking.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: True)
     assert len(counted) == 3
     with pytest.raises(warpspeed.InputError, match=r"screen \(--screen\) must be a positive number"):
-        rank_module.precount(k, "H100-SXM5-80GB", (256,), until=lambda: False, screen=0)
+        app_ranking.precount(k, "H100-SXM5-80GB", (256,), until=lambda: False, screen=0)
     _analysis_of.cache_clear()
 
 

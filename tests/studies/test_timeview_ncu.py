@@ -6,11 +6,12 @@ import math
 import pytest
 
 import warpspeed
+from warpspeed.application.timeview import link, time_view
 from warpspeed.errors import InputError
 from warpspeed.interface.cli import main
 from warpspeed.measurement.measured import MeasuredRun, Traffic, measured_run, project_measured
 from warpspeed.measurement.ncu import FP_METRICS, METRICS, metric, read_ncu_csv, select_launches
-from warpspeed.studies.timeview import field_transfer_bytes, link, links, time_view
+from warpspeed.studies.timeview import field_transfer_bytes, links
 from warpspeed.units import parse_quantity
 
 A100, H100 = warpspeed.device("A100-SXM4-40GB"), warpspeed.device("H100-SXM5-80GB")

@@ -5,9 +5,9 @@ import json
 import pytest
 
 import warpspeed
+from warpspeed.application.projection import project
+from warpspeed.application.whatif import sweep_values, whatif
 from warpspeed.interface.cli import main
-from warpspeed.studies.projection import project
-from warpspeed.studies.whatif import sweep_values, whatif
 
 
 def test_sweep_values_units_linear_log_and_lists():
@@ -99,7 +99,7 @@ def test_a_latency_bound_target_explains_its_limit():
 def test_ranking_on_several_devices_is_ranking_on_each():
     """rank_on_devices shares a configuration's counts between devices; the rankings are those of rank, in this
     process or on two workers."""
-    from warpspeed.studies.ranking import rank_on_devices
+    from warpspeed.application.ranking import rank_on_devices
 
     base = warpspeed.device("A100-SXM4-40GB")
     devices = [base.with_overrides(l2_size=v) for v in (10 * 2**20, 40 * 2**20)] + [base]

@@ -264,7 +264,7 @@ def _time_options(p) -> None:
 
 def _time_view(a, kernel, kernel_s: float):
     """The TimeView the options ask for, or None when no time option was given."""
-    from ..studies.timeview import DEFAULT_LINK, parse_transfer, time_view
+    from ..application.timeview import DEFAULT_LINK, parse_transfer, time_view
 
     if a.iterations is None and a.link is None and a.transfer is None:
         return None
@@ -300,12 +300,13 @@ def _space_args(a) -> dict:
 
 
 def _whatif_points(a):
-    from ..device import device, parse_set_options
-    from ..studies.whatif import sweep_values, whatif
+    from ..application.resolve import resolve_device
+    from ..application.whatif import sweep_values, whatif
+    from ..device import parse_set_options
 
     key, values = sweep_values(a.sweep)
     with progress_bar(f"what-if {key}") as bar:
-        return key, whatif(a.kernel, device(a.device, **parse_set_options(a.set)), key, values, progress=bar,
+        return key, whatif(a.kernel, resolve_device(a.device, parse_set_options(a.set)), key, values, progress=bar,
                            **_space_args(a))
 
 
@@ -334,14 +335,14 @@ def _whatif(a) -> str:
 
 def _projection(a):
     """The kernel, the analytic Projection and the measured one (or None) the options ask for."""
-    from ..device import device, parse_set_options
-    from ..model.estimate import resolve_kernel
-    from ..studies.projection import project
+    from ..application.projection import project
+    from ..application.resolve import resolve_device, resolve_kernel
+    from ..device import parse_set_options
 
     space = _space_args(a)
     kernel = resolve_kernel(a.kernel, space.pop("domain"))
-    src = device(a.source, **parse_set_options(a.set_from, option="--set-from"))
-    tgt = device(a.target, **parse_set_options(a.set))
+    src = resolve_device(a.source, parse_set_options(a.set_from, option="--set-from"))
+    tgt = resolve_device(a.target, parse_set_options(a.set))
     with progress_bar(f"project {src.id} -> {tgt.id}") as bar:
         p = project(kernel, src, tgt, progress=bar, **space)
     return kernel, p, _measured_projection(a, kernel, p)
@@ -451,10 +452,11 @@ def _measured_text(m) -> list[str]:
 
 
 def _one_estimate(a):
-    from ..device import device, parse_set_options
-    from ..model.estimate import estimate, resolve_kernel
+    from ..application.estimating import estimate
+    from ..application.resolve import resolve_device, resolve_kernel
+    from ..device import parse_set_options
 
-    dev = device(a.device, **parse_set_options(a.set))
+    dev = resolve_device(a.device, parse_set_options(a.set))
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     return kernel, dev, estimate(kernel, dev, _ints(a.block, "--block"), _ints(a.folding, "--folding"),
                                  registers=a.registers, model=a.model)
@@ -475,15 +477,16 @@ def _estimate(a) -> str:
 
 def _rankings(a):
     """The devices, one Ranking per device, and the single domain (or None) the options ask for."""
-    from ..device import device, parse_set_options
-    from ..studies.ranking import rank
+    from ..application.ranking import rank
+    from ..application.resolve import resolve_device
+    from ..device import parse_set_options
 
     if a.top is not None and a.top < 1:
         raise InputError(f"--top must be at least 1, got {a.top}.")
     chosen = a.threads is not None  # else 1024, and fewer where 1024 cannot launch
     threads = _threads_and_jobs(a)
     overrides = parse_set_options(a.set)
-    devices = [device(d, **overrides) for d in a.device]
+    devices = [resolve_device(d, overrides) for d in a.device]
     foldings = [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])]
     domains = None if a.domain is None else [_ints(d, "--domain") for d in a.domain]
     one_domain = domains[0] if domains and len(domains) == 1 else None
@@ -514,8 +517,8 @@ def _rank(a) -> str:
     import csv
     import io
 
+    from ..application.ranking import reference_estimate
     from ..render.report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
-    from ..studies.ranking import reference_estimate
 
     devices, rankings, one_domain = _rankings(a)
     if a.format == "json":
@@ -539,11 +542,12 @@ def _compare(a) -> str:
     import csv
     import io
 
-    from ..device import device, parse_set_options
+    from ..application.comparison import compare, parse_candidate
+    from ..application.resolve import resolve_device
+    from ..device import parse_set_options
     from ..render.compare_report import COMPARE_CSV_COLUMNS, comparison_csv_rows, comparison_text
-    from ..studies.comparison import Candidate, compare
 
-    c = compare([Candidate.parse(t) for t in a.candidate], device(a.device, **parse_set_options(a.set)),
+    c = compare([parse_candidate(t) for t in a.candidate], resolve_device(a.device, parse_set_options(a.set)),
                 None if a.threads is None else _threads(a.threads), [_ints(f, "--folding") for f in (a.folding or
                                                                                                    ["1,1,1"])],
                 None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers, model=a.model)
@@ -581,7 +585,7 @@ def _plot(a) -> str:
     elif a.plot == "ranking":
         if len(a.device) != 1:
             raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
-        from ..studies.ranking import reference_estimate
+        from ..application.ranking import reference_estimate
 
         top, a.top = a.top, None  # the chart's bars (checked by _plot_top), not the table's rows
         devices, rankings, one_domain = _rankings(a)
@@ -602,6 +606,7 @@ def _plot(a) -> str:
 
 
 def _measure(a) -> str:
+    from ..application.resolve import resolve_kernel
     from ..device import device
     from ..measurement.measure import (
         check_extra_output,
@@ -615,7 +620,6 @@ def _measure(a) -> str:
         write_extra_metrics,
     )
     from ..measurement.measurements import triple_text, write_measurements
-    from ..model.estimate import resolve_kernel
     from ..studies.space import block_shapes, configurations
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
@@ -757,7 +761,7 @@ def _devices(a) -> str:
 
     fmt = a.format
     if a.action == "links":
-        from ..studies.timeview import links
+        from ..application.timeview import links
         if fmt == "json":
             return json.dumps([lk.to_dict() for lk in links().values()], indent=2)
         rows = [f"{'id':<12}{'GB/s':>8}  name (per direction; --link ID or --link BANDWIDTH)"]

@@ -481,7 +481,7 @@ def measurement_rows(kernel: Kernel, kernel_ref: str, device: Device | str, conf
 
 def _worker(job_file: str) -> None:
     """Child process under ncu: launch every configuration once (no warm-up: ncu flushes caches anyway)."""
-    from ..model.estimate import resolve_kernel
+    from ..application.resolve import resolve_kernel
 
     job = json.loads(Path(job_file).read_text())
     kernel = resolve_kernel(job["kernel"], job["domain"])

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..application.resolve import resolve_device, resolve_kernel
 from ..device import Device
-from ..device import device as get_device
 from ..errors import InputError
-from ..model.estimate import Estimate, estimate, resolve_kernel, with_model
+from ..model.estimate import Estimate, estimate, with_model
 from ..model.launch import LaunchError
 from ..progress import Progress
 from .measurements import VOLUME_COLUMNS, Measurement, triple_text
@@ -194,7 +194,7 @@ def estimate_measurements(measurements: Sequence[Measurement],
         if key not in kernels:
             kernels[key] = resolve_kernel(m.kernel, m.domain)
         if m.device not in devs:
-            devs[m.device] = get_device(m.device)
+            devs[m.device] = resolve_device(m.device)
         try:
             e = estimate(kernels[key], devs[m.device], m.block, m.folding, registers=m.registers, model=model)
         except LaunchError as err:

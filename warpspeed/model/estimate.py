@@ -14,15 +14,13 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, partial
-from pathlib import Path
 
 import numpy as np
 
 from .._version import __version__
 from ..device import Device, FrozenMap
-from ..device import device as get_device
 from ..errors import InputError
-from ..kernel import Kernel, load_kernel
+from ..kernel import Kernel
 from ..schemas import SCHEMA_VERSION
 from .capacity import CacheReuse
 from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
@@ -40,9 +38,10 @@ from .footprint import (
     folded_instructions,
     warp_patterns,
 )
+from .inputs import device_given, kernel_for
 from .l1 import busy_warps, cycles_per_warp_lup
 from .l2 import BlockTraffic, block_traffic
-from .launch import Launch, Occupancy, make_launch, triple
+from .launch import Launch, Occupancy, make_launch
 from .levels import VOLUME_KEYS
 from .patterns import strided_fields
 from .performance import Performance, PerformanceModel, Workload, models, performance_model
@@ -359,39 +358,32 @@ def _analysis_of(kernel: Kernel, counter: str) -> KernelAnalysis:
     return KernelAnalysis(kernel, counter=counter)
 
 
-def resolve_kernel(kernel: Kernel | str | Path, domain: Sequence[int] | None = None) -> Kernel:
-    """A Kernel, a kernel TOML path or a catalog name, resolved for ``domain``."""
-    if isinstance(kernel, Kernel):
-        return kernel.with_domain(None if domain is None else triple(domain, "domain"))
-    from ..kernels import find_kernel  # plugins behind the catalog may import estimate: import lazily
-
-    return find_kernel(str(kernel), domain=None if domain is None else triple(domain, "domain"))
-
-
-def estimate(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
+def estimate(kernel: Kernel, device: Device, block: Sequence[int],
              folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
-             registers: int | None = None, overrides: Mapping[str, object] | None = None,
-             analysis: KernelAnalysis | None = None, model: str | PerformanceModel | None = None,
-             counter: str | None = None) -> Estimate:
+             registers: int | None = None, analysis: KernelAnalysis | None = None,
+             model: str | PerformanceModel | None = None, counter: str | None = None) -> Estimate:
     """Estimate one launch configuration of a kernel on a device (semantics: docs/kernel-format.md, docs/model.md).
+
+    ``kernel`` and ``device`` are objects (names and files are resolved by :mod:`warpspeed.application`, which
+    ``warpspeed.estimate`` calls); ``domain``: the kernel's own unless given.
 
     ``model`` names the performance model (``"latency"``, the default, or ``"roofline"``; see
     :mod:`warpspeed.model.performance`). ``counter`` names the footprint counter of the DRAM volumes
     (``"auto"``, the default, ``"isl"`` or ``"enumerated"``; see :mod:`warpspeed.model.counters`): all give
     the same numbers, at different costs."""
     pm = performance_model(model)
-    k = resolve_kernel(kernel, domain)
-    dev = get_device(device, **(overrides or {}))
+    k = kernel_for(kernel, domain)
+    dev = device_given(device)
     if analysis is None or not analysis.serves(k) or (counter is not None and analysis.counter != counter):
         analysis = _cached_analysis(k, counter or DEFAULT_COUNTER)
     launch = make_launch(k, dev, block, folding, registers)
     return _estimate(k, dev, launch, analysis, pm)
 
 
-def with_model(e: Estimate, device: Device | str, model: str | PerformanceModel | None) -> Estimate:
+def with_model(e: Estimate, device: Device, model: str | PerformanceModel | None) -> Estimate:
     """The same estimate under another performance model (``device``: the one ``e`` was made on)."""
     pm = performance_model(model)
-    dev = get_device(device)
+    dev = device_given(device)
     if dev.id != e.device:
         raise InputError(f"with_model needs the device the estimate was made on ({e.device}), got {dev.id}.")
     perf = pm.predict(e.workload, dev)
@@ -450,7 +442,7 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
     return notes
 
 
-def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: Sequence[int],
+def performance_bound(kernel: Kernel, device: Device, block: Sequence[int],
                       folding: Sequence[int] | None = None, domain: Sequence[int] | None = None, *,
                       registers: int | None = None, model: str | None = None,
                       analysis: KernelAnalysis | None = None, least_dram: bool = True) -> float:
@@ -464,8 +456,8 @@ def performance_bound(kernel: Kernel | str | Path, device: Device | str, block: 
     (another model, a device whose DRAM latency is below its L2's). A ranking screens with both
     (:func:`warpspeed.studies.ranking.rank`, ``screen``)."""
     pm = performance_model(model)
-    k = resolve_kernel(kernel, domain)
-    dev = get_device(device)
+    k = kernel_for(kernel, domain)
+    dev = device_given(device)
     if analysis is None or not analysis.serves(k):
         analysis = _cached_analysis(k, DEFAULT_COUNTER)
     launch = make_launch(k, dev, block, folding, registers)
@@ -544,5 +536,5 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes))
 
 
-__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate", "load_kernel",
+__all__ = ["Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "SHORT_KERNEL_S", "estimate",
            "performance_bound", "with_model"]

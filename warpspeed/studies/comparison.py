@@ -20,17 +20,15 @@ measure.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .._version import __version__
 from ..device import Device
-from ..device import device as get_device
 from ..errors import InputError
 from ..kernel import Kernel
-from ..model.estimate import resolve_kernel
+from ..model.inputs import device_given, kernel_for
 from ..model.performance import performance_model
 from ..schemas import SCHEMA_VERSION
 from .confidence import LEVELS, RELATIVE_ERROR, Confidence
@@ -38,7 +36,8 @@ from .ranking import RankedResult, Ranking, rank
 from .space import Configuration, thread_counts
 
 KernelSpec = Kernel | str | Path
-"""A kernel as the other studies take it: a Kernel, a catalog name or a kernel TOML path."""
+"""A kernel as a user names it: a Kernel, a catalog name or a kernel TOML path (a Candidate holds names until the
+application resolves them: Candidate.resolved)."""
 
 SEQUENCE_SEPARATOR = "+"
 """Between the kernels of a sequence in a candidate's text (``even+odd@2``)."""
@@ -61,6 +60,7 @@ class Candidate:
     kernels: tuple[KernelSpec, ...]
     updates: float | None = None
     name: str | None = None
+    labels: tuple[str, ...] | None = None  # each kernel as the user named it (default: the name or the text)
 
     def __post_init__(self) -> None:
         if isinstance(self.kernels, Kernel | str | Path):
@@ -80,43 +80,21 @@ class Candidate:
                                  "updates of the domain its kernels make together, e.g. 2 for an even/odd pair).")
 
     @property
+    def kernel_labels(self) -> tuple[str, ...]:
+        """Each kernel as the user named it (a catalog name with its parameters, a path, a Kernel's name)."""
+        return self.labels if self.labels is not None else tuple(_kernel_label(k) for k in self.kernels)
+
+    @property
     def label(self) -> str:
         if self.name is not None:
             return self.name
-        names = SEQUENCE_SEPARATOR.join(_kernel_label(k) for k in self.kernels)
+        names = SEQUENCE_SEPARATOR.join(self.kernel_labels)
         return names if self.updates is None else f"{names}{UPDATES_SEPARATOR}{_number_text(self.updates)}"
 
-    @classmethod
-    def parse(cls, text: str) -> Candidate:
-        """A candidate from the command line's text: ``KERNEL``, ``KERNEL+KERNEL...`` (a sequence) and an
-        optional ``@N`` (the updates of the domain it makes), e.g. ``aa-even+aa-odd@2``. A kernel is a catalog
-        name (which may hold ``:``, ``,`` and ``=``) or a TOML path; a text that names an existing file is
-        that one kernel, whatever ``+`` or ``@`` it holds."""
-        text = text.strip()
-        if not text:
-            raise InputError("an empty candidate: give a kernel (catalog name or TOML file), or kernels joined by "
-                             "'+' with an optional '@N', e.g. even+odd@2.")
-        if os.path.isfile(text):
-            return cls((text,), name=text)
-        body, at, tail = text.rpartition(UPDATES_SEPARATOR)
-        updates = None
-        if not at:
-            body = text
-        else:
-            try:
-                updates = float(tail)
-            except ValueError:
-                updates = math.nan
-            if not math.isfinite(updates) or updates <= 0:
-                raise InputError(f"candidate {text!r}: after '@' give the updates of the domain its kernels make "
-                                 f"together as a positive number (e.g. @2 for an even/odd pair), not {tail!r}.")
-            if updates == int(updates):
-                updates = int(updates)
-        parts = [p.strip() for p in body.split(SEQUENCE_SEPARATOR)]
-        if not all(parts):
-            raise InputError(f"candidate {text!r}: an empty kernel between '+' separators; write the kernels of a "
-                             "sequence as KERNEL+KERNEL, e.g. collide+stream@1.")
-        return cls(tuple(parts), updates, name=text)
+    def resolved(self, kernels: Sequence[Kernel]) -> Candidate:
+        """The same candidate of the Kernels its names resolve to (one each, in order), named and labelled as
+        before."""
+        return replace(self, kernels=tuple(kernels), name=self.label, labels=self.kernel_labels)
 
 
 def _kernel_label(k: KernelSpec) -> str:
@@ -259,29 +237,24 @@ class Comparison:
                 "schema_version": SCHEMA_VERSION}
 
 
-def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]], device: Device | str,
+def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]], device: Device,
             threads: int | Iterable[int] | None = None, folding: Iterable[Sequence[int]] = ((1, 1, 1),),
             domain: Sequence[int] | None = None, *, registers: int | None = None,
             model: str | None = None) -> Comparison:
     """Rank candidate kernels that do the same work (module docstring).
 
-    A candidate is a :class:`Candidate`, one kernel (a Kernel, catalog name or TOML path) or a list or tuple
-    of kernels launched in turn that make one update of the domain together. ``threads``, ``folding``,
+    A candidate is a :class:`Candidate`, one Kernel or a list or tuple of Kernels launched in turn that make
+    one update of the domain together (names and files are resolved by
+    :func:`warpspeed.application.comparison.compare`, which is ``warpspeed.compare``). ``threads``, ``folding``,
     ``registers`` and ``model`` are those of :func:`~warpspeed.studies.ranking.rank`, for every kernel;
     ``threads=None`` ranks blocks of 1024 threads, or for a kernel that cannot launch them (an LBM kernel of 90
     registers) of the largest power of two that can. ``domain`` resolves every kernel for this domain."""
-    if isinstance(candidates, Kernel | str | Path | Candidate):
-        raise InputError(f"compare takes a list of candidates, got one: {candidates!r}; give two or more, e.g. "
-                         "compare(['d3q19-srt', 'd3q19-srt:layout=zyxf'], device).")
-    cands = [_candidate(c) for c in candidates]
-    if len(cands) < 2:
-        raise InputError(f"compare needs at least two candidates, got {len(cands)}: give the kernels (or "
-                         "sequences of kernels) to put side by side.")
+    cands = candidates_of(candidates)
     model = performance_model(model).name
-    dev = get_device(device)
+    dev = device_given(device)
     threads = None if threads is None else thread_counts(threads)
     foldings = list(folding)  # checked by the rankings
-    resolved = [[resolve_kernel(k, domain) for k in c.kernels] for c in cands]
+    resolved = [[kernel_for(k, domain) for k in c.kernels] for c in cands]
     ref = resolved[0][0].domain
     _check_same_work(cands, resolved, ref)
     cells = math.prod(ref)
@@ -289,14 +262,26 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
     results = []
     rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]] = {}  # a kernel met again is not ranked again
     for c, name, kernels in zip(cands, names, resolved, strict=True):
-        choices = tuple(_best_of(name, spec, k, dev, threads, foldings, registers, model, rankings)
-                        for spec, k in zip(c.kernels, kernels, strict=True))
+        choices = tuple(_best_of(name, label, k, dev, threads, foldings, registers, model, rankings)
+                        for label, k in zip(c.kernel_labels, kernels, strict=True))
         results.append(CandidateResult(name, choices, 1 if c.updates is None else c.updates, c.updates is not None,
                                        cells))
     results.sort(key=lambda r: r.time_per_update_s)  # stable: equal times keep the order given
     fastest = results[0].time_per_update_s
     results = [replace(r, factor=r.time_per_update_s / fastest) for r in results]
     return Comparison(dev.id, ref, model, tuple(results), assess_candidates(results))
+
+
+def candidates_of(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]]) -> list[Candidate]:
+    """The candidates as :class:`Candidate`, at least two of them."""
+    if isinstance(candidates, Kernel | str | Path | Candidate):
+        raise InputError(f"compare takes a list of candidates, got one: {candidates!r}; give two or more, e.g. "
+                         "compare(['d3q19-srt', 'd3q19-srt:layout=zyxf'], device).")
+    cands = [_candidate(c) for c in candidates]
+    if len(cands) < 2:
+        raise InputError(f"compare needs at least two candidates, got {len(cands)}: give the kernels (or "
+                         "sequences of kernels) to put side by side.")
+    return cands
 
 
 def _candidate(c) -> Candidate:
@@ -318,11 +303,11 @@ def _check_same_work(cands: list[Candidate], resolved: list[list[Kernel]], ref: 
         return "x".join(map(str, d))
 
     for c, kernels in zip(cands, resolved, strict=True):
-        other = [(spec, k.domain) for spec, k in zip(c.kernels, kernels, strict=True) if k.domain != ref]
+        other = [(label, k.domain) for label, k in zip(c.kernel_labels, kernels, strict=True) if k.domain != ref]
         if other and c.updates is None:
-            where = ", ".join(f"{_kernel_label(s)} sweeps {text(d)}" for s, d in other)
+            where = ", ".join(f"{label} sweeps {text(d)}" for label, d in other)
             raise InputError(f"candidates {cands[0].label!r} and {c.label!r} do not do the same work: "
-                             f"{_kernel_label(cands[0].kernels[0])} sweeps {text(ref)} cells, {where}. Give one "
+                             f"{cands[0].kernel_labels[0]} sweeps {text(ref)} cells, {where}. Give one "
                              f"domain for all (--domain X,Y,Z; domain=), or state how many updates of the "
                              f"{text(ref)} domain {c.label!r} makes per launch ({c.label}@N on the command line, "
                              "Candidate(..., updates=N) in Python).")
@@ -338,11 +323,10 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _best_of(name: str, spec: KernelSpec, k: Kernel, dev: Device, threads, foldings, registers, model: str,
+def _best_of(name: str, label: str, k: Kernel, dev: Device, threads, foldings, registers, model: str,
              rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]]) -> KernelChoice:
     """A kernel's screened ranking (from ``rankings`` where it was ranked before); with ``threads=None`` 1024
     threads, halved until a block can launch."""
-    label = _kernel_label(spec)
     if k in rankings:
         return KernelChoice(label, *rankings[k])
     counts = (1024,) if threads is None else threads

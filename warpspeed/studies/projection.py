@@ -10,13 +10,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..device import Device
-from ..device import device as get_device
 from ..errors import InputError
 from ..kernel import Kernel
-from ..model.estimate import resolve_kernel
+from ..model.inputs import device_given, kernel_for
 from ..model.levels import LEVELS
 from ..model.roofline import LIMITERS
 from ..progress import Progress, scaled
@@ -88,7 +86,7 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def project(kernel: Kernel | str | Path, source: Device | str, target: Device | str, *,
+def project(kernel: Kernel, source: Device, target: Device, *,
             threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
             domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
             jobs: int | None = None, executor=None, model: str | None = None,
@@ -97,9 +95,9 @@ def project(kernel: Kernel | str | Path, source: Device | str, target: Device | 
 
     ``model`` names the performance model (default: the latency model, so a GPU with more bandwidth but
     the same latencies gains less than the bandwidth ratio)."""
-    k = resolve_kernel(kernel, domain)
-    src = get_device(source)
-    tgt = get_device(target)
+    k = kernel_for(kernel, domain)
+    src = device_given(source)
+    tgt = device_given(target)
     threads, folding = thread_counts(threads), tuple(folding)
     rs = rank(k, src, threads, folding, blocks=blocks, registers=registers, jobs=jobs, executor=executor,
               model=model, progress=scaled(progress, 0, 2))

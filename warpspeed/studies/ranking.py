@@ -19,10 +19,10 @@ from pathlib import Path
 
 from .._version import __version__
 from ..device import Device
-from ..device import device as get_device
 from ..errors import InputError, check_output_file
 from ..kernel import Kernel
-from ..model.estimate import Estimate, estimate, performance_bound, resolve_kernel
+from ..model.estimate import Estimate, estimate, performance_bound
+from ..model.inputs import device_given, kernel_for
 from ..model.launch import triple
 from ..model.levels import LEVELS
 from ..model.performance import performance_model
@@ -275,7 +275,7 @@ def _cached_result(c: Configuration, rec: dict) -> RankedResult | None:
         return None
 
 
-def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
+def rank(kernel: Kernel, device: Device, threads: Iterable[int] = (1024,),
          folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
          blocks: Iterable[Sequence[int]] | None = None, domains: Iterable[Sequence[int]] | None = None,
          configs: Iterable[Configuration] | None = None,
@@ -300,8 +300,8 @@ def rank(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[in
     """
     model = performance_model(model).name
     threads = thread_counts(threads)
-    k = resolve_kernel(kernel, domain)
-    dev = get_device(device)
+    k = kernel_for(kernel, domain)
+    dev = device_given(device)
     if screen is not None:
         _check_screen(screen)
     space = _space(dev, threads, folding, blocks, domains, configs, k.domain)
@@ -466,7 +466,7 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     return {c: screening.bounds[c] for c in rest}
 
 
-def precount(kernel: Kernel | str | Path, device: Device | str, threads: Iterable[int] = (1024,),
+def precount(kernel: Kernel, device: Device, threads: Iterable[int] = (1024,),
              folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
              until: Callable[[], bool], blocks: Iterable[Sequence[int]] | None = None,
              domains: Iterable[Sequence[int]] | None = None, configs: Iterable[Configuration] | None = None,
@@ -481,13 +481,13 @@ def precount(kernel: Kernel | str | Path, device: Device | str, threads: Iterabl
     counted ahead, only its time does. Bad input raises here as in :func:`rank`."""
     _check_screen(screen)
     model = performance_model(model).name
-    k = resolve_kernel(kernel, domain)
-    dev = get_device(device)
+    k = kernel_for(kernel, domain)
+    dev = device_given(device)
     todo = _space(dev, threads, folding, blocks, domains, configs, k.domain)
     _screened(k, dev, todo, {}, screen, registers, model, None, None, len(todo), stop=until)
 
 
-def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str], threads: Iterable[int] = (1024,),
+def rank_on_devices(kernel: Kernel, devices: Sequence[Device], threads: Iterable[int] = (1024,),
                     folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
                     blocks: Iterable[Sequence[int]] | None = None, registers: int | None = None,
                     executor: Executor | None = None, jobs: int | None = None,
@@ -498,8 +498,8 @@ def rank_on_devices(kernel: Kernel | str | Path, devices: Sequence[Device | str]
     ``progress(done, total)`` counts configurations over all devices."""
     model = performance_model(model).name
     threads = thread_counts(threads)
-    k = resolve_kernel(kernel, domain)
-    devs = [get_device(d) for d in devices]
+    k = kernel_for(kernel, domain)
+    devs = [device_given(d) for d in devices]
     blocks = None if blocks is None else [tuple(b) for b in blocks]
     spaces = [_space(d, threads, folding, blocks, None, None, k.domain) for d in devs]
     if any(sp != spaces[0] for sp in spaces):  # devices of other block limits: rank them one by one
@@ -587,18 +587,18 @@ def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Config
     return out
 
 
-def reference_estimate(ranking: Ranking, kernel: Kernel | str | Path, device: Device | str,
+def reference_estimate(ranking: Ranking, kernel: Kernel, device: Device,
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
     """The ranking's row for ``block`` without folding, evaluated if not in it; ``block=None``: pystencils'
     default block for the dimensionality of the domain (:func:`warpspeed.studies.space.pystencils_default_block`)."""
     if block is None:
-        block = pystencils_default_block(domain if domain is not None else resolve_kernel(kernel).domain)
+        block = pystencils_default_block(domain if domain is not None else kernel_for(kernel).domain)
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
     for r in ranking.results:
         if r.configuration.block == c.block and r.configuration.folding == c.folding:
             return r
-    k = resolve_kernel(kernel, domain)
-    dev = get_device(device)
+    k = kernel_for(kernel, domain)
+    dev = device_given(device)
     result, = evaluate(k, dev, [c], registers, model=model)
     return result

@@ -19,9 +19,9 @@ from importlib import resources
 
 from ..errors import InputError
 from ..kernel import Kernel
-from ..units import format_quantity, parse_quantity
+from ..units import parse_quantity
 
-__all__ = ["Link", "TimeView", "field_transfer_bytes", "link", "links", "time_view"]
+__all__ = ["DEFAULT_LINK", "Link", "TimeView", "field_transfer_bytes", "links", "time_view"]
 
 DEFAULT_LINK = "pcie4-x16"
 
@@ -46,23 +46,6 @@ def links() -> dict[str, Link]:
     return {k: Link(k, v["name"], parse_quantity(v["bandwidth"], "bandwidth", key=f"links.{k}.bandwidth"),
                     v["source"])
             for k, v in doc.items() if isinstance(v, dict)}
-
-
-def link(spec: str | float | Link) -> Link:
-    """A link by id (``pcie4-x16``, ``pcie5-x16``, ``nvlink-c2c``, ...) or by bandwidth (``"24GB/s"``)."""
-    if isinstance(spec, Link):
-        return spec
-    known = links()
-    if isinstance(spec, str) and spec.strip().lower() in known:
-        return known[spec.strip().lower()]
-    try:
-        bw = parse_quantity(spec, "bandwidth", key="--link")
-    except InputError:
-        raise InputError(f"--link: {spec!r} is neither a known link ({', '.join(known)}) nor a bandwidth per "
-                         "direction such as 24GB/s.") from None
-    if bw <= 0:
-        raise InputError(f"--link: the bandwidth must be positive, got {spec!r}.")
-    return Link("custom", f"{format_quantity(bw, 'bandwidth')} link", bw, "override: given by the user")
 
 
 def field_transfer_bytes(kernel: Kernel) -> tuple[int, int]:
@@ -109,21 +92,15 @@ class TimeView:
                 f"({100 * self.transfer_fraction:.1f} % transfer)")
 
 
-def time_view(kernel: Kernel, kernel_s: float, *, iterations: int = 1, link_spec: str | float | Link = DEFAULT_LINK,
+def time_view(kernel: Kernel, kernel_s: float, *, iterations: int = 1, host_link: Link | None = None,
               transfer_bytes: tuple[int, int] | None = None) -> TimeView:
-    """Time of ``iterations`` sweeps of ``kernel_s`` each plus the copies (default: the kernel's fields)."""
+    """Time of ``iterations`` sweeps of ``kernel_s`` each plus the copies (default: the kernel's fields) over
+    ``host_link`` (default: :data:`DEFAULT_LINK`; a link named or given by bandwidth is read by
+    :func:`warpspeed.application.timeview.link`)."""
     if isinstance(iterations, bool) or not isinstance(iterations, int) or iterations < 1:
-        raise InputError(f"--iterations must be a positive whole number, got {iterations!r}.")
+        raise InputError(f"iterations must be a positive whole number, got {iterations!r}.")
     if not kernel_s >= 0 or not math.isfinite(kernel_s):
         raise InputError(f"the kernel time must be a finite non-negative number of seconds, got {kernel_s!r}.")
     in_b, out_b = field_transfer_bytes(kernel) if transfer_bytes is None else transfer_bytes
-    return TimeView(kernel_s, iterations, int(in_b), int(out_b), link(link_spec))
-
-
-def parse_transfer(text: str) -> tuple[int, int]:
-    """``--transfer IN[,OUT]`` sizes (one value: the same both ways)."""
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) not in (1, 2):
-        raise InputError(f"--transfer '{text}' is malformed: give IN or IN,OUT sizes such as 2GiB,1GiB.")
-    sizes = [parse_quantity(p, "bytes", key="--transfer") for p in parts]
-    return (sizes[0], sizes[-1])
+    return TimeView(kernel_s, iterations, int(in_b), int(out_b), links()[DEFAULT_LINK] if host_link is None
+                    else host_link)

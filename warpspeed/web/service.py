@@ -274,10 +274,11 @@ def kernel_of(q: Query, deadline: Deadline | None = None):
 
 def device_of(q: Query, deadline: Deadline | None = None):
     """The query's device with its overrides (``--set`` values)."""
-    from ..device import device, parse_set_options
+    from ..application.resolve import resolve_device
+    from ..device import parse_set_options
 
     try:
-        dev = device(q.device, **parse_set_options([f"{k}={v}" for k, v in q.overrides]))
+        dev = resolve_device(q.device, parse_set_options([f"{k}={v}" for k, v in q.overrides]))
     except InputError as e:
         raise PageError("device", str(e)) from None
     except _MODEL_ERRORS as e:
@@ -314,7 +315,7 @@ def command(q: Query, verb: str, sweep: str | None = None) -> str:
 
 def _estimate(q: Query, deadline: Deadline):
     """(estimate, kernel, device) of the query's launch."""
-    from ..model.estimate import estimate
+    from ..application.estimating import estimate
 
     kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
     try:
@@ -339,7 +340,7 @@ def estimate_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[]
 def _ranking(q: Query, deadline: Deadline):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
     :data:`MAX_RANK_CONFIGURATIONS`, stopped at the deadline."""
-    from ..studies.ranking import rank
+    from ..application.ranking import rank
     from ..studies.space import block_shapes
 
     kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
@@ -393,7 +394,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
         e, kernel, dev = _estimate(q, deadline)
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
-    from ..studies.ranking import reference_estimate
+    from ..application.ranking import reference_estimate
 
     r, kernel, dev = _ranking(q, deadline)
     try:
@@ -411,8 +412,8 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
                clock: Callable[[], float] = time.monotonic) -> dict:
     """The best configuration for each value of one device key (``KEY=START:STOP:N[:log]`` or ``KEY=V1,V2``),
     as ``warpspeed whatif`` gives them, with its chart when plots are installed."""
+    from ..application.whatif import sweep_values, whatif
     from ..device import override_kind
-    from ..studies.whatif import sweep_values, whatif
 
     if not isinstance(sweep, str) or not sweep.strip() or len(sweep) > 200:
         raise PageError("device", "sweep: give KEY=START:STOP:N[:log] or KEY=V1,V2,... in at most 200 characters "

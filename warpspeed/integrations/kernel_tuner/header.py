@@ -9,11 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ...application.resolve import resolve_device, resolve_kernel
 from ...device import Device
-from ...device import device as get_device
 from ...errors import InputError
 from ...kernel import Kernel
-from ...model.estimate import resolve_kernel
 from ...model.launch import triple
 from .files import load_json
 from .names import NAMES, ParameterNames, checked_names
@@ -185,7 +184,7 @@ def recorded_devices(path: str | Path) -> dict[str, Device]:
     if spec is None or "device" not in meta:
         return {}
     try:
-        return {meta["device"]: get_device(spec, **overrides)}
+        return {meta["device"]: resolve_device(spec, overrides)}
     except InputError as e:
         raise InputError(f"{p}: key {meta_key}.device_spec {spec!r}"
                          + (f" with {meta_key}.device_overrides" if overrides else "") + f": {e} To estimate on "

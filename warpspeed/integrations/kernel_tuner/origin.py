@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...application.resolve import resolve_device, resolve_kernel
 from ...device import Device
-from ...device import device as get_device
 from ...device.keys import KEYS_BY_NAME, value_text
 from ...device.overrides import split_id
 from ...errors import InputError
 from ...kernel import Kernel
 from ...kernels import is_kernel_file
-from ...model.estimate import resolve_kernel
 from ...studies.ranking import kernel_content
 
 
@@ -114,7 +113,7 @@ def _device_origin(device: Device) -> tuple[str | None, dict[str, str]]:
     loaded: dict[str, tuple[Device, dict[str, str]]] = {}
     for c in [base] + ([str(Path(device.file).resolve())] if device.file else []):
         try:
-            plain = get_device(c)
+            plain = resolve_device(c)
             own = split_id(plain.id)[1]  # a file of changes has an id with suffixes of its own
             changes = {k: v for k, v in overrides.items() if own.get(k) != suffix[k]}
             loaded[c] = (plain.with_overrides(**changes) if changes else plain), changes

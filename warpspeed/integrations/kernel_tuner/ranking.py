@@ -10,9 +10,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from ...device import device as get_device
+from ...application.resolve import resolve_device, resolve_kernel
 from ...errors import InputError
-from ...model.estimate import resolve_kernel
 from ...studies.ranking import Ranking, rank
 from .names import NAMES, ParameterNames, checked_names, configuration_key, warn_unmapped
 from .origin import Origin, origin_of
@@ -77,7 +76,7 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     k = resolve_kernel(kernel, domain)  # checks the domain (warpspeed.model.launch.triple)
     if domain is not None:
         check_dimensions(k, domain, "domain", "domain=(nx, ny, nz)")
-    dev = get_device(device)
+    dev = resolve_device(device)
     ranking = rank(k, dev, configs=configs, registers=registers, model=model, screen=screen, jobs=jobs,
                    executor=executor, cache=cache)
     problem_size = tuple(int(v) for v in domain) if domain is not None else k.domain[:dimensions(k)]
