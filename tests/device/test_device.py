@@ -794,3 +794,12 @@ def test_the_costliest_dram_runs_the_ranges_allow_give_finite_estimates(loss):
         device("H100-SXM5-80GB", dram_run_exponent=10)
     with pytest.raises(InputError, match="dram_run_overhead"):
         device("H100-SXM5-80GB", dram_run_overhead="1GiB")
+
+
+def test_a_path_too_long_to_exist_is_named_shortened(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('base = "' + "x" * 100000 + '.toml"\n')
+    for path in (f, "y" * 5000 + ".toml"):
+        with pytest.raises(InputError, match=r"characters\) cannot be read") as err:
+            device(path)
+        assert len(str(err.value)) < 500

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +15,7 @@ from .families import family_hit_rates, family_latency, hit_rate_families
 from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
 from .model import Device, consistency_problems
 from .overrides import changed_attributes, suffixed_id
-from .tomlfile import file_entry, read_toml, schema_problems
+from .tomlfile import file_entry, file_problem, read_device_file, read_toml, schema_problems
 
 
 def _file_values(doc: dict, *, bare_source: str | None, problems: list[str]) -> tuple[dict[str, tuple[Any, Any, str]],
@@ -215,45 +214,6 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         return replace(dev, file=path, **identity)
     except InputError as e:
         raise DeviceFileError(where, [str(e)]) from None
-
-
-MAX_FILE_BYTES = 2**20
-"""The largest device file read (a shipped one has about 10 kB); a bigger one is refused unread."""
-
-
-def file_problem(p: Path) -> str | None:
-    """Why ``p`` cannot be read as a device file (missing, a directory, a device or FIFO, unreadable, too large),
-    or None; decided on the path before it is opened, so that no FIFO or /dev/zero is read."""
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return "does not exist"
-    except OSError as e:  # a name too long, a loop of links, a path through a file, no permission
-        return f"cannot be read ({e.strerror or type(e).__name__})"
-    if stat.S_ISDIR(st.st_mode):
-        return "is a directory, not a file"
-    if not stat.S_ISREG(st.st_mode):
-        return "is not a regular file (a device, FIFO or socket)"
-    if st.st_size > MAX_FILE_BYTES:
-        return f"is {st.st_size} bytes, larger than a device file can be ({MAX_FILE_BYTES} bytes)"
-    return None
-
-
-def read_device_file(p: Path, what: str = "device file", hint: str = "") -> bytes:
-    """The bytes of the device file ``p``: an :class:`InputError` naming ``what`` and why it cannot be read
-    (:func:`file_problem`, or the error of reading it), with ``hint`` appended to that message."""
-    problem = file_problem(p)
-    if problem is None:
-        try:
-            with p.open("rb") as f:
-                data = f.read(MAX_FILE_BYTES + 1)
-        except OSError as e:
-            problem = f"cannot be read ({e.strerror or type(e).__name__})"
-        else:
-            if len(data) <= MAX_FILE_BYTES:
-                return data
-            problem = f"is larger than a device file can be ({MAX_FILE_BYTES} bytes)"
-    raise InputError(f"{what} {p} {problem}{hint}.")
 
 
 def load_device_file(path: str | Path) -> Device:

@@ -1,14 +1,55 @@
-"""Reading TOML data files of the device package: decoding, schema version, value entries."""
+"""Reading TOML data files of the device package: the bytes (bounded), decoding, schema version, value entries."""
 
 from __future__ import annotations
 
+import stat
 import tomllib
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from ..units import shown
 from .base import SCHEMA_VERSION, DeviceFileError
 from .keys import PEAK_OF
+
+MAX_FILE_BYTES = 2**20
+"""The largest device file read (a shipped one has about 10 kB); a bigger one is refused unread."""
+
+
+def file_problem(p: Path) -> str | None:
+    """Why ``p`` cannot be read as a device file (missing, a directory, a device or FIFO, unreadable, too large),
+    or None; decided on the path before it is opened, so that no FIFO or /dev/zero is read."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as e:  # a name too long, a loop of links, a path through a file, no permission
+        return f"cannot be read ({e.strerror or type(e).__name__})"
+    if stat.S_ISDIR(st.st_mode):
+        return "is a directory, not a file"
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file (a device, FIFO or socket)"
+    if st.st_size > MAX_FILE_BYTES:
+        return f"is {st.st_size} bytes, larger than a device file can be ({MAX_FILE_BYTES} bytes)"
+    return None
+
+
+def read_device_file(p: Path, what: str = "device file", hint: str = "") -> bytes:
+    """The bytes of the device file ``p``: an :class:`InputError` naming ``what`` and why it cannot be read
+    (:func:`file_problem`, or the error of reading it), with ``hint`` appended to that message."""
+    problem = file_problem(p)
+    if problem is None:
+        try:
+            with p.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+        except OSError as e:
+            problem = f"cannot be read ({e.strerror or type(e).__name__})"
+        else:
+            if len(data) <= MAX_FILE_BYTES:
+                return data
+            problem = f"is larger than a device file can be ({MAX_FILE_BYTES} bytes)"
+    name = str(p) if len(str(p)) <= 200 else shown(str(p))  # a path too long to exist is named, shortened
+    raise InputError(f"{what} {name} {problem}{hint}.")
 
 
 def read_toml(data: bytes, path: str) -> dict:
