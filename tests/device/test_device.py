@@ -803,3 +803,12 @@ def test_a_path_too_long_to_exist_is_named_shortened(tmp_path):
         with pytest.raises(InputError, match=r"characters\) cannot be read") as err:
             device(path)
         assert len(str(err.value)) < 500
+
+
+def test_a_small_l2_over_partitions_derives_an_effective_size_that_loads():
+    """l2_size = 64 KiB (its smallest) on the A100's two partitions derives 32 KiB: refused as below the
+    effective size's own range before, a value the user never wrote."""
+    d = warpspeed.device("A100-SXM4-40GB").with_overrides(l2_size="64KiB")
+    assert d.l2_effective_size_bytes == 32768
+    e = warpspeed.estimate("star3d-r1", d, (32, 4, 8))
+    assert 0 < e.performance_GLup_s < float("inf")

@@ -45,7 +45,7 @@ KEYS: tuple[_Key, ...] = (
     _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False, plausible=(0, 1024)),
     _Key("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
     _Key("l2_partitions", "l2_partitions", "count", 1, plausible=(1, 1024)),
-    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, plausible=(65536, 17179869184)),
+    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, plausible=(64, 17179869184)),
     _Key("l2_line", "l2_line_bytes", "bytes", 1, plausible=(1, 65536)),
     _Key("l2_sector", "l2_sector_bytes", "bytes", 1, plausible=(1, 65536)),
     _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0, plausible=(10, 1000000.0)),
