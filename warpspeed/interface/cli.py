@@ -887,6 +887,17 @@ def _negative_values_attached(argv: list[str]) -> list[str]:
     return out
 
 
+def _advised(text: str) -> str:
+    """``text`` with the command line's advice on the model's words (warpspeed.render.advice): which option
+    gives the registers, the roofline model. Without the model loaded there are no such words (and the advice,
+    which imports the model, is not loaded for `warpspeed kernels` or a usage error)."""
+    if "warpspeed.model.estimate" not in sys.modules:
+        return text
+    from ..render.advice import command_line_words
+
+    return command_line_words(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     if not (sys.argv[1:] if argv is None else argv):  # a bare `warpspeed`: what it can do, not an error
         print(_parser().format_help())
@@ -901,8 +912,8 @@ def main(argv: list[str] | None = None) -> int:
         out = verbs[a.verb](a)
     except InputError as err:
         # never break inside a path or a name: they often hold hyphens
-        print(textwrap.fill(f"error: {err}", width=100, break_on_hyphens=False, break_long_words=False),
-              file=sys.stderr)
+        print(textwrap.fill(f"error: {_advised(str(err))}", width=100, break_on_hyphens=False,
+                            break_long_words=False), file=sys.stderr)
         return 2
     except SystemExit as ex:  # --help
         return int(ex.code or 0)
@@ -913,7 +924,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     try:
-        print(out)
+        print(_advised(out))
         sys.stdout.flush()
     except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

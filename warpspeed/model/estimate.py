@@ -400,6 +400,10 @@ def _time_s(valid_lups: int, perf: float) -> float:
     return valid_lups / (perf * 1e9) if 0 < perf < math.inf else (0.0 if perf == math.inf else math.inf)
 
 
+REGISTERS_UNKNOWN = "registers per thread unknown"
+"""How the note of a launch whose registers per thread were assumed begins. The model's words are neutral: the
+front ends add how their users give the registers (warpspeed.render.advice)."""
+
 DOES_NOT_FIT = "this domain does not fit on one GPU"
 """How the note of a domain larger than the GPU's memory begins (the first note; a report's headline says it)."""
 
@@ -419,7 +423,7 @@ def _notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float) -> li
     launch too short for the model (``roofline_GLup_s``: the lowest roofline limit)."""
     notes = []
     if launch.occupancy.registers_source == "default":
-        notes.append(f"registers per thread unknown: assumed {launch.occupancy.registers} (give --registers)")
+        notes.append(f"{REGISTERS_UNKNOWN}: assumed {launch.occupancy.registers}")
     blocks, full_wave = math.prod(launch.grid), launch.occupancy.blocks_per_sm * dev.sm_count
     small = [f"{v} {n} < {c}" for v, n, c in zip("xyz", k.domain, launch.cells_per_block, strict=True) if n < c]
     if small:

@@ -45,6 +45,9 @@ from .performance import Performance, Workload
 _L2, _DRAM = level("L2"), level("DRAM")
 OVERLAP_EXPONENT = 4  # the norm of the times; fitted with the parallelism values (3: 8 % worse rms, max: too fast)
 SECTOR_BYTES = 32
+ROOFLINE_INSTEAD = "roofline model"
+"""What a device without the latency model's values can be estimated with (the message's last words; the command
+line names its option, warpspeed.render.advice)."""
 
 
 def _ns(seconds: float) -> float:
@@ -87,7 +90,7 @@ class LatencyModel:
                                   ("dram_run_exponent", d.dram_run_exponent)) if v is None]
         if missing:
             raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
-                             f"to its file (docs/device-format.md) or use --model roofline.")
+                             f"to its file (docs/device-format.md) or use the {ROOFLINE_INSTEAD}.")
         return self.predict_with(workload, d, d.sectors_in_flight_per_warp, run_overhead_bytes(d),
                                  d.dram_run_exponent, d.l2_requests_per_ns)
 

@@ -140,10 +140,13 @@ def create_app(rank_time_limit_s: float | None = None, hosts: Iterable[str] | No
 
 
 def _answer(doc: Any, status: int = 200) -> Any:
-    """A strict-JSON response (a number that is not finite is null)."""
+    """A strict-JSON response (a number that is not finite is null); the estimates' notes carry the command
+    line's advice, as the command lines the page shows print them."""
     from flask import Response
 
-    return Response(json.dumps(finite(doc), allow_nan=False), status, mimetype="application/json")
+    from ..render.advice import advised_notes
+
+    return Response(json.dumps(advised_notes(finite(doc)), allow_nan=False), status, mimetype="application/json")
 
 
 def _error(status: int, message: str, part: str = "request") -> Any:
