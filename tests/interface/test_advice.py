@@ -15,7 +15,8 @@ from warpspeed.interface.cli import main
 from warpspeed.render.advice import advised_notes, command_line_words
 
 A100 = "A100-SXM4-40GB"
-MODEL = Path(warpspeed.__file__).parent / "model"
+PACKAGE = Path(warpspeed.__file__).parent
+CORE = sorted([*(PACKAGE / "model").rglob("*.py"), *(PACKAGE / "studies").rglob("*.py")])
 FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]*")
 
 
@@ -29,8 +30,8 @@ def _words(path: Path) -> list[tuple[int, str]]:
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
 
 
-@pytest.mark.parametrize("path", sorted(MODEL.rglob("*.py")), ids=lambda p: p.name)
-def test_the_models_words_name_no_command_line_option(path):
+@pytest.mark.parametrize("path", CORE, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_words_of_the_model_and_the_studies_name_no_command_line_option(path):
     flags = [(line, FLAG.findall(text)) for line, text in _words(path) if FLAG.search(text)]
     assert not flags, f"{path.name}: {flags}; say it neutrally and let the CLI add its option (render/advice.py)"
 
@@ -73,3 +74,17 @@ def test_advice_is_added_once(registers, already):
     advised = f"registers per thread unknown: assumed {registers} (give --registers)"
     assert command_line_words(note) == advised == command_line_words(command_line_words(note))
     assert advised_notes({"results": [{"notes": [note, "other"]}]}) == {"results": [{"notes": [advised, "other"]}]}
+
+
+def test_a_studys_message_is_neutral_in_python_and_names_the_option_on_the_command_line_and_the_page(capsys):
+    from warpspeed.web.service import page_words
+
+    with pytest.raises(warpspeed.InputError, match=r"^screen must be a positive number of best configurations"):
+        warpspeed.rank("copy", A100, (256,), domain=(4096, 64, 8), screen=0)
+    assert main(["rank", "copy", "--device", A100, "--threads", "256", "--domain", "4096,64,8", "--screen", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: screen (--screen) must be a positive number of best")
+    with pytest.raises(warpspeed.InputError, match=r"Try fewer threads per block or fewer registers\.$"):
+        warpspeed.compare(["d3q19-srt", "copy"], A100, 1024, domain=(64, 64, 64), registers=200)
+    assert page_words("empty: check the thread counts, block extents") == ("empty: check the rank threads field, "
+                                                                          "block extents")
+    assert page_words("or use the roofline model.") == "or use the model field roofline."

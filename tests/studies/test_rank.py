@@ -281,7 +281,7 @@ def test_screening_skips_most_full_estimates_and_a_cache_remembers_the_bounds(tm
     monkeypatch.setattr(ranking, "performance_bound", bound)
     full = warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space(), cache=tmp_path / "c", jobs=1)
     assert len(full.results) == 168 and full.best.data == first.best.data  # bound records are not results
-    with pytest.raises(warpspeed.InputError, match=r"screen \(--screen\) must be a positive number"):
+    with pytest.raises(warpspeed.InputError, match=r"^screen must be a positive number"):
         warpspeed.rank(k, "A100-SXM4-40GB", configs=warpspeed.paper_space()[:3], screen=0)
 
 
@@ -402,7 +402,7 @@ def test_precount_stops_when_told_and_checks_its_input(monkeypatch):
     assert len(counted) == 3
     app_ranking.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: True)
     assert len(counted) == 3
-    with pytest.raises(warpspeed.InputError, match=r"screen \(--screen\) must be a positive number"):
+    with pytest.raises(warpspeed.InputError, match=r"^screen must be a positive number"):
         app_ranking.precount(k, "H100-SXM5-80GB", (256,), until=lambda: False, screen=0)
     _analysis_of.cache_clear()
 

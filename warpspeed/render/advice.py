@@ -1,10 +1,11 @@
-"""The command line's advice on the model's neutral words.
+"""The command line's advice on the neutral words of the model and the studies.
 
-The model says what it assumed or what is missing ("registers per thread unknown: assumed 32", "... or use the
-roofline model."); the command line says which option gives it ("(give --registers)", "--model roofline").
-:func:`command_line_words` adds that advice to what the command line prints (text or JSON), and
-:func:`advised_notes` to the notes of the documents the web page shows next to their command lines. Adding a
-note that wants advice: one pattern here.
+They say what they assumed or what is missing ("registers per thread unknown: assumed 32", "... or use the
+roofline model.", "Try fewer threads per block or fewer registers."); the command line says which option gives
+it ("(give --registers)", "--model roofline", "--threads 128,256"). :func:`command_line_words` adds that advice
+to what the command line prints (text, JSON, error messages); the page adds it to the notes it shows next to
+their command lines (:func:`advised_notes`) and to its error messages, whose options it then names as its
+fields. A new note or message that wants advice: one entry here.
 """
 
 from __future__ import annotations
@@ -17,8 +18,18 @@ from ..model.latency import ROOFLINE_INSTEAD
 
 _NOTES = ((re.compile(rf"({re.escape(REGISTERS_UNKNOWN)}: assumed \d+)(?!\d| \()"), r"\1 (give --registers)"),)
 """Advice on the notes of an estimate: (pattern, replacement)."""
-_MESSAGES = ((re.compile(rf"or use the {re.escape(ROOFLINE_INSTEAD)}\."), "or use --model roofline."),)
-"""Advice on the model's error messages."""
+_MESSAGES = tuple((re.compile(re.escape(neutral)), advised) for neutral, advised in (
+    (f"or use the {ROOFLINE_INSTEAD}.", "or use --model roofline."),
+    ("an earlier ranking's cache wrote.", "an earlier --cache run wrote."),
+    ("screen must be a positive number of best configurations", "screen (--screen) must be a positive number of "
+                                                                 "best configurations"),
+    ("empty: check the thread counts, block extents", "empty: check --threads, block extents"),
+    ("domain for all (domain=), or state", "domain for all (--domain X,Y,Z; domain=), or state"),
+    ("@N as a candidate's text, Candidate(", "@N on the command line, Candidate("),
+    ("Try fewer threads per block or fewer registers.", "Try fewer threads per block (--threads 128,256) or fewer "
+                                                        "registers (--registers N)."),
+))
+"""Advice on the model's and the studies' error messages: (neutral words, the command line's)."""
 
 
 def command_line_words(text: str) -> str:

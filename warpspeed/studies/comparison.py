@@ -308,8 +308,8 @@ def _check_same_work(cands: list[Candidate], resolved: list[list[Kernel]], ref: 
             where = ", ".join(f"{label} sweeps {text(d)}" for label, d in other)
             raise InputError(f"candidates {cands[0].label!r} and {c.label!r} do not do the same work: "
                              f"{cands[0].kernel_labels[0]} sweeps {text(ref)} cells, {where}. Give one "
-                             f"domain for all (--domain X,Y,Z; domain=), or state how many updates of the "
-                             f"{text(ref)} domain {c.label!r} makes per launch ({c.label}@N on the command line, "
+                             f"domain for all (domain=), or state how many updates of the "
+                             f"{text(ref)} domain {c.label!r} makes per launch ({c.label}@N as a candidate's text, "
                              "Candidate(..., updates=N) in Python).")
 
 
@@ -338,7 +338,7 @@ def _best_of(name: str, label: str, k: Kernel, dev: Device, threads, foldings, r
         r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     if r.best.error:
         raise InputError(f"candidate {name!r}: no configuration of {label} can launch on {dev.id}: {r.best.error} "
-                         "Try fewer threads per block (--threads 128,256) or fewer registers (--registers N).")
+                         "Try fewer threads per block or fewer registers.")
     rankings[k] = r, counts
     return KernelChoice(label, r, counts)
 

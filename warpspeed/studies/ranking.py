@@ -208,7 +208,7 @@ class ResultCache:
                 raise InputError(f"cache file '{self.path}' cannot be read ({e}).") from None
             except UnicodeDecodeError:
                 raise InputError(f"cache file '{self.path}' is not a ranking cache (it is not UTF-8 text); give a "
-                                 "new file name, or one an earlier --cache run wrote.") from None
+                                 "new file name, or one an earlier ranking's cache wrote.") from None
             _check_is_rank_cache(self.path, lines)
             for line in lines:
                 try:
@@ -260,7 +260,7 @@ def _check_is_rank_cache(path: Path, lines: list[str]) -> None:
         json.loads(first)
     except json.JSONDecodeError:
         raise InputError(f"cache file '{path}' is not a ranking cache (its first line is not JSON); give a new "
-                         "file name, or one an earlier --cache run wrote.") from None
+                         "file name, or one an earlier ranking's cache wrote.") from None
 
 
 def _cached_result(c: Configuration, rec: dict) -> RankedResult | None:
@@ -329,7 +329,7 @@ def rank(kernel: Kernel, device: Device, threads: Iterable[int] = (1024,),
 
 def _check_screen(screen: object) -> None:
     if isinstance(screen, bool) or not isinstance(screen, int) or screen < 1:
-        raise InputError(f"screen (--screen) must be a positive number of best configurations to rank exactly, "
+        raise InputError(f"screen must be a positive number of best configurations to rank exactly, "
                          f"got {screen!r}.")
 
 

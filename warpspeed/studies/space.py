@@ -122,7 +122,7 @@ def configurations(blocks: Iterable[Sequence[int]], foldings: Iterable[Sequence[
             for b in blocks:
                 seen.setdefault(Configuration(triple(b, "block"), fold, dom), None)
     if not seen:
-        raise InputError("the configuration space is empty: check --threads, block extents and foldings.")
+        raise InputError("the configuration space is empty: check the thread counts, block extents and foldings.")
     return list(seen)
 
 

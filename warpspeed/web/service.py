@@ -44,9 +44,12 @@ _FLAG = re.compile("|".join(re.escape(f) + r"(?![\w-])" for f in _FIELDS))
 
 
 def page_words(message: str) -> str:
-    """``message`` with the command line's flags replaced by the page's fields (``--block`` -> "the block
-    field"); flags the page has no field for stay, as command-line advice."""
-    return _FLAG.sub(lambda m: _FIELDS[m.group(0)], message)
+    """``message`` with the command line's advice on the model's neutral words (warpspeed.render.advice), then
+    its flags replaced by the page's fields (``--block`` -> "the block field"); flags the page has no field for
+    stay, as command-line advice."""
+    from ..render.advice import command_line_words
+
+    return _FLAG.sub(lambda m: _FIELDS[m.group(0)], command_line_words(message))
 
 
 class PageError(InputError):
