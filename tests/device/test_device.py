@@ -685,7 +685,8 @@ def test_a_value_of_the_wrong_type_is_reported_not_compared(tmp_path, text, prob
 
 
 def test_consistency_rules_check_types_first():
-    from warpspeed.device.model import attribute_values, consistency_problems
+    from warpspeed.device.consistency import consistency_problems
+    from warpspeed.device.description import attribute_values
 
     values = attribute_values(device("H100-SXM5-80GB"))
     assert consistency_problems(values) == []

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import warpspeed
+from warpspeed.device.hitrates import NEGLIGIBLE_HIT_RATE, HitRateCurve
 from warpspeed.interface.cli import main
-from warpspeed.model.capacity import NEGLIGIBLE_HIT_RATE, HitRateCurve
 from warpspeed.model.estimate import _percent
 from warpspeed.render.report import headline, text_report
 

@@ -252,8 +252,8 @@ def test_the_shipped_z_layer_curve_is_the_best_fit_from_any_start():
     from: from the curve shipped before the z layer's O changed (2026-11-26), one local fit stops on a shoulder
     of the objective (b and c trade against each other); the fit's further starts find the shipped curve."""
     pytest.importorskip("scipy")
+    from warpspeed.device import HitRateCurve
     from warpspeed.measurement import calibration
-    from warpspeed.model.capacity import HitRateCurve
     pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
              for p in r.pairs]
     points = calibration.observed_points(pairs)["l2_z"]
@@ -278,8 +278,8 @@ def test_the_shipped_layer_curves_are_where_calibration_settles_from_any_start()
     shipped curves they stay, and from the curves shipped before 2026-11-26 (fitted with the z layer's O
     counting the wave in) they arrive at the shipped ones."""
     pytest.importorskip("scipy")
+    from warpspeed.device import HitRateCurve
     from warpspeed.measurement import calibration
-    from warpspeed.model.capacity import HitRateCurve
     pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
              for p in r.pairs]
     shipped = warpspeed.device(DEVICES["H100"]).hit_rates

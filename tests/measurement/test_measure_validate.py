@@ -284,8 +284,8 @@ def test_a_fit_weighs_each_point_by_its_share_of_the_measured_volume():
     """Points on a known curve, plus outliers with a tiny reusable share (noisy hit rates of rows whose reuse
     is a sliver of their traffic): the weighted fit keeps the curve, the unweighted one is pulled off it."""
     pytest.importorskip("scipy")
+    from warpspeed.device import HitRateCurve
     from warpspeed.measurement.calibration import fit_curve, level_curve
-    from warpspeed.model.capacity import HitRateCurve
     truth = HitRateCurve(1.0, 0.01, 3.0, "truth")
     o = [0.2 * i for i in range(1, 13)]
     pts = [(x, truth(x)) for x in o] + [(x, 0.0) for x in (0.3, 0.5, 0.7)]

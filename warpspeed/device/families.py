@@ -7,8 +7,8 @@ from importlib import resources
 from typing import Any
 
 from ..errors import InputError
-from ..model.capacity import HIT_RATE_CURVES, HitRates, curve_from_table
 from .base import HIT_RATE_FILE, LATENCY_FILE, DeviceFileError
+from .hitrates import HIT_RATE_CURVES, HitRates, curve_from_table
 from .keys import KEYS_BY_NAME, LATENCY_KEYS, parse_value
 from .tomlfile import check_schema_version, file_entry, read_toml
 

@@ -1,20 +1,23 @@
-"""Loading device files, complete or based on another device."""
+"""Loading device files, complete or based on another device, and the shipped devices by id."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from ..units import MAGNITUDE, format_quantity, shown
 from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
+from .consistency import consistency_problems
+from .description import Device, attribute_values
 from .families import family_hit_rates, family_latency, hit_rate_families
+from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
-from .model import Device, consistency_problems
-from .overrides import changed_attributes, suffixed_id
+from .overrides import changed_attributes, split_id, suffixed_id
+from .shipped import device_ids, looks_like_path, match_id, shipped_files
 from .tomlfile import file_entry, file_problem, read_device_file, read_toml, schema_problems
 
 
@@ -160,8 +163,6 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
 
 def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device:
     """A file of changes: ``base`` plus changed keys (``schema_version`` optional, checked if given)."""
-    from .builtin import device, device_ids, looks_like_path  # the registry loads files: imported when used
-
     where = f"device file {path}"
     base_ref = doc["base"]
     base: Device | None = None
@@ -178,7 +179,7 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
             problems.append(str(e) if str(e).startswith("base file") else f"base: {e}")
     else:
         try:
-            base = device(base_ref)
+            base = shipped_device(base_ref)
         except InputError as e:
             problems.append(f"base: {e}")
     bare = f"override ({Path(path).name})"
@@ -193,11 +194,11 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         raise DeviceFileError(where, problems)
     changes = {k: raw for k, (raw, _, _) in values.items()}
     sources = {k: source for k, (_, _, source) in values.items()}
-    attrs, new_sources, suffixes = changed_attributes(base, changes, sources, bare, problems, broken)
+    attrs, new_sources, suffixes = changed_attributes(attribute_values(base), changes, sources, bare, problems, broken)
     if problems:
         raise DeviceFileError(where, problems)
     new_id = doc.get("id")
-    dev = replace(base, id=new_id if isinstance(new_id, str) else suffixed_id(base, suffixes),
+    dev = replace(base, id=new_id if isinstance(new_id, str) else suffixed_id(base.id, suffixes),
                   sources=FrozenMap(new_sources), **attrs)
     if "name" not in identity and (changes or curve_overrides):
         identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
@@ -218,9 +219,27 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
 
 def load_device_file(path: str | Path) -> Device:
     """Read a device TOML file (complete, or ``base = "<id>"`` plus changes) and validate it."""
-    from .builtin import device_ids
-
     p = Path(path)
     hint = f" (built-in ids: {', '.join(device_ids())})" if file_problem(p) == "does not exist" else ""
     data = read_device_file(p, hint=hint)
     return load_device_bytes(data, str(p), stem=p.stem, builtin=False)
+
+
+@cache
+def _shipped(device_id: str) -> Device:
+    f = shipped_files()[device_id]
+    return load_device_bytes(f.read_bytes(), str(f), stem=device_id, builtin=True)
+
+
+def shipped_device(text: str) -> Device:
+    """A shipped device by id (case-insensitive, or a unique prefix), with the override suffixes an id of a
+    changed device carries (``"A100-SXM4-40GB+l2_size=80MiB"``); an unknown id is an :class:`InputError`
+    listing the shipped ones."""
+    text = text.strip()
+    base, suffix = split_id(text)
+    found = match_id(base) if base else None
+    if found is None:
+        raise InputError(f"unknown device {shown(text)}.{suggest(base, device_ids())} Built-in devices: "
+                         f"{', '.join(device_ids())}; or give the path of a device TOML file.")
+    dev = _shipped(found)
+    return dev.with_overrides(**suffix) if suffix else dev

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputError
-from ..model.capacity import HIT_RATE_CURVES
 from ..units import REAL_KINDS, format_quantity, parse_quantity, require_unit, shown
 from .base import FrozenMap
+from .hitrates import HIT_RATE_CURVES
 
 
 @dataclass(frozen=True)

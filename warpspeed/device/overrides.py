@@ -1,18 +1,22 @@
-"""Changed devices: ``with_overrides``, ``--set`` parsing, the ids of changed devices."""
+"""Changes to a device's values (``with_overrides``, files of changes, ``--set`` parsing), the ids of changed
+devices.
+
+It works on attribute values (:func:`~warpspeed.device.description.attribute_values`), not on the
+:class:`~warpspeed.device.description.Device` type, which builds its changed copies with it.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..errors import InputError
-from ..model.capacity import HIT_RATE_CURVES, HitRateCurve, HitRates
 from ..units import MAGNITUDE, format_quantity, shown
-from .base import DeviceFileError, FrozenMap, suggest
+from .base import suggest
+from .consistency import consistency_problems
+from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates
 from .keys import HIT_RATE_KEYS, KEYS_BY_NAME, OVERRIDE_KEYS, PEAK_OF, display_value, parse_value, valid_override_keys
-from .model import Device, attribute_values, consistency_problems
 
 
 def split_id(device_id: str) -> tuple[str, dict[str, str]]:
@@ -26,33 +30,21 @@ def split_id(device_id: str) -> tuple[str, dict[str, str]]:
     return base, suffix
 
 
-def apply_changes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
-           where: str = "", new_id: str | None = None) -> Device:
-    """``dev`` with ``changes`` (key -> raw value); ``sources`` gives per-key citations (else ``origin``).
-
-    Every bad key or value and every rule the result breaks is reported at once: a
-    :class:`DeviceFileError` for ``where``.
-    """
-    problems: list[str] = []
-    attrs, new_sources, suffixes = changed_attributes(dev, changes, sources, origin, problems)
-    if problems:
-        raise DeviceFileError(where, problems)
-    return replace(dev, id=new_id if new_id is not None else suffixed_id(dev, suffixes),
-                   sources=FrozenMap(new_sources), **attrs)
-
-
-def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping[str, str], origin: str,
-             problems: list[str], broken: Iterable[str] = ()) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
-    """(attributes, sources, id suffixes) of ``dev`` changed by ``changes``; derived values follow.
+def changed_attributes(current: Mapping[str, Any], changes: Mapping[str, Any], sources: Mapping[str, str],
+                       origin: str, problems: list[str], broken: Iterable[str] = ()
+                       ) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
+    """(attributes, sources, id suffixes) of a device changed by ``changes``; derived values follow.
+    ``current`` is the device's attribute -> value (``attribute_values``); ``sources`` gives per-key citations
+    (else ``origin``).
 
     Every problem (unknown key, unreadable or out-of-range value, broken consistency rule) goes to
     ``problems``; a key with a problem, or named in ``broken`` (a file's keys that failed earlier), is
     left unchanged and out of the consistency checks.
     """
     attrs: dict[str, Any] = {}
-    new_sources = dict(dev.sources)
+    new_sources = dict(current["sources"])
     suffixes: dict[str, str] = {}
-    curves = {c: getattr(dev.hit_rates, c) for c in HIT_RATE_CURVES}
+    curves = {c: getattr(current["hit_rates"], c) for c in HIT_RATE_CURVES}
     parsed: dict[str, Any] = {}
     broken = set(broken)
     for key, raw in changes.items():
@@ -86,23 +78,23 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
         suffixes[key] = display_value(spec.kind, parsed[key])
 
     if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
-        size = parsed.get("l2_size", dev.l2_size_bytes)
-        parts = parsed.get("l2_partitions", dev.l2_partitions)
+        size = parsed.get("l2_size", current["l2_size_bytes"])
+        parts = parsed.get("l2_partitions", current["l2_partitions"])
         attrs["l2_effective_size_bytes"] = size // parts
         new_sources["l2_effective_size"] = (f"derived: l2_size / l2_partitions = "
                                             f"{format_quantity(size, 'bytes')} / {parts} ({origin})")
     for bw, peak in PEAK_OF.items():
-        old_peak = getattr(dev, KEYS_BY_NAME[peak].attr)
+        old_peak = current[KEYS_BY_NAME[peak].attr]
         if bw in parsed and peak not in changes and old_peak is not None:
-            ratio = parsed[bw] / getattr(dev, KEYS_BY_NAME[bw].attr)
+            ratio = parsed[bw] / current[KEYS_BY_NAME[bw].attr]
             top = KEYS_BY_NAME[peak].plausible[1]  # type: ignore[index]
             attrs[KEYS_BY_NAME[peak].attr] = min(old_peak * ratio, max(top, parsed[bw]))
             capped = f", capped at {top:g} GB/s (its range)" if old_peak * ratio > top else ""
             new_sources[peak] = (f"derived: {old_peak:g} GB/s x {ratio:.4g}, scaled like {bw}{capped} ({origin}); "
-                                 f"was: {dev.sources.get(peak, '?')}")
+                                 f"was: {current['sources'].get(peak, '?')}")
     if any(k in changes for k in HIT_RATE_KEYS):
         attrs["hit_rates"] = HitRates(**curves)
-    values = {**attribute_values(dev), **attrs}
+    values = {**current, **attrs}
     for key in broken:  # a value that failed to parse takes part in no rule (its derived values neither)
         values.pop(KEYS_BY_NAME[key].attr, None)
         if key in ("l2_size", "l2_partitions"):
@@ -111,9 +103,9 @@ def changed_attributes(dev: Device, changes: Mapping[str, Any], sources: Mapping
     return attrs, new_sources, suffixes
 
 
-def suffixed_id(dev: Device, suffixes: Mapping[str, str]) -> str:
-    """``dev.id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
-    base, suffix = split_id(dev.id)
+def suffixed_id(device_id: str, suffixes: Mapping[str, str]) -> str:
+    """``device_id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
+    base, suffix = split_id(device_id)
     suffix.update(suffixes)
     return base + "".join(f"+{k}={v}" for k, v in suffix.items())
 

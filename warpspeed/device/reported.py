@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .builtin import device, device_ids
-from .model import Device
+from .builtin import device
+from .description import Device
+from .shipped import device_ids
 
 _VENDOR_WORDS = {"NVIDIA", "AMD", "TESLA", "INSTINCT", "GEFORCE", "QUADRO", "RADEON"}
 _CHIP = re.compile(r"^(?:MI\d{3}[A-Z]?|[A-Z]{1,2}\d{2,3}[A-Z]?)$")

@@ -5,7 +5,7 @@ The stages in the order one estimate runs them (docs/model.md describes each):
 - ``launch``: grid, blocks per SM, the wave of blocks that runs at once; ``cells``: the cells of blocks;
 - ``footprint``: each thread's memory instructions, the warps' address patterns, the blocks' sector counts;
 - ``l1``: L1 wavefronts (cycles per warp-lup); ``l2``: the L2 -> L1 loads and L1 -> L2 stores of a block;
-- ``capacity``: hit-rate curves of an oversubscribed cache (the reuse each cache keeps);
+- ``capacity``: what an oversubscribed cache keeps, by the device's hit-rate curves (the capacity misses);
 - ``dram``: the wave's DRAM volumes with the L2 layer conditions and partial stores; ``tlb``: pages per lup;
 - ``counters`` with ``range_volumes``, ``isl_volumes`` and ``enumerated_volumes`` (with ``cell_rows``): the
   footprint counters behind the block and wave counts (one interface, exact twins of each other);

@@ -1,27 +1,25 @@
-"""The :class:`Device` dataclass, its checks and its display."""
+"""The :class:`Device` dataclass (one GPU as the model sees it), its checks, its changes and its display."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ..errors import InputError
-from ..model.capacity import HIT_RATE_CURVES, HitRates
-from ..units import format_quantity
-from .base import IDENTITY_KEYS, SCHEMA_VERSION, FrozenMap
+from .base import IDENTITY_KEYS, SCHEMA_VERSION, DeviceFileError, FrozenMap
+from .consistency import consistency_problems
+from .hitrates import HIT_RATE_CURVES, HitRates
 from .keys import (
     KEY_GROUPS,
     KEYS,
     KEYS_BY_ATTR,
     KEYS_BY_NAME,
-    L1_LINE_KEYS,
     NOT_GIVEN,
-    PEAK_OF,
-    TLB_KEYS,
     value_problem,
     value_text,
 )
+from .overrides import changed_attributes, suffixed_id
 
 
 @dataclass(frozen=True)
@@ -140,9 +138,11 @@ class Device:
         vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
         source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
         """
-        from .overrides import apply_changes  # overrides builds Devices: imported when used
-
-        return apply_changes(self, changes, {}, "override", where=f"override of device {self.id}")
+        problems: list[str] = []
+        attrs, sources, suffixes = changed_attributes(attribute_values(self), changes, {}, "override", problems)
+        if problems:
+            raise DeviceFileError(f"override of device {self.id}", problems)
+        return replace(self, id=suffixed_id(self.id, suffixes), sources=FrozenMap(sources), **attrs)
 
     # -- export -------------------------------------------------------------------------------------
 
@@ -226,70 +226,6 @@ class Device:
             problems.append(f"empty sources: {', '.join(empty)}")
         if problems:
             raise InputError(f"device {self.id} is inconsistent: " + "; ".join(problems) + ".")
-
-
-def consistency_problems(v: Mapping[str, Any]) -> list[str]:
-    """The consistency rules between values (docs/device-format.md), on ``v``: Device attribute -> value.
-
-    The one place these rules live: :class:`Device` checks itself with it, and the loaders check the
-    values of a file that has other problems too, so that one run reports everything. A check whose
-    values are not all in ``v`` (a value that failed to parse) is skipped; ``None`` is a value not given.
-    """
-    problems: list[str] = []
-    typed = {a: x for a, x in v.items()
-             if a not in KEYS_BY_ATTR or x is None or not value_problem(KEYS_BY_ATTR[a], x)}
-    problems += [value_problem(KEYS_BY_ATTR[a], x) for a, x in v.items() if a not in typed]
-    v = typed  # a value of the wrong type or out of its range takes part in no rule
-
-    def have(*attrs: str) -> bool:
-        """Every value given (a None is an optional value not given) and of its type."""
-        return all(v.get(a) is not None for a in attrs)
-
-    def size(attr: str) -> str:
-        return format_quantity(v[attr], "bytes")
-
-    for lvl in ("l1", "l2"):
-        line, sector = f"{lvl}_line_bytes", f"{lvl}_sector_bytes"
-        if have(line, sector) and v[line] % v[sector]:
-            problems.append(f"{lvl}_line ({v[line]} B) must be a whole multiple of {lvl}_sector ({v[sector]} B)")
-    load, store = (KEYS_BY_NAME[k].attr for k in L1_LINE_KEYS[:2])
-    if load in v and store in v and (v[load] is None) != (v[store] is None):
-        problems.append("l1_load_lines_per_wavefront and l1_store_lines_per_wavefront go together (the L1 line "
-                        "rule); give both or neither")
-    if have("l1_pairing_distance_bytes", "l1_bank_bytes") and v["l1_pairing_distance_bytes"] % v["l1_bank_bytes"]:
-        problems.append(f"l1_pairing_distance ({v['l1_pairing_distance_bytes']} B) must be a whole multiple of "
-                        f"l1_bank_width ({v['l1_bank_bytes']} B)")
-    if have("l2_effective_size_bytes", "l2_size_bytes") and v["l2_effective_size_bytes"] > v["l2_size_bytes"]:
-        problems.append(f"l2_effective_size ({size('l2_effective_size_bytes')}) cannot exceed l2_size "
-                        f"({size('l2_size_bytes')})")
-    if have("max_threads_per_sm", "warp_size") and v["max_threads_per_sm"] % v["warp_size"]:
-        problems.append(f"max_threads_per_sm ({v['max_threads_per_sm']}) must be a multiple of warp_size "
-                        f"({v['warp_size']})")
-    if have("max_threads_per_block", "max_threads_per_sm") and v["max_threads_per_block"] > v["max_threads_per_sm"]:
-        problems.append(f"max_threads_per_block ({v['max_threads_per_block']}) cannot exceed max_threads_per_sm "
-                        f"({v['max_threads_per_sm']})")
-    if have("shared_per_block_bytes", "shared_per_sm_bytes") and \
-            v["shared_per_block_bytes"] > v["shared_per_sm_bytes"]:
-        problems.append(f"shared_per_block ({v['shared_per_block_bytes']} B) cannot exceed shared_per_sm "
-                        f"({v['shared_per_sm_bytes']} B)")
-    if have("shared_reserved_per_block_bytes", "shared_per_sm_bytes") and \
-            v["shared_reserved_per_block_bytes"] > v["shared_per_sm_bytes"]:
-        problems.append(f"shared_reserved_per_block ({v['shared_reserved_per_block_bytes']} B) cannot exceed "
-                        f"shared_per_sm ({v['shared_per_sm_bytes']} B): no block could launch")
-    if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
-        problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
-                        f"{v['register_subpartitions']} register_subpartitions")
-    tlb = [k for k in TLB_KEYS if KEYS_BY_NAME[k].attr in v]
-    if len(tlb) == len(TLB_KEYS) and len({v[KEYS_BY_NAME[k].attr] is None for k in tlb}) > 1:
-        given = [k for k in tlb if v[KEYS_BY_NAME[k].attr] is not None]
-        problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
-                        f"{', '.join(given)}")
-    for bw, peak in PEAK_OF.items():
-        used, top = KEYS_BY_NAME[bw].attr, KEYS_BY_NAME[peak].attr
-        if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):
-            problems.append(f"{bw} ({v[used]:g} GB/s) cannot exceed its peak {peak} ({v[top]:g} GB/s); "
-                            "change both")
-    return problems
 
 
 def attribute_values(dev: Device) -> dict[str, Any]:
