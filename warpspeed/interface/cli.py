@@ -312,25 +312,13 @@ def _whatif_points(a):
 
 def _whatif(a) -> str:
     from ..device import override_kind
-    from ..model.levels import level
-    from ..units import format_quantity
+    from ..render.whatif_report import whatif_table
 
     key, points = _whatif_points(a)
-    kind = override_kind(key)
     if a.format == "json":
-        return json.dumps({"key": key, "points": [p.to_dict(kind) for p in points], "schema_version": SCHEMA_VERSION},
-                          indent=2)
-    rows = [f"{key:>14}  {'best block':<12}{'fold':<7}{'GLup/s':>8}  {'limiter':<8}{'DRAM B/lup':>11}"
-            f"{'z-layer hit':>12}"]
-    for p in points:
-        e = p.best.estimate
-        if e is None:
-            rows.append(f"{format_quantity(p.value, kind):>14}  cannot launch: {p.best.error}")
-            continue
-        rows.append(f"{format_quantity(p.value, kind):>14}  {'x'.join(map(str, e.block)):<12}"
-                    f"{'x'.join(map(str, e.folding)):<7}{e.performance_GLup_s:>8.3g}  {e.limiter:<8}"
-                    f"{level('DRAM').traffic_B_per_lup(e.volumes_B_per_lup):>11.3g}{e.layer_z.hit_rate:>12.2f}")
-    return "\n".join(rows)
+        return json.dumps({"key": key, "points": [p.to_dict(override_kind(key)) for p in points],
+                           "schema_version": SCHEMA_VERSION}, indent=2)
+    return whatif_table(key, points)
 
 
 def _projection(a):
@@ -349,11 +337,13 @@ def _projection(a):
 
 
 def _project(a) -> str:
+    from ..render.projection_report import measured_projection_lines, projection_lines
+
     kernel, p, m = _projection(a)
-    doc, lines = p.to_dict(), _projection_text(p)
+    doc, lines = p.to_dict(), projection_lines(p)
     if m is not None:
         doc["measured"] = m.to_dict()
-        lines += _measured_text(m)
+        lines += measured_projection_lines(m)
     views = {}
     for key, r in (("from", p.source_best), ("to", p.target_best)):
         v = _time_view(a, kernel, r.estimate.time_s)
@@ -366,21 +356,6 @@ def _project(a) -> str:
         lines.append(f"  end to end, {p.target.id} is {views['from'].total_s / views['to'].total_s:.2f}x "
                      f"{p.source.id}")
     return json.dumps(doc, indent=2) if a.format == "json" else "\n".join(lines)
-
-
-def _projection_text(p) -> list[str]:
-    from ..model.levels import LEVELS
-
-    s, t = p.source_best, p.target_best
-    lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
-             f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
-    for r, dev in ((s, p.source), (t, p.target)):
-        v = r.estimate.volumes_B_per_lup
-        lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
-                     f"{r.limiter}-bound; "
-                     + ", ".join(f"{lv.name} {lv.traffic_B_per_lup(v):.3g} B/lup" for lv in reversed(LEVELS)
-                                 if not lv.cycles_bound))
-    return lines + [f"  - {reason}" for reason in p.reasons()]
 
 
 def _measured_projection(a, kernel, p):
@@ -436,19 +411,6 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _measured_text(m) -> list[str]:
-    d = m.to_dict()
-    lo, hi = d["interval_GLup_s"]
-    lines = [f"  {m.mode} projection from the run measured on {m.source} ({d['measured_GLup_s']:.3g} GLup/s): "
-             f"{lo:.3g} to {hi:.3g} GLup/s on {m.target}, midpoint {d['midpoint_GLup_s']:.3g} "
-             f"({d['speedup']:.2f}x)"]
-    per = d["midpoint_GLup_s"] / d["midpoint"]
-    for lp in m.levels:
-        lines.append(f"    {lp.level:<5} operational intensity {lp.oi_source:.3g} -> {lp.oi_target:.3g} "
-                     f"{d['work_unit']}/B: {lp.performance * per:.3g} GLup/s")
-    return lines
 
 
 def _one_estimate(a):
