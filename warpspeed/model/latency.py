@@ -40,7 +40,7 @@ import math
 from ..device import Device
 from ..errors import InputError
 from .levels import level
-from .performance import Performance, Workload
+from .workload import Performance, Workload
 
 _L2, _DRAM = level("L2"), level("DRAM")
 OVERLAP_EXPONENT = 4  # the norm of the times; fitted with the parallelism values (3: 8 % worse rms, max: too fast)
