@@ -1,12 +1,14 @@
-"""The import contract: the estimator (warpspeed/model/) imports nothing of what is built around it, the
-studies built on it (warpspeed/studies/) nothing of the measurement side or the interface, and the
-measurement side (warpspeed/measurement/) nothing of the interface.
+"""The import contract, from the bottom up: the estimator (warpspeed/model/) imports nothing of what is built
+around it; the studies built on it (warpspeed/studies/) nothing of the measurement side or the front ends; the
+measurement side nothing of the front ends; both the model and the studies take Kernel and Device objects and
+import no resolver of names (the catalog, device ids or files) nor the application layer; the application layer
+(warpspeed/application/, which resolves names and calls them) imports neither the front ends nor the rendering;
+the rendering (warpspeed/render/) imports neither the CLI nor the web page; the web page does not import the
+CLI, and the CLI imports the web page only to serve it; the CLI and the web page take from the model and the
+studies only the performance models' names and the configuration space.
 
 The model's stages may use the kernel descriptions, the devices, the expressions, units, errors, schemas and
-the version; the studies built on estimates (ranking, what-if, projection, time view, confidence), the
-measurement side (measure, measured runs, measurement files, ncu, validation, calibration) and the interface
-(cli, report, plots, progress, the web page, integrations, the plugin API) import the model, never the other
-way round. Every import is checked, also those inside functions.
+the version. Every import is checked, also those inside functions.
 """
 
 import ast

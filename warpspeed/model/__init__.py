@@ -11,8 +11,10 @@ The stages in the order one estimate runs them (docs/model.md describes each):
   footprint counters behind the block and wave counts (one interface, exact twins of each other);
 - ``levels``: the memory hierarchy as data; ``roofline``: the limits; ``performance``: the model seam, with
   ``latency`` (the default model); ``patterns``: access patterns outside the validated ones;
-- ``estimate``: runs the stages for one configuration.
+- ``estimate``: runs the stages for one configuration; ``inputs``: the model takes a Kernel and a Device, never
+  their names (warpspeed.application resolves them).
 
-Nothing here imports the studies built on estimates (ranking, what-if, projection), the measurement side or
-the interface (tests/test_architecture.py keeps it so).
+Nothing here imports the studies built on estimates (ranking, what-if, projection), the measurement side, the
+application layer or the front ends, and its words name no command-line option (tests/test_architecture.py and
+tests/interface/test_advice.py keep it so).
 """
