@@ -851,8 +851,8 @@ def _negative_values_attached(argv: list[str]) -> list[str]:
 
 def _advised(text: str) -> str:
     """``text`` with the command line's advice on the model's words (warpspeed.render.advice): which option
-    gives the registers, the roofline model. Without the model loaded there are no such words (and the advice,
-    which imports the model, is not loaded for `warpspeed kernels` or a usage error)."""
+    gives the registers, the roofline model. Without the model loaded there are no such words (so a usage error
+    does not load the model for the advice)."""
     if "warpspeed.model.estimate" not in sys.modules:
         return text
     from ..render.advice import command_line_words
