@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 from ..errors import InputError
 
@@ -13,15 +14,17 @@ HIT_RATE_FILE = "hit_rates.toml"
 LATENCY_FILE = "latency.toml"
 NOT_DEVICE_FILES = (HIT_RATE_FILE, LATENCY_FILE, "links.toml")  # data files beside the device files
 IDENTITY_KEYS = ("id", "name", "vendor", "architecture", "compute_capability")
+V = TypeVar("V")
 
 
-class FrozenMap(Mapping[str, str]):
-    """A read-only, hashable, picklable str -> str mapping (the ``sources`` of a device)."""
+class FrozenMap(Mapping[str, V]):
+    """A read-only, hashable, picklable mapping from str (the ``sources`` of a device, str -> str; a
+    result's numbers, str -> float)."""
 
-    def __init__(self, data: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, data: Mapping[str, V] | Iterable[tuple[str, V]] = ()) -> None:
         self._data = dict(data)
 
-    def __getitem__(self, key: str) -> str:
+    def __getitem__(self, key: str) -> V:
         return self._data[key]
 
     def __iter__(self) -> Iterator[str]:

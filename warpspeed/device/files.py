@@ -136,7 +136,7 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
 
     attrs: dict[str, Any] = {KEYS_BY_NAME[k].attr: parsed for k, (_, parsed, _) in values.items()}
     sources: dict[str, str] = {k: source for k, (_, _, source) in values.items()}
-    for key, (value, source) in family_latency().get(family, {}).items():
+    for key, (value, source) in (family_latency().get(family, {}) if family is not None else {}).items():
         if key not in doc:
             attrs[KEYS_BY_NAME[key].attr] = parse_value(KEYS_BY_NAME[key], value, f"{LATENCY_FILE} [{family}] ")
             sources[key] = source
@@ -153,6 +153,7 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
     problems += consistency_problems(attrs)
     if problems:
         raise DeviceFileError(where, problems)
+    assert family is not None  # a file without a text architecture has a problem above
     try:
         return Device(id=dev_id, name=doc["name"], vendor=doc["vendor"], architecture=family,
                       compute_capability=doc["compute_capability"], hit_rates=HitRates(**curves),
@@ -192,6 +193,7 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         problems.append(text)
     if base is None:
         raise DeviceFileError(where, problems)
+    assert family is not None  # the file's text architecture, else the base's
     changes = {k: raw for k, (raw, _, _) in values.items()}
     sources = {k: source for k, (_, _, source) in values.items()}
     attrs, new_sources, suffixes = changed_attributes(attribute_values(base), changes, sources, bare, problems, broken)

@@ -96,6 +96,7 @@ def file_entry(raw: object, key: str, *, bare_source: str | None, problems: list
     if "value" not in raw:
         problems.append(f"{key}: the table needs 'value' (and 'source').")
     elif has_source:
+        assert isinstance(source, str)  # has_source says so
         out.append((key, raw["value"], source.strip()))
     if key in PEAK_OF and ("peak" in raw or "peak_source" in raw):
         peak_source = raw.get("peak_source", bare_source)
@@ -104,6 +105,7 @@ def file_entry(raw: object, key: str, *, bare_source: str | None, problems: list
         elif "peak" in raw and not (isinstance(peak_source, str) and peak_source.strip()):
             problems.append(f"{key}.peak_source: must be a non-empty text saying where the peak comes from.")
         elif "peak" in raw:
+            assert isinstance(peak_source, str)  # the branch before catches any other peak_source
             out.append((PEAK_OF[key], raw["peak"], peak_source.strip()))
     return out
 

@@ -279,7 +279,8 @@ def separated_row_counts(fld: Field, accesses: Sequence[RowAccess] | None, origi
     last = origins + np.asarray(extent, dtype=np.int64) - 1
     if not _inside(fld, _index_ranges(accesses, origins, last)):  # a stretch would run into the next row
         return None
-    box = (tuple(int(v) for v in origins[0]), tuple(int(v) for v in last[0]))
+    (x0, y0, z0), (x1, y1, z1) = origins[0].tolist(), last[0].tolist()
+    box = ((x0, y0, z0), (x1, y1, z1))
     group, group_moves = plan[0]
     at = _along(accesses, origins)
     moves = ((at - at[0])[:, None, :] + group_moves[None, :, :]).reshape(-1, len(axes))  # each box the first moved

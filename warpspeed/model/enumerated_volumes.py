@@ -301,7 +301,7 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[
         return _sorted_distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
     # ascending per chunk and from chunk to chunk; a granule two chunks share is the last of the one and the
     # first of the next: dropped there, not searched for in the whole list
-    granules = []
+    granules: list[np.ndarray] = []
     for c in chunks:
         g = c.start // per + np.flatnonzero(_any_per_group(c.bits, per))
         if granules and g.size and granules[-1].size and g[0] == granules[-1][-1]:
@@ -342,10 +342,10 @@ def _shared_by_two_rows(c: _Chunk, fld: Field, per: int) -> int:
         words, word_bytes = c.bits.view("u8").reshape(-1, per // 8), 8
     g = math.gcd(X, per)
     if rows <= SMALL_CHUNK_ROWS:  # few rows (a band of a thin wave): every boundary in one pass
-        pos = c.pad + X * np.arange(1, rows, dtype=np.int64)
-        sides = words[pos // per]  # (boundaries, words): the granule each boundary splits
-        below = _before_masks(per, word_bytes, words.shape[1], words.dtype.str)[pos % per]
-        return int(np.count_nonzero((sides & below).any(axis=1) & (sides & ~below).any(axis=1)))
+        bounds = c.pad + X * np.arange(1, rows, dtype=np.int64)
+        sides = words[bounds // per]  # (boundaries, words): the granule each boundary splits
+        masks = _before_masks(per, word_bytes, words.shape[1], words.dtype.str)[bounds % per]
+        return int(np.count_nonzero((sides & masks).any(axis=1) & (sides & ~masks).any(axis=1)))
     full = (1 << 8 * word_bytes) - 1
     shared = 0
     for phase in range(1, min(per // g, rows - 1) + 1):
@@ -416,7 +416,7 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
         for j in range(1, per // 8):
             acc |= words[:, j]
         return acc != 0
-    return bits.reshape(-1, per).any(axis=1)
+    return np.asarray(bits.reshape(-1, per).any(axis=1))  # an array (numpy's stubs also allow a scalar)
 
 
 class EnumeratedFootprints:
@@ -467,8 +467,9 @@ class EnumeratedFootprints:
         accesses = (f.loads if loads else ()) + (f.stores if stores else ())
         if not accesses:
             return np.empty(0, dtype=np.int64)
-        if self._slices[i] is not None and not cells.points:
-            ld, st = self._slices[i]
+        slices = self._slices[i]
+        if slices is not None and not cells.points:
+            ld, st = slices
             granules = granules_by_slices(f, (ld if loads else []) + (st if stores else []), cells.boxes,
                                           self.granularity, self._per_row[i], near)
             if granules is not None:
@@ -494,8 +495,9 @@ class EnumeratedFootprints:
         total = 0
         for i, f in enumerate(self.kernel.fields):
             n = None
-            if self._per_row[i] and self._slices[i] is not None and not pieces.points:
-                ld, st = self._slices[i]
+            slices = self._slices[i]
+            if self._per_row[i] and slices is not None and not pieces.points:
+                ld, st = slices
                 wanted = (ld if loads else []) + (st if stores else [])
                 n = self._cell_rows_count(f, wanted, pieces) if wanted else 0
                 if n is None:

@@ -150,10 +150,12 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
     addrs = np.empty((k, len(instructions), T), dtype=np.int64) if addresses else None
     active = np.zeros((k, len(instructions), T), dtype=bool)
     cache: dict[tuple, np.ndarray] = {}
-    affine = [i for i, ins in enumerate(instructions) if ins.affine is not None]
+    forms = {i: ins.affine for i, ins in enumerate(instructions) if ins.affine is not None}
+    affine = list(forms)
     if affine and addresses:  # one product for every affine instruction: (coefficients . thread + constant) x bytes
-        coeffs = np.array([instructions[i].affine[0] for i in affine], dtype=np.int64)  # (m, 3)
-        consts = np.array([(instructions[i].offset + instructions[i].affine[1]) for i in affine], dtype=np.int64)
+        assert addrs is not None
+        coeffs = np.array([forms[i][0] for i in affine], dtype=np.int64)  # (m, 3)
+        consts = np.array([(instructions[i].offset + forms[i][1]) for i in affine], dtype=np.int64)
         eb = np.array([instructions[i].element_bytes for i in affine], dtype=np.int64)
         addrs[:, affine, :] = (np.einsum("md,kdt->kmt", coeffs, tid) + consts[None, :, None]) * eb[None, :, None]
     env = {v: tid[:, d, :] for d, v in enumerate(THREAD_VARS)}
@@ -167,6 +169,7 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
 
     for i, ins in enumerate(instructions):
         if ins.affine is None and addresses:
+            assert addrs is not None
             addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
         key = ins.origins
         if key not in cache:
@@ -245,9 +248,11 @@ def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ..
     and elements that divide a sector, counted from the rows of each block's cells instead of its lanes."""
     stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
     if elements is not None and elements_fit(kernel, sector_bytes):
+        assert launch is not None and coords is not None, "counting by rows needs the blocks' launch and coords"
         per = [sector_bytes // f.element_bytes for f in kernel.fields]
         full = elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
         return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
+    assert ba is not None and ba.addresses is not None, "counting by lanes needs the lanes' addresses"
     k = ba.active.shape[0]
     total = 0
     for fi, fld in enumerate(kernel.fields):
@@ -316,17 +321,19 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     therefore fixed by the layout of its lanes relative to its first (the slope ``c`` and size ``eb``, and
     the threads the warp holds: the same for most warps), its first lane's address mod ``modulus``, its
     kind and which lanes are active; those keys are grouped first, and one row is built per key."""
-    if any(ins.affine is None for ins in instructions) or warp_size > 62:
+    forms = [ins.affine for ins in instructions if ins.affine is not None]
+    if len(forms) < len(instructions) or warp_size > 62:
         return None
     k, n, T = active.shape
     slope_of: dict[tuple, int] = {}
-    slope = np.array([slope_of.setdefault((ins.affine[0], ins.element_bytes), len(slope_of)) for ins in instructions],
-                     dtype=np.int64)
+    slope = np.array([slope_of.setdefault((form[0], ins.element_bytes), len(slope_of))
+                      for form, ins in zip(forms, instructions, strict=True)], dtype=np.int64)
     local = _local_threads(launch)
     rel = np.array([[c * eb for c in cs] for cs, eb in slope_of], dtype=np.int64) @ local  # (slopes, T)
     rel = warp_view(rel, warp_size, 0)  # (slopes, warps, warp_size)
-    c = np.array([ins.affine[0] for ins in instructions], dtype=np.int64)  # (n, 3)
-    const = np.array([(ins.offset + ins.affine[1]) * ins.element_bytes for ins in instructions], dtype=np.int64)
+    c = np.array([form[0] for form in forms], dtype=np.int64)  # (n, 3)
+    const = np.array([(ins.offset + form[1]) * ins.element_bytes
+                      for form, ins in zip(forms, instructions, strict=True)], dtype=np.int64)
     eb = np.array([ins.element_bytes for ins in instructions], dtype=np.int64)
     first = coords * np.asarray(launch.block, dtype=np.int64)  # (k, 3): each block's first thread
     phase = ((first @ c.T) * eb[None, :] + const[None, :]) % modulus  # (k, n)
@@ -353,6 +360,7 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
 def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], warp_size: int,
                   modulus: int) -> WarpPatterns:
     """Group the warp instructions of the representative blocks into :class:`WarpPatterns`."""
+    assert ba.addresses is not None, "warp patterns need the lanes' addresses"
     addr = warp_view(ba.addresses, warp_size, 0)  # (k, n, warps, warp_size)
     act = warp_view(ba.active, warp_size, False)
     k, n, warps, _ = addr.shape
@@ -409,6 +417,7 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
             per_pattern = count_distinct(patterns.offsets // granule_bytes, patterns.offsets >= 0)
             per_instr = patterns.gather(per_pattern).sum(axis=-1)  # (k, n_instr)
         else:
+            assert ba.addresses is not None and active is not None
             per_instr = count_distinct(warp_view(ba.addresses // granule_bytes, warp_size, 0), active).sum(axis=-1)
         return int((per_instr[:, loads].sum(axis=1) * w).sum()), int((per_instr[:, ~loads].sum(axis=1) * w).sum())
 
@@ -419,16 +428,18 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
     k = ba.active.shape[0]
     by_rows = elements is not None and elements_fit(kernel, sector_bytes, line_bytes)
     if by_rows:
+        assert elements is not None and coords is not None
         c = elements.box_counts(block_boxes(launch, coords), coarser=(sector_bytes, line_bytes))
         eb = np.array([f.element_bytes for f in kernel.fields], dtype=np.int64)
 
-        def wave_sum(per_box: np.ndarray) -> tuple[int, ...]:
-            return tuple(int(v) for v in (per_box * w[:, None]).sum(axis=0))
+        def wave_sum(per_box: np.ndarray) -> list[int]:
+            return [int(v) for v in (per_box * w[:, None]).sum(axis=0)]
 
         (sectors, runs), (lines, _) = c.coarser[sector_bytes], c.coarser[line_bytes]
         blk_sec, blk_runs, blk_lines = wave_sum(sectors), wave_sum(runs), wave_sum(lines)
-        blk_bytes = tuple(n * int(b) for n, b in zip(wave_sum(c.granules), eb, strict=True))
+        blk_bytes = [n * int(b) for n, b in zip(wave_sum(c.granules), eb, strict=True)]
     else:
+        assert ba.addresses is not None
         sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
     for fi in range(0 if by_rows else nf):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
@@ -437,10 +448,11 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         act = ba.active[:, sel, :].reshape(k, -1)
         blk_sec[fi] = int((count_distinct(sectors[:, sel, :].reshape(k, -1), act) * w).sum())
         blk_lines[fi] = int((count_distinct(lines[:, sel, :].reshape(k, -1), act) * w).sum())
-        eb = kernel.fields[fi].element_bytes
+        assert ba.addresses is not None
+        field_bytes = kernel.fields[fi].element_bytes
         addr = ba.addresses[:, sel, :].reshape(k, -1)
-        blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * eb
-        blk_runs[fi] = int((count_runs(addr, act, eb, sector_bytes) * w).sum())
+        blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * field_bytes
+        blk_runs[fi] = int((count_runs(addr, act, field_bytes, sector_bytes) * w).sum())
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec), tuple(blk_lines),
                        int(w.sum()), tuple(blk_bytes), tuple(blk_runs), warp_load_lines, warp_store_lines)
 

@@ -15,8 +15,8 @@ from ..kernel import Kernel
 from .launch import triple
 
 
-def kernel_for(kernel: Kernel, domain: Sequence[int] | None = None) -> Kernel:
-    """``kernel`` over ``domain`` (checked as a triple; None: its own domain)."""
+def kernel_for(kernel: object, domain: Sequence[int] | None = None) -> Kernel:
+    """``kernel`` (checked to be a Kernel) over ``domain`` (checked as a triple; None: its own domain)."""
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel: the model takes a warpspeed Kernel, got {type(kernel).__name__} {kernel!r:.80}; "
                         "resolve a catalog name or kernel file first (warpspeed.application.resolve.resolve_kernel), "

@@ -95,6 +95,7 @@ def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], de
                             run_words).reshape(-1, groups).sum(axis=1)
         cost[sel] = bank
     if lines_rule:
+        assert device.l1_load_lines_per_wavefront is not None and device.l1_store_lines_per_wavefront is not None
         lines = count_distinct(offsets // device.l1_line_bytes, active)
         store = np.array([instructions[i].store for i in patterns.kinds.tolist()], dtype=bool)
         per_line = np.where(store, 1.0 / device.l1_store_lines_per_wavefront, 1.0 / device.l1_load_lines_per_wavefront)
@@ -104,7 +105,7 @@ def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], de
 
 def busy_warps(active: np.ndarray, warp_size: int) -> np.ndarray:
     """Warps with an active lane in each block (k,); ``active`` is (k, n_instr, T)."""
-    return warp_view(active.any(axis=1), warp_size, False).any(axis=-1).sum(axis=1)
+    return warp_view(np.any(active, axis=1), warp_size, False).any(axis=-1).sum(axis=1)
 
 
 def warp_cycles(busy: np.ndarray, device: Device) -> np.ndarray:

@@ -91,8 +91,9 @@ class LatencyModel:
         if missing:
             raise InputError(f"device {d.id} lacks {', '.join(missing)}, which the latency model needs: add them "
                              f"to its file (docs/device-format.md) or use the {ROOFLINE_INSTEAD}.")
-        return self.predict_with(workload, d, d.sectors_in_flight_per_warp, run_overhead_bytes(d),
-                                 d.dram_run_exponent, d.l2_requests_per_ns)
+        in_flight, overhead, exponent = d.sectors_in_flight_per_warp, run_overhead_bytes(d), d.dram_run_exponent
+        assert in_flight is not None and overhead is not None and exponent is not None  # none is missing
+        return self.predict_with(workload, d, in_flight, overhead, exponent, d.l2_requests_per_ns)
 
     def predict_with(self, workload: Workload, device: Device, sectors_in_flight_per_warp: float,
                      dram_run_overhead_bytes: float, dram_run_exponent: float = 1.0,
@@ -114,9 +115,13 @@ class LatencyModel:
         sectors = l2_sectors + dram_sectors
         per_iteration = sectors * d.warp_size * workload.lups_per_thread  # sectors one warp moves per iteration
         in_flight = min(float(sectors_in_flight_per_warp), per_iteration)
-        latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors \
-            if sectors > 0 else 0.0
+        if sectors > 0:
+            assert d.l2_latency_s is not None and d.dram_latency_s is not None, "the latency model needs both latencies"
+            latency_ns = (l2_sectors * _ns(d.l2_latency_s) + dram_sectors * _ns(d.dram_latency_s)) / sectors
+        else:
+            latency_ns = 0.0
         warps = workload.active_warps_per_sm  # warps without a cell exit at once: nothing in flight
+        assert warps is not None  # Workload.__post_init__ fills it in
         t["latency"] = sectors * latency_ns / (d.sm_count * warps * in_flight) if sectors > 0 and warps else 0.0
         requests = workload.l2_requests_per_lup
         if l2_requests_per_ns:  # requests per ns

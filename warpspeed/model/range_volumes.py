@@ -116,6 +116,13 @@ def _accesses(fld: Field, stores: bool) -> list[Affine] | None:
     return out
 
 
+def _affine_accesses(fld: Field, stores: bool) -> list[Affine]:
+    """:func:`_accesses` of a field whose accesses are all affine (as every field is where :func:`applies`)."""
+    accesses = _accesses(fld, stores)
+    assert accesses is not None, f"field {fld.name!r} has a quasi-affine access"
+    return accesses
+
+
 def _nearest(c: int, stride: int) -> int:
     """The multiple count of ``stride`` nearest to ``c`` (0 for a stride of 0)."""
     return (2 * c + abs(stride)) // (2 * stride) if stride else 0
@@ -279,8 +286,8 @@ class RangeFootprints:
         self.nfields = len(kernel.fields)
         self._per_row = (_per_row_fields(kernel, granularity, exact) if granularity != ELEMENTS
                          else (False,) * len(kernel.fields))
-        self._shifts = {(i, loads, stores): _row_shifts((_accesses(f, False) if loads else [])
-                                                        + (_accesses(f, True) if stores else []))
+        self._shifts = {(i, loads, stores): _row_shifts((_affine_accesses(f, False) if loads else [])
+                                                        + (_affine_accesses(f, True) if stores else []))
                         for i, f in enumerate(kernel.fields) for loads in (False, True) for stores in (False, True)}
         self._slices = [field_slice_accesses(f, kernel.domain) for f in kernel.fields]  # for cell_rows
         self._row_accesses: dict[tuple[int, bool, bool], list | None] = {}
@@ -328,13 +335,14 @@ class RangeFootprints:
         (at granularity :data:`ELEMENTS`); ``coarser`` byte granularities (at :data:`ELEMENTS`) also count the
         same footprint's granules and runs of those sizes, from its merged element ranges."""
         k = boxes.shape[0]
-        out = BoxCounts(*(np.zeros((k, self.nfields), dtype=np.int64) for _ in range(3)),
+        out = BoxCounts(np.zeros((k, self.nfields), dtype=np.int64), np.zeros((k, self.nfields), dtype=np.int64),
+                        np.zeros((k, self.nfields), dtype=np.int64),
                         {g: (np.zeros((k, self.nfields), dtype=np.int64), np.zeros((k, self.nfields), dtype=np.int64))
                          for g in coarser})
         extents = boxes[:, 1, :] - boxes[:, 0, :] + 1
-        classes: dict[tuple[int, ...], list[int]] = {}
-        for j, e in enumerate(map(tuple, extents.tolist())):
-            classes.setdefault(e, []).append(j)
+        classes: dict[tuple[int, int, int], list[int]] = {}
+        for j, (ex, ey, ez) in enumerate(extents.tolist()):
+            classes.setdefault((ex, ey, ez), []).append(j)
         for i in range(self.nfields):
             if not self._shifts[i, loads, stores]:
                 continue
@@ -375,7 +383,7 @@ class RangeFootprints:
         return out
 
     def _separated_counts(self, i: int, loads: bool, stores: bool, boxes: np.ndarray,
-                          classes: dict[tuple[int, ...], list[int]], out: BoxCounts, per: int | None) -> bool:
+                          classes: dict[tuple[int, int, int], list[int]], out: BoxCounts, per: int | None) -> bool:
         """Field ``i``'s column of ``out`` in closed form where its rows are apart
         (:func:`~warpspeed.model.cell_rows.separated_row_counts`: one access per q-plane, rows never within two
         granules of each other, so each touched row is a run of its own and no granule is shared; ``per``: also
@@ -398,6 +406,7 @@ class RangeFootprints:
         followed = [a for a, _ in accesses[0].rest if a >= 0]
         for extent, members, coarse, whole in counted:
             if whole is not None:
+                assert per is not None  # ``whole`` is only counted with ``per``
                 out.full[members, i] = whole[per * fld.element_bytes]
             runs = math.prod(extent[a] for a in followed) * len(accesses)  # rows touched, each a run
             out.granules[members, i] = runs * extent[first_axis]

@@ -24,6 +24,7 @@ def wave_pages(launch: Launch, pages: FootprintCounter) -> int:
 
 def pages_per_lup(device: Device, launch: Launch, pages: FootprintCounter, valid_lups: int) -> float:
     """Page walks per lup: 0 while the wave's pages fit in ``tlb_reach``, else all of them per wave."""
+    assert device.tlb_page_bytes is not None and device.tlb_reach_bytes is not None, "the TLB-page limiter's keys"
     n = wave_pages(launch, pages)
     if n * device.tlb_page_bytes <= device.tlb_reach_bytes or valid_lups <= 0:
         return 0.0
