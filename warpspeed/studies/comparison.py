@@ -116,16 +116,20 @@ class KernelChoice:
     @property
     def time_s(self) -> float:
         """The best configuration's time of one launch over its domain (s)."""
-        return self.best.estimate.time_s
+        best = self.best.estimate
+        assert best is not None  # compare() refuses a kernel whose best configuration cannot launch
+        return best.time_s
 
     @property
     def confidence(self) -> Confidence:
         return self.ranking.confidence
 
     def to_dict(self, candidate_time_s: float) -> dict:
+        best = self.best.estimate
+        assert best is not None  # compare() refuses a kernel whose best configuration cannot launch
         return {"kernel": self.label, "time_s": self.time_s, "time_share": self.time_s / candidate_time_s,
                 "threads": list(self.threads), "configurations": len(self.ranking.results),
-                "best": self.best.estimate.to_dict(), "confidence": self.confidence.to_dict()}
+                "best": best.to_dict(), "confidence": self.confidence.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,9 @@ class CandidateResult:
     @property
     def limiter(self) -> str:
         """The limiter of the kernel that dominates the time."""
-        return self.dominant.best.limiter
+        limiter = self.dominant.best.limiter
+        assert limiter is not None  # every kernel's best configuration launches (see KernelChoice.time_s)
+        return limiter
 
     @property
     def level(self) -> str:

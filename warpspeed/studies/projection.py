@@ -72,11 +72,13 @@ class Projection:
         return out
 
     def to_dict(self) -> dict:
+        s, t = self.source_best.estimate, self.target_best.estimate
+        assert s is not None and t is not None  # project() refuses a device where nothing launches
         return {"kernel": self.kernel, "from": self.source.id, "to": self.target.id, "speedup": self.speedup,
                 "from_best": self.source_best.data, "to_best": self.target_best.data,
                 "from_best_on_target": self.carried_over.data,
-                "levels": {lvl: {"from_GLup_s": _finite(self.source_best.estimate.limiters_GLup_s[lvl]),
-                                 "to_GLup_s": _finite(self.target_best.estimate.limiters_GLup_s[lvl])}
+                "levels": {lvl: {"from_GLup_s": _finite(s.limiters_GLup_s[lvl]),
+                                 "to_GLup_s": _finite(t.limiters_GLup_s[lvl])}
                            for lvl in LIMITERS},
                 "reasons": self.reasons(), "schema_version": SCHEMA_VERSION}
 

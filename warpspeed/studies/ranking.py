@@ -74,6 +74,7 @@ class RankedResult:
         if self.estimate is not None:
             return self.estimate.to_dict()
         c, f = self.configuration, self.failure
+        assert f is not None  # exactly one of the two
         return {"kernel": f.kernel, "device": f.device, "block": list(c.block), "folding": list(c.folding),
                 "domain": list(c.domain or f.domain), "performance_GLup_s": 0, "limiter": None, "error": f.message}
 
@@ -454,8 +455,10 @@ def _screened(k: Kernel, dev: Device, todo: list[Configuration], done: dict[Conf
     try:
         screening.bound_all(todo)
         rest = screening.best_and_contenders(todo)
-        if rest and assess(sorted(done.values(), key=RankedResult.sort_key)).level == "unvalidated":
-            rest = screening.best_of_every_x(rest)
+        if rest:
+            ordered: list[RankedResult] = sorted(done.values(), key=RankedResult.sort_key)
+            if assess(ordered).level == "unvalidated":
+                rest = screening.best_of_every_x(rest)
     except _Halted:
         return {}
     if store is not None:

@@ -62,12 +62,12 @@ def _powers_of_two(limit: int) -> list[int]:
 def thread_counts(threads: int | Iterable[int]) -> tuple[int, ...]:
     """Thread counts per block as given to a ranking: one integer is that one count (``threads=256``), else an
     iterable of positive integers."""
-    if isinstance(threads, numbers.Integral) and not isinstance(threads, bool):
-        threads = (threads,)
-    if isinstance(threads, str | bytes) or not isinstance(threads, Iterable):
+    one = isinstance(threads, numbers.Integral) and not isinstance(threads, bool)
+    given: object = (threads,) if one else threads  # callers may pass anything: checked below
+    if isinstance(given, str | bytes) or not isinstance(given, Iterable):
         raise InputError(f"threads must be a thread count or a list of them, such as 256 or (256, 512), got "
-                         f"{threads!r}.")
-    counts = tuple(threads)
+                         f"{given!r}.")
+    counts = tuple(given)
     wrong = [t for t in counts if not isinstance(t, numbers.Integral) or isinstance(t, bool) or t < 1]
     if not counts or wrong:
         raise InputError(f"threads must be positive integers such as 256 or (256, 512), got {counts!r}.")
