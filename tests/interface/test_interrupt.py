@@ -1,6 +1,7 @@
 """SIGINT to the main process alone, as schedulers send it (SLURM, CI, ``timeout -s INT``): every long verb
 exits with 130 within seconds, leaves no process behind, and a rank cache stays readable."""
 
+import csv
 import json
 import os
 import signal
@@ -17,13 +18,15 @@ from warpspeed.studies.ranking import ResultCache
 DATA = ROOT / "tests" / "data" / "hopper"
 RANK = ["rank", "star3d-r4", "--device", "H100-SXM5-80GB", "--threads", "64,128,256,512,1024",
         "--folding", "1,1,1", "--folding", "1,2,1", "--folding", "1,1,2", "--jobs", "2"]
-VERBS = {
-    "whatif": ["whatif", "star3d-r4", "--device", "H100-SXM5-80GB", "--sweep", "l2_size=10MiB:160MiB:6:log",
-               "--threads", "64,128,256,512,1024", "--jobs", "2"],
+VERBS = {  # each runs for several seconds (5-13 s on a 2-core machine) so that it is interrupted at work
+    "whatif": ["whatif", "star3d-r4", "--device", "H100-SXM5-80GB", "--sweep", "l2_size=10MiB:160MiB:30:log",
+               "--threads", "64,128,256,512,1024", "--folding", "1,1,1", "1,2,1", "1,1,2", "--jobs", "2"],
     "project": ["project", "star3d-r4", "--from", "A100-SXM4-40GB", "--to", "H100-SXM5-80GB",
-                "--threads", "64,128,256,512,1024", "--folding", "1,1,1", "--folding", "1,1,2", "--jobs", "2"],
-    "validate": ["validate", str(DATA / "lbm-H100.csv")],
-    "calibrate": ["calibrate", str(DATA / "lbm-H100.csv"), "--device", "H100-SXM5-80GB"],
+                "--threads", "64,128,256,512,1024", "--folding", "1,1,1", "1,2,1", "1,1,2", "1,1,4", "1,4,1",
+                "--jobs", "2"],
+    "validate": ["validate", "{many}"],
+    "calibrate": ["calibrate", str(DATA / "star3d-r4-H100.csv"), str(DATA / "lbm-H100.csv"),
+                  str(DATA / "occupancy-lbm-H100.csv"), "--device", "H100-SXM5-80GB"],
 }
 EXIT_WITHIN_S = 30  # a hang, not a speed: the interrupted runs exit in well under a second
 
@@ -80,9 +83,24 @@ def test_rank_interrupted_exits_and_keeps_its_cache(tmp_path, after_first_record
     assert len(kept.entries) == len(lines)  # every record a later run would reuse
 
 
+def _many_domains(tmp_path) -> str:
+    """The star3d-r4 sweep at eight domains: a validation of 1,344 rows (each domain estimated afresh)."""
+    rows = list(csv.DictReader((DATA / "star3d-r4-H100.csv").open()))
+    path = tmp_path / "many.csv"
+    with path.open("w", newline="") as f:
+        out = csv.DictWriter(f, fieldnames=list(rows[0]))
+        out.writeheader()
+        for k in range(8):
+            for row in rows:
+                x, y, z = row["domain"].split("x")
+                out.writerow({**row, "domain": f"{x}x{y}x{int(z) - 8 * k}"})
+    return str(path)
+
+
 @pytest.mark.parametrize("verb", sorted(VERBS))
 def test_long_verbs_interrupted_exit_130_and_leave_nothing(tmp_path, verb):
-    proc = _start(VERBS[verb], tmp_path)
+    args = [_many_domains(tmp_path) if a == "{many}" else a for a in VERBS[verb]]
+    proc = _start(args, tmp_path)
     started = time.monotonic()
     _wait_for(lambda: time.monotonic() - started > 2.5, proc)
     code, err = _interrupt_and_wait(proc)
