@@ -18,7 +18,7 @@ import time
 
 import warpspeed
 from warpspeed.application.resolve import resolve_kernel
-from warpspeed.model.estimate import _analysis_of
+from warpspeed.model.analysis import forget_shared_analyses
 
 CANDIDATES = [f"d3q19-srt:streaming={s},layout={lay}" for s in ("pull", "push") for lay in ("fzyx", "zyxf")]
 DEVICE = "H100-SXM5-80GB"
@@ -40,7 +40,7 @@ def main() -> int:
     print(f"build and describe {len(kernels)} kernels (lbmpy, pystencils, nvcc where installed; the disk cache "
           f"after the first run): {cpu:.2f} CPU-s ({wall:.2f} s wall)")
     for threads, what in ((None, "default threads"), ((256, 512, 1024), "256, 512, 1024 threads")):
-        _analysis_of.cache_clear()  # counts afresh: nothing of the previous comparison is reused
+        forget_shared_analyses()  # counts afresh: nothing of the previous comparison is reused
         c, cpu, wall = timed(lambda threads=threads: warpspeed.compare(
             [warpspeed.Candidate((k,), name=n) for k, n in zip(kernels, CANDIDATES, strict=True)], DEVICE,
             threads=threads))

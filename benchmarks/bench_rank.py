@@ -22,7 +22,7 @@ import time
 
 import warpspeed
 from warpspeed.application.whatif import whatif
-from warpspeed.model.estimate import _analysis_of
+from warpspeed.model.analysis import forget_shared_analyses
 
 
 def cpu_s() -> float:
@@ -33,7 +33,7 @@ def cpu_s() -> float:
 
 def fresh() -> None:
     """Drop what this process kept of earlier sweeps (the counts estimates share), so each sweep counts afresh."""
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
 
 
 def timed(f):

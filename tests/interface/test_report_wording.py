@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import warpspeed
 from warpspeed.device.hitrates import NEGLIGIBLE_HIT_RATE, HitRateCurve
 from warpspeed.interface.cli import main
-from warpspeed.model.estimate import _percent
+from warpspeed.model.notes import percent
 from warpspeed.render.report import headline, text_report
 
 
@@ -40,7 +40,7 @@ def test_hit_rate_curves_give_zero_or_a_rate_that_counts(a, b, c, o):
 @pytest.mark.parametrize("share, text", [(0.5, "50 %"), (0.997, "99.7 %"), (0.9996, "over 99.9 %"),
                                          (0.0004, "under 0.1 %"), (0.123456, "12.3 %")])
 def test_percentages_never_read_1e02(share, text):
-    assert _percent(share) == text
+    assert percent(share) == text
 
 
 def test_a_domain_larger_than_the_gpu_is_in_the_headline():

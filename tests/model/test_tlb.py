@@ -56,13 +56,13 @@ def test_pages_are_counted_over_every_field_like_a_brute_force_count():
     from bruteforce import block_cells, cell_keys
 
     from warpspeed.application.resolve import resolve_kernel
-    from warpspeed.model.estimate import DEFAULT_COUNTER, _cached_analysis
+    from warpspeed.model.analysis import shared_analysis
     from warpspeed.model.launch import make_launch
     from warpspeed.model.tlb import wave_pages
     k = resolve_kernel("star3d-r1", (64, 32, 16))
     dev = H100.with_overrides(tlb_page="64KiB", tlb_reach="64KiB", tlb_walk_rate="1GHz")
     launch = make_launch(k, dev, (16, 4, 2), None, None)
-    counted = wave_pages(launch, _cached_analysis(k, DEFAULT_COUNTER).footprints(65536))
+    counted = wave_pages(launch, shared_analysis(k).footprints(65536))
     keys = set()
     for b in range(launch.wave_start, launch.wave_start + launch.wave_blocks):
         keys |= cell_keys(k, block_cells(b, launch.grid, launch.cells_per_block, k.domain), 65536, True, True)

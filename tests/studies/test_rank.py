@@ -355,16 +355,16 @@ def test_a_tiny_domain_ranking_says_what_estimate_says(capsys):
 
 def _counting_block_stages(monkeypatch) -> list:
     """The block stages counted from here on (each (block, wave blocks) once per count)."""
-    import warpspeed.model.estimate as estimate_module
+    import warpspeed.model.analysis as analysis_module
 
     counted = []
-    real = estimate_module._block_stage
+    real = analysis_module._block_stage
 
     def counting(an, launch, dev, modulus):
         counted.append((launch.block, launch.wave_blocks))
         return real(an, launch, dev, modulus)
 
-    monkeypatch.setattr(estimate_module, "_block_stage", counting)
+    monkeypatch.setattr(analysis_module, "_block_stage", counting)
     return counted
 
 
@@ -373,13 +373,13 @@ def test_counts_made_ahead_with_guessed_registers_serve_the_real_ranking(monkeyp
     """precount with registers that give the same blocks per SM (16 and 24 registers both leave the threads as
     the limit) leaves the ranking with the real ones no block stage to count; a guess that changes the waves
     (200 registers) leaves them all. The ranking is the same either way."""
-    from warpspeed.model.estimate import _analysis_of
+    from warpspeed.model.analysis import forget_shared_analyses
 
     k = warpspeed.find_kernel("star3d-r1").with_domain((130, 66, 34))
     threads, dev = (256, 512), "H100-SXM5-80GB"
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
     alone = warpspeed.rank(k.with_registers(24), dev, threads, screen=1)
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
     counted = _counting_block_stages(monkeypatch)
     app_ranking.precount(k.with_registers(guess), dev, threads, until=lambda: False)
     ahead = len(counted)
@@ -389,14 +389,14 @@ def test_counts_made_ahead_with_guessed_registers_serve_the_real_ranking(monkeyp
     assert (len(counted) == ahead) is reused
     if not reused:
         assert {w for _, w in counted[ahead:]}.isdisjoint({w for _, w in counted[:ahead]})
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
 
 
 def test_precount_stops_when_told_and_checks_its_input(monkeypatch):
-    from warpspeed.model.estimate import _analysis_of
+    from warpspeed.model.analysis import forget_shared_analyses
 
     k = warpspeed.find_kernel("star3d-r1").with_domain((130, 66, 34))
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
     counted = _counting_block_stages(monkeypatch)
     app_ranking.precount(k, "H100-SXM5-80GB", (256, 512), until=lambda: len(counted) >= 3)
     assert len(counted) == 3
@@ -404,7 +404,7 @@ def test_precount_stops_when_told_and_checks_its_input(monkeypatch):
     assert len(counted) == 3
     with pytest.raises(warpspeed.InputError, match=r"^screen must be a positive number"):
         app_ranking.precount(k, "H100-SXM5-80GB", (256,), until=lambda: False, screen=0)
-    _analysis_of.cache_clear()
+    forget_shared_analyses()
 
 
 def test_one_analysis_serves_a_kernel_with_any_registers():

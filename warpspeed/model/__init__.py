@@ -11,8 +11,9 @@ The stages in the order one estimate runs them (docs/model.md describes each):
   footprint counters behind the block and wave counts (one interface, exact twins of each other);
 - ``levels``: the memory hierarchy as data; ``roofline``: the limits; ``performance``: the model seam, with
   ``latency`` (the default model); ``patterns``: access patterns outside the validated ones;
-- ``estimate``: runs the stages for one configuration; ``inputs``: the model takes a Kernel and a Device, never
-  their names (warpspeed.application resolves them).
+- ``estimate``: runs the stages for one configuration; ``results``: the ``Estimate`` it returns and its JSON;
+  ``analysis``: what estimates of one kernel share (the kept counts); ``notes``: the notes' words; ``inputs``:
+  the model takes a Kernel and a Device, never their names (warpspeed.application resolves them).
 
 Nothing here imports the studies built on estimates (ranking, what-if, projection), the measurement side, the
 application layer or the front ends, and its words name no command-line option (tests/test_architecture.py and

@@ -1,0 +1,71 @@
+"""The estimate is cut by job: its result types (warpspeed.model.results), what estimates of one kernel share
+(warpspeed.model.analysis), the notes' prose (warpspeed.model.notes) and the pipeline (warpspeed.model.estimate,
+which keeps the public names importable). The volume keys are declared once, in the levels."""
+
+import ast
+from types import SimpleNamespace
+
+import pytest
+from paths import ROOT
+
+import warpspeed.model.analysis as analysis
+import warpspeed.model.estimate as pipeline
+import warpspeed.model.notes as notes
+import warpspeed.model.results as results
+from warpspeed.model.levels import VOLUME_KEYS
+
+MODEL = ROOT / "warpspeed" / "model"
+
+
+def test_the_public_names_stay_importable_from_the_pipeline_and_are_the_same_objects():
+    assert pipeline.Estimate is results.Estimate and pipeline.FieldVolumes is results.FieldVolumes
+    assert pipeline.KernelAnalysis is analysis.KernelAnalysis
+    assert (pipeline.SHORT_KERNEL_S, pipeline.DOES_NOT_FIT, pipeline.REGISTERS_UNKNOWN) == \
+        (notes.SHORT_KERNEL_S, notes.DOES_NOT_FIT, notes.REGISTERS_UNKNOWN)
+    assert pipeline.VOLUME_KEYS is VOLUME_KEYS
+    for name in pipeline.__all__:
+        assert hasattr(pipeline, name), name
+
+
+@pytest.mark.parametrize("module", ["results", "analysis", "notes"])
+def test_the_parts_do_not_import_the_pipeline(module):
+    """Results, analysis and prose sit below the pipeline that combines them (no circle through estimate.py)."""
+    tree = ast.parse((MODEL / f"{module}.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert "estimate" not in imported and "warpspeed.model.estimate" not in imported
+
+
+def _volume_dicts(path) -> list[int]:
+    """Lines of dict displays in ``path`` whose keys are two or more of the volume keys spelled out."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Dict):
+            spelled = [k.value for k in node.keys if isinstance(k, ast.Constant) and k.value in VOLUME_KEYS]
+            if len(spelled) >= 2:
+                found.append(node.lineno)
+    return found
+
+
+def test_the_volume_keys_are_spelled_only_in_the_levels():
+    """The estimate reads each level's volumes by the keys the levels declare (stage_volumes), so a new
+    volume is one entry in levels.py and an attribute of the stage that computes it."""
+    spelled = {p.name: lines for p in sorted(MODEL.glob("*.py")) if p.name != "levels.py"
+               for lines in [_volume_dicts(p)] if lines}
+    assert spelled == {}
+
+
+def test_stage_volumes_reads_each_key_from_the_first_stage_that_has_it_in_the_levels_order():
+    block = SimpleNamespace(l1_load=1.0, l2_load_compulsory=2.0, l2_load=3.0, l2_store=4.0, dram_load=-1.0)
+    wave = SimpleNamespace(dram_load_compulsory=5.0, dram_load=6.0, dram_store=7.0, l1_load=-1.0)
+    volumes = pipeline.stage_volumes(block, wave)
+    assert tuple(volumes) == VOLUME_KEYS
+    assert volumes == {"l1_load": 1.0, "l2_load_compulsory": 2.0, "l2_load": 3.0, "l2_store": 4.0,
+                       "dram_load_compulsory": 5.0, "dram_load": -1.0, "dram_store": 7.0}
+    with pytest.raises(TypeError, match=r"no stage result gives the volume 'dram_load_compulsory'"):
+        pipeline.stage_volumes(block, SimpleNamespace(dram_store=7.0))
+
+
+def test_the_sweep_time_is_zero_at_an_infinite_rate_and_infinite_at_none():
+    assert results.sweep_time_s(2_000_000_000, 4.0) == 0.5
+    assert results.sweep_time_s(10, float("inf")) == 0.0
+    assert results.sweep_time_s(10, 0.0) == float("inf")

@@ -1,0 +1,200 @@
+"""What estimates of one kernel share: its :class:`KernelAnalysis` (folded instructions, footprint counters)
+and the memo caches of the counts that do not depend on the device's cache sizes or bandwidths (a
+configuration's :class:`BlockStage` and its wave counts), kept for the next configuration or device that
+shares them. :func:`shared_analysis` keeps one analysis per kernel across estimates."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache, partial
+
+import numpy as np
+
+from ..device import Device
+from ..kernel import Kernel
+from .counters import DEFAULT_COUNTER, FootprintCounter, check_counter, choose_counter, footprint_counter
+from .dram import WaveCounts, WaveSectors, wave_counts, wave_sectors
+from .footprint import (
+    BlockCounts,
+    Instruction,
+    WarpPatterns,
+    affine_warp_patterns,
+    block_addresses,
+    block_classes,
+    block_counts,
+    block_full_store_sectors,
+    elements_fit,
+    folded_instructions,
+    warp_patterns,
+)
+from .l1 import busy_warps
+from .launch import Launch
+from .range_volumes import ELEMENTS, RangeFootprints, applies
+
+
+class KernelAnalysis:
+    """What repeats across configurations of one (domain-resolved) kernel: folded instructions, footprint
+    counters, and the counts of each configuration that do not depend on the device's cache sizes or
+    bandwidths (its block stage and wave counts, kept for the next configuration or device that shares them,
+    at most :data:`MEMO_ENTRIES` of each). ``counter`` names the footprint counter (:mod:`warpspeed.model.counters`;
+    ``auto`` by default).
+
+    The analysis is of the kernel's accesses: registers per thread enter an estimate only through its launch
+    (the blocks per SM, hence the wave), which keys every kept count. So one analysis serves the kernel with
+    any register count (``kernel`` is kept without them; :meth:`serves`), and counts made with guessed
+    registers while the compiler runs are reused by the real ones wherever the wave is the same."""
+
+    def __init__(self, kernel: Kernel, *, counter: str = DEFAULT_COUNTER):
+        self.kernel = kernel.without_registers()
+        self.counter = check_counter(counter)
+        self._instructions: dict[tuple[int, int, int], tuple[Instruction, ...]] = {}
+        self._footprints: dict[tuple[int, bool, str], FootprintCounter] = {}  # (granularity, exact, counter)
+        self._block_stages: dict[tuple, BlockStage] = {}
+        self._wave_counts: dict[tuple, WaveCounts] = {}
+        self._wave_sectors: dict[tuple, WaveSectors] = {}
+
+    def serves(self, kernel: Kernel) -> bool:
+        """Whether this is an analysis of ``kernel`` (whatever its registers)."""
+        return self.kernel == kernel.without_registers()
+
+    def instructions(self, folding: tuple[int, int, int]) -> tuple[Instruction, ...]:
+        if folding not in self._instructions:
+            self._instructions[folding] = folded_instructions(self.kernel, folding)
+        return self._instructions[folding]
+
+    def footprints(self, granularity: int, exact: bool = True) -> FootprintCounter:
+        """The footprint counter at ``granularity`` bytes (``exact``: see ``isl_volumes.Footprints``; ``auto``:
+        see ``counters.choose_counter``)."""
+        name = choose_counter(self.counter, self.kernel, granularity, exact)
+        key = (granularity, exact, name)
+        if key not in self._footprints:
+            self._footprints[key] = footprint_counter(self.kernel, granularity, exact=exact, name=name)
+        return self._footprints[key]
+
+    @cached_property
+    def element_ranges(self) -> RangeFootprints | None:
+        """The range counter of the kernel's elements, which counts the blocks' own footprints from their rows
+        (None where it does not apply, or the counter is forced to ``isl`` or ``enumerated``: the lanes are
+        then counted one by one, as the reference does)."""
+        if self.counter not in (DEFAULT_COUNTER, "ranges") or not applies(self.kernel, ELEMENTS):
+            return None
+        return RangeFootprints(self.kernel, ELEMENTS)
+
+    def forget_counts(self) -> None:
+        """Drop the kept block stages and wave counts (a benchmark's repeated estimate then counts again)."""
+        self._block_stages.clear()
+        self._wave_counts.clear()
+
+    def block_stage(self, launch: Launch, dev: Device) -> BlockStage:
+        """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
+        modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes,
+                           dev.l2_sector_bytes)
+        key = (launch.block, launch.folding, launch.grid, launch.wave_start, launch.wave_blocks, modulus,
+               dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes, dev.l2_line_bytes, dev.warp_size)
+        stage = self._block_stages.get(key)
+        if stage is None:
+            stage = _block_stage(self, launch, dev, modulus)
+            _remember(self._block_stages, key, stage)
+        return stage
+
+    def wave_sectors(self, launch: Launch, sector_bytes: int) -> WaveSectors:
+        """The wave's sector counts (kept: a ranking's bound counts them, its full estimate then adds the lines)."""
+        key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes)
+        counted = self._wave_sectors.get(key)
+        if counted is None:
+            counted = wave_sectors(self.kernel, launch, self.footprints(sector_bytes))
+            _remember(self._wave_sectors, key, counted)
+        return counted
+
+    def wave_counts(self, launch: Launch, sector_bytes: int, line_bytes: int) -> WaveCounts:
+        """The wave's sector and line counts (kept for the next configuration or device with the same wave)."""
+        key = (launch.cells_per_block, launch.grid, launch.wave_start, launch.wave_blocks, sector_bytes, line_bytes)
+        counts = self._wave_counts.get(key)
+        if counts is None:
+            counts = wave_counts(self.kernel, launch, self.footprints(sector_bytes),
+                                 self.footprints(line_bytes, exact=False),
+                                 self.wave_sectors(launch, sector_bytes))
+            _remember(self._wave_counts, key, counts)
+        return counts
+
+
+MEMO_ENTRIES = 1024
+"""Configurations whose block stage and wave counts a KernelAnalysis keeps: a screened ranking's space (its
+bounds, then its full estimates) and the devices of a what-if, which follow each other per configuration.
+A block stage of a star stencil or an LBM kernel holds 20-120 KB."""
+
+
+def _remember(memo: dict, key, value) -> None:
+    if len(memo) >= MEMO_ENTRIES:
+        memo.clear()
+    memo[key] = value
+
+
+@dataclass(frozen=True)
+class BlockStage:
+    """What the wave's blocks give, the same on every device with the same granularities and wave: the
+    representative blocks' weights, their warp patterns and busy warps (for the L1 cycles), their counts
+    (for the L2 volumes) and the sectors they write completely (for the partial stores)."""
+
+    weights: np.ndarray
+    patterns: WarpPatterns
+    busy_warps: np.ndarray
+    counts: BlockCounts
+    count_full_store_sectors: Callable[[], int]
+    active_warps_per_block: float  # Launch.active_warps_per_block
+    kept: dict = field(default_factory=dict, compare=False)  # the full stores; L1 cycles by the L1's numbers
+
+    @property
+    def full_store_sectors(self) -> int:
+        """Σ over the wave's blocks of the sectors a block writes completely (counted when first asked)."""
+        if "full_store_sectors" not in self.kept:
+            self.kept["full_store_sectors"] = self.count_full_store_sectors()
+        return self.kept["full_store_sectors"]
+
+
+def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) -> BlockStage:
+    # the wave's blocks, one per class of blocks whose addresses agree modulo every granularity used below
+    k, instrs = an.kernel, an.instructions(launch.folding)
+    classes = block_classes(k, launch, instrs, modulus)
+    w = classes.weights
+    elements = an.element_ranges
+    # affine kernels that the range counter counts need no lane's address: patterns and footprints by rows
+    lanes_free = (elements is not None and all(ins.affine is not None for ins in instrs)
+                  and elements_fit(k, dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes))
+    ba = block_addresses(launch, instrs, classes.coords, addresses=not lanes_free)
+    patterns = affine_warp_patterns(launch, instrs, classes.coords, ba.active, dev.warp_size, modulus) \
+        if lanes_free else None
+    if patterns is None:
+        if ba.addresses is None:
+            ba = block_addresses(launch, instrs, classes.coords)
+        patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
+    counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
+                          classes.coords, elements, patterns)
+    # the fully written sectors: from the blocks' rows when an estimate asks (a screening bound does not), or
+    # from the lanes now, since the stage does not keep them
+    full = partial(block_full_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
+                   coords=classes.coords, elements=elements)
+    kept = {} if lanes_free else {"full_store_sectors": full(ba)}
+    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, partial(full, None),
+                      launch.active_warps_per_block(dev.warp_size), kept)
+
+
+def shared_analysis(kernel: Kernel, counter: str = DEFAULT_COUNTER) -> KernelAnalysis:
+    """Repeated estimates of one kernel (a sweep, a benchmark), with any registers, share their analysis (the
+    last 16 kernels' analyses are kept)."""
+    return _analysis_of(kernel.without_registers(), counter)
+
+
+def forget_shared_analyses() -> None:
+    """Drop every kept analysis (the next estimate of any kernel counts afresh: a benchmark's cold run)."""
+    _analysis_of.cache_clear()
+
+
+@lru_cache(maxsize=16)
+def _analysis_of(kernel: Kernel, counter: str) -> KernelAnalysis:
+    return KernelAnalysis(kernel, counter=counter)
+
+
+__all__ = ["BlockStage", "KernelAnalysis", "MEMO_ENTRIES", "forget_shared_analyses", "shared_analysis"]
