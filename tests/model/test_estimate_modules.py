@@ -69,3 +69,11 @@ def test_the_sweep_time_is_zero_at_an_infinite_rate_and_infinite_at_none():
     assert results.sweep_time_s(2_000_000_000, 4.0) == 0.5
     assert results.sweep_time_s(10, float("inf")) == 0.0
     assert results.sweep_time_s(10, 0.0) == float("inf")
+
+
+def test_the_causes_are_the_estimates_reuse_fields_in_their_order():
+    """The JSON's ``causes`` and its way back read the one tuple; a new reuse field of the estimate is in it."""
+    from dataclasses import fields
+
+    reuse = tuple(f.name for f in fields(results.Estimate) if f.type == "CacheReuse")
+    assert reuse == results.CAUSES

@@ -37,6 +37,10 @@ class FieldVolumes:
         return cls(name, **{f.name: d[f.name] for f in fields(cls) if f.name != "name"})
 
 
+CAUSES = ("l1_capacity", "layer_y", "layer_z", "partial_stores")
+"""The causes of reuse an estimate reports (its fields of these names, its JSON's ``causes``), in their order."""
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Inputs, occupancy, volumes by level / field / cause, the four roofline limiters and the prediction.
@@ -127,8 +131,7 @@ class Estimate:
             "registers": self.occupancy.registers, "registers_source": self.occupancy.registers_source,
             "occupancy_limits": dict(self.occupancy.limits),
             "fields": {f.name: f.to_dict() for f in self.fields},
-            "causes": {"l1_capacity": self.l1_capacity.to_dict(), "layer_y": self.layer_y.to_dict(),
-                       "layer_z": self.layer_z.to_dict(), "partial_stores": self.partial_stores.to_dict()},
+            "causes": {k: getattr(self, k).to_dict() for k in CAUSES},
             "notes": list(self.notes), "unvalidated": list(self.unvalidated), "warpspeed_version": __version__,
             "model": self.model,
             "performance_model": self.performance.to_dict(),
@@ -145,8 +148,7 @@ class Estimate:
         try:
             occ = Occupancy(d["occupancy"]["blocks_per_sm"], d["occupancy"]["limited_by"],
                             tuple(d["occupancy_limits"].items()), d["registers"], d["registers_source"])
-            causes = {k: CacheReuse.from_dict(d["causes"][k])
-                      for k in ("l1_capacity", "layer_y", "layer_z", "partial_stores")}
+            causes = {k: CacheReuse.from_dict(d["causes"][k]) for k in CAUSES}
             volumes = FrozenMap(d["volumes_B_per_lup"])
             return cls(
                 kernel=d["kernel"], device=d["device"], block=tuple(d["block"]), folding=tuple(d["folding"]),
@@ -170,4 +172,4 @@ def sweep_time_s(valid_lups: int, GLup_s: float) -> float:
     return valid_lups / (GLup_s * 1e9) if 0 < GLup_s < math.inf else (0.0 if GLup_s == math.inf else math.inf)
 
 
-__all__ = ["Estimate", "FieldVolumes", "sweep_time_s"]
+__all__ = ["CAUSES", "Estimate", "FieldVolumes", "sweep_time_s"]
