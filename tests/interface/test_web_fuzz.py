@@ -21,10 +21,17 @@ from warpspeed.web import app as web  # noqa: E402
 _watching: dict = {}  # while a fuzz runs: "names" -> the paths to watch for, "opened" -> those opened
 
 
+PACKAGE = os.path.dirname(os.path.abspath(web.__file__)).rsplit(os.sep, 1)[0]
+"""The package's own files (the page, the catalog) are the server's to open, wherever it is installed: a
+checkout under /tmp, which the requests name, is no file a request named."""
+
+
 def _audit(event: str, args: tuple) -> None:
     names = _watching.get("names")
     if names and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
         path = os.path.abspath(os.fsdecode(args[0]))
+        if path.startswith(PACKAGE + os.sep) or path.startswith(str(ROOT / "kernels") + os.sep):
+            return
         if any(path == n or path.startswith(n + os.sep) for n in names):
             _watching["opened"].append(path)
 
