@@ -2,7 +2,7 @@
 
 ``get(name, **params)`` returns a Kernel. Names are the TOML files of ``kernels/`` (installed as package
 data), the generators ``star`` and ``box`` (any range, 1 to 3 dimensions, 4 or 8 B elements), and entries
-that plugins register (the pystencils plugin adds the LBM kernels, built by lbmpy on first use).
+that plugins register (a code generator's plugin adds its kernels, built by the generator on first use).
 On the command line a name may carry parameters: ``star:r=2,dims=2`` (values are integers or words).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,8 @@ class CatalogEntry:
     parameters and ``domain=``, it returns a :class:`warpspeed.measurement.measure.CudaProgram`.
     ``accesses`` (optional) counts the loads and stores the build would make from the same parameters, without
     building: a caller with a work limit (the web page) refuses a large kernel before generating it.
+    ``front_end`` (optional): the :class:`warpspeed.frontends.FrontEnd` its kernels come from (a plugin's entries
+    get their plugin's ``front_end()``); None: the kernel-file front end.
     """
 
     name: str
@@ -38,6 +40,7 @@ class CatalogEntry:
     params: Mapping[str, Any] = field(default_factory=dict)
     program: Callable[..., Any] | None = None
     accesses: Callable[..., int] | None = None
+    front_end: Any = None
 
 
 def _catalog_dir() -> Path:
@@ -158,8 +161,11 @@ def _plugin_entries() -> dict[str, CatalogEntry]:
         try:
             module = ep.load()
             entries = getattr(module, "catalog_entries", None)
+            offer = getattr(module, "front_end", None)
+            front_end = offer() if callable(offer) else None
             if entries is not None:
-                out.update({e.name: e for e in entries()})
+                out.update({e.name: e if e.front_end is not None else replace(e, front_end=front_end)
+                            for e in entries()})
         except Exception:  # a broken or absent optional plugin must not break the core catalog
             continue
     return out
@@ -205,13 +211,16 @@ def get(name: str, *, domain: Sequence[int] | None = None, **params: Any) -> Ker
         k = e.build(**params) if params else e.build()
     except ModuleNotFoundError as err:  # a plugin kernel whose code generator is not installed
         module = (err.name or "?").partition(".")[0]
-        hint = install_hint("pystencils") if module in _PYSTENCILS_MODULES else f"install the Python module '{module}'"
+        from .frontends import plugin_front_ends
+
+        fe = e.front_end or next((f for f in plugin_front_ends() if module in f.modules), None)
+        hint = (install_hint(fe.extra) if fe is not None and fe.extra and module in fe.modules
+                else f"install the Python module '{module}'")
         raise InputError(f"catalog kernel '{name}' is built by a code generator that is not installed (no module "
                          f"'{module}'); {hint}.") from None
     return k.with_domain(domain)
 
 
-_PYSTENCILS_MODULES = frozenset({"pystencils", "lbmpy", "sympy"})  # what the 'pystencils' extra installs
 _NAME_PARAMS = re.compile(r"^([A-Za-z0-9_.-]+):(.*)$")
 
 
@@ -244,6 +253,17 @@ def find_program(name_or_path: str, *, domain: Sequence[int]) -> Any:
     name, params = parse_kernel_name(name_or_path)
     e = _entry(name, params)
     return None if e.program is None else e.program(domain=tuple(domain), **params)
+
+
+def find_front_end(name_or_path: str) -> Any:
+    """The :class:`warpspeed.frontends.FrontEnd` a kernel file or catalog name comes from."""
+    from .file_frontend import kernel_files
+
+    if is_kernel_file(name_or_path):
+        return kernel_files()
+    name, params = parse_kernel_name(name_or_path)
+    fe = _entry(name, params).front_end
+    return kernel_files() if fe is None else fe
 
 
 def find_kernel(name_or_path: str, *, domain: Sequence[int] | None = None) -> Kernel:

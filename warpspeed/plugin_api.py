@@ -16,11 +16,14 @@ modules without breaking plugins:
   plugin's ``model=`` option when it is given rather than when it is first used;
 - :func:`precount`: count ahead what a screened ranking will ask for while the plugin waits (for the
   compiler's register count, say), with guessed registers; the ranking then reuses what matches;
+- :class:`FrontEnd`, :class:`Reference`: what the core asks of the plugin's kernels (the block a ranking is
+  compared with, the ``code`` of its own CUDA programs); a plugin offers its ``FRONT_END``;
 - :func:`ranking_headline`, :func:`ranking_table`: a ranking in words, as ``warpspeed rank`` prints it, for
   a plugin to show its users why a block was chosen.
 """
 
 from .application.ranking import precount, reference_estimate
+from .frontends import FrontEnd, Reference
 from .kernels import CatalogEntry
 from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
 from .model.launch import DEFAULT_REGISTERS
@@ -28,19 +31,20 @@ from .model.performance import performance_model
 from .progress import progress_bar
 from .studies.ranking import kernel_content
 
-__all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram",
+__all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram", "FrontEnd",
+           "Reference",
            "kernel_content", "performance_model", "precount", "progress_bar", "ranking_headline", "ranking_table",
            "reference_estimate"]
 
 
-def ranking_headline(ranking, reference=None) -> str:
+def ranking_headline(ranking, reference=None, reference_label: str | None = None) -> str:
     """The headline ``warpspeed rank`` prints above its table: the best configuration, its performance and
     limiter, how far the next best (and ``reference``, a row of :func:`reference_estimate`: the generator's
-    default block, say) lag, and the ranking's confidence with its reasons. Imported on first use: the
-    report module is not needed to rank."""
+    default block, say, named ``reference_label``: the kernel-file front end's label when None) lag, and the
+    ranking's confidence with its reasons. Imported on first use: the report module is not needed to rank."""
     from .render.report import ranking_headline as headline
 
-    return headline(ranking, reference)
+    return headline(ranking, reference, reference_label)
 
 
 def ranking_table(ranking, top: int = 10) -> str:

@@ -27,8 +27,9 @@ This module is the plugin's face: every name here is defined in a module of one 
 kernel description; ``_rank``: the block sizes ranked; ``_summary`` and ``_choice``: what a choice keeps and
 how it reads; ``_choice_cache``: the keys and cache of ``create_kernel``'s choices; ``_create``:
 ``create_kernel``; ``_launch``: the block chosen at launch time; ``_program``: the CUDA program ``warpspeed
-measure`` runs; ``catalog``: the LBM kernels). None of them imports this module, and none imports another
-that imports it back (tests/integrations/test_plugin_structure.py).
+measure`` runs; ``catalog``: the LBM kernels; ``_frontend``: ``front_end()``, what warpspeed's core asks of
+the plugin). None of them imports this module, and none imports another that imports it back
+(tests/integrations/test_plugin_structure.py).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ._describe import GUESS_ADDRESS_REGISTERS as GUESS_ADDRESS_REGISTERS
 from ._describe import arch_for as arch_for
 from ._describe import describe
 from ._describe import guessed_registers as guessed_registers
+from ._frontend import front_end
 from ._program import cuda_program
 from ._rank import CREATE_KERNEL_THREADS as CREATE_KERNEL_THREADS
 from ._rank import rank_block_sizes
@@ -48,7 +50,7 @@ from ._summary import pystencils_default_block, ranking_summary
 from .catalog import allen_cahn_d3q15, catalog_entries, lbm_d3q19_srt, lbm_update_rule, star_stencil
 
 __all__ = ["PLUGIN", "BlockChoice", "allen_cahn_d3q15", "catalog_entries", "choice_of", "create_kernel",
-           "cuda_program", "describe", "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule",
+           "cuda_program", "describe", "front_end", "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule",
            "pystencils_default_block", "rank_block_sizes", "ranking_summary", "star_stencil"]
 
 PLUGIN = {

@@ -18,6 +18,8 @@ def pystencils_default_block(spatial_dims: int, config: Any = None) -> tuple[int
     return tuple(int(b) for b in block)  # type: ignore[return-value]
 
 
+#: How reports name pystencils' default block (the plugin's front-end reference).
+REFERENCE_LABEL = "pystencils default"
 #: Rows of the ranking table (and ``contenders``) a choice keeps for its report.
 REPORT_ROWS = 10
 
@@ -54,6 +56,6 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
     summary["contenders"] = [{"block": list(r.configuration.block), "folding": list(r.configuration.folding),
                               "performance_GLup_s": r.performance_GLup_s, "limiter": r.limiter}
                              for r in ranking.results[:REPORT_ROWS] if not r.error]
-    summary["headline"] = ranking_headline(ranking, ref)
+    summary["headline"] = ranking_headline(ranking, ref, REFERENCE_LABEL)
     summary["table"] = ranking_table(ranking, REPORT_ROWS)
     return summary

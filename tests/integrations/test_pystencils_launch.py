@@ -438,7 +438,7 @@ def test_layout_names_are_read_as_pystencils_reads_them():
 
 
 def test_warpspeeds_pystencils_default_block_is_pystencils_own():
-    from warpspeed.studies.space import pystencils_default_block
+    from warpspeed.file_frontend import pystencils_default_block
 
     for dims, domain in ((1, (100, 1, 1)), (2, (100, 100, 1)), (3, (100, 100, 100))):
         assert pystencils_default_block(domain) == wp.pystencils_default_block(dims)

@@ -317,7 +317,7 @@ def test_a_screened_ranking_orders_tied_bounds_and_an_odd_cache_line_is_skipped(
 @pytest.mark.parametrize(("domain", "block"), [((1000, 1, 1), (256, 1, 1)), ((512, 512, 1), (16, 16, 1)),
                                                ((64, 64, 64), (8, 8, 4)), ((1, 1, 7), (8, 8, 4))])
 def test_pystencils_default_block_follows_the_dimensionality(domain, block):
-    from warpspeed.studies.space import pystencils_default_block
+    from warpspeed.file_frontend import pystencils_default_block
 
     assert pystencils_default_block(domain) == block
 

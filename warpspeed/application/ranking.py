@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..device import Device
+from ..file_frontend import kernel_files
+from ..frontends import FrontEnd
 from ..kernel import Kernel
 from ..studies import ranking as _ranking
 from ..studies.ranking import RankedResult, Ranking
@@ -40,10 +42,28 @@ def rank_on_devices(kernel: KernelSpec, devices: Sequence[DeviceSpec], threads: 
     return _ranking.rank_on_devices(k, [resolve_device(d) for d in devices], threads, folding, domain, **options)
 
 
+def front_end_of(kernel: KernelSpec) -> FrontEnd:
+    """The front end a kernel comes from: a catalog name's entry says; files and Kernel objects are the
+    kernel-file front end's."""
+    if isinstance(kernel, Kernel):
+        return kernel_files()
+    from ..kernels import find_front_end  # plugins behind the catalog may import warpspeed: import lazily
+
+    return find_front_end(str(kernel))
+
+
+def reference_label(kernel: KernelSpec) -> str:
+    """How reports and plots name the reference block of the kernel's front end ("<label> 8x8x4 ...")."""
+    return front_end_of(kernel).reference.label
+
+
 def reference_estimate(ranking: Ranking, kernel: KernelSpec, device: DeviceSpec,
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
     """:func:`warpspeed.studies.ranking.reference_estimate` of a kernel and device given by name, file or
-    object."""
-    return _ranking.reference_estimate(ranking, resolve_kernel(kernel, domain), resolve_device(device), block,
+    object; ``block=None``: the reference block of the kernel's front end (:func:`reference_label` names it)."""
+    k = resolve_kernel(kernel, domain)
+    if block is None:
+        block = front_end_of(kernel).reference.block(domain if domain is not None else k.domain)
+    return _ranking.reference_estimate(ranking, k, resolve_device(device), block,
                                        domain, registers, model)

@@ -80,9 +80,13 @@ def _parser() -> argparse.ArgumentParser:
     ms.add_argument("--ncu-output", metavar="FILE.csv",
                     help="with --ncu-metrics: where their values go, one row per configuration and metric "
                          "(kernel, block, folding, domain, metric, value; appended to)")
-    ms.add_argument("--code", choices=("auto", "pystencils", "warpspeed"), default="auto",
-                    help="CUDA source: the kernel's own pystencils code (plugin kernels, folding 1,1,1), warpspeed's "
-                         "code generated from the model's accesses (any folding), or auto (pystencils where it can)")
+    from ..frontends import program_codes
+
+    codes = program_codes()  # auto, the front ends' own programs, warpspeed's generated code
+    own = " or ".join(codes[1:-1]) or "front end's"
+    ms.add_argument("--code", choices=codes, default="auto",
+                    help=f"CUDA source: the kernel's own {own} code (plugin kernels, folding 1,1,1), warpspeed's "
+                         f"code generated from the model's accesses (any folding), or auto ({own} where it can)")
     ms.add_argument("--output", "-o", required=True, metavar="FILE.csv", help="measurement CSV (appended to)")
     va = sub.add_parser("validate", help="compare measured runs (a measurement CSV, or a kernel_tuner cache or T4 "
                                          "results file) with the estimates")
@@ -479,7 +483,7 @@ def _rank(a) -> str:
     import csv
     import io
 
-    from ..application.ranking import reference_estimate
+    from ..application.ranking import reference_estimate, reference_label
     from ..render.report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
 
     devices, rankings, one_domain = _rankings(a)
@@ -496,7 +500,7 @@ def _rank(a) -> str:
     texts = []
     for dev, r in zip(devices, rankings, strict=True):
         ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers, model=a.model)
-        texts.append(ranking_headline(r, ref) + "\n\n" + ranking_table(r, a.top or 10))
+        texts.append(ranking_headline(r, ref, reference_label(a.kernel)) + "\n\n" + ranking_table(r, a.top or 10))
     return "\n\n".join(texts)
 
 
@@ -547,14 +551,15 @@ def _plot(a) -> str:
     elif a.plot == "ranking":
         if len(a.device) != 1:
             raise InputError("warpspeed plot ranking: give one --device (one chart per device).")
-        from ..application.ranking import reference_estimate
+        from ..application.ranking import reference_estimate, reference_label
 
         top, a.top = a.top, None  # the chart's bars (checked by _plot_top), not the table's rows
         devices, rankings, one_domain = _rankings(a)
         ref = reference_estimate(rankings[0], a.kernel, devices[0], domain=one_domain, registers=a.registers,
                                  model=a.model)
         fig = plots.ranking_plot(rankings[0], top=plots.RANKING_TOP if top is None else
-                                 None if top == "all" else top, reference=ref)
+                                 None if top == "all" else top, reference=ref,
+                                 reference_label=reference_label(a.kernel))
     elif a.plot == "whatif":
         from ..device import device
 

@@ -41,6 +41,7 @@ from .._version import __version__
 from ..device import Device
 from ..errors import InputError
 from ..expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
+from ..frontends import GENERATED_CODE
 from ..kernel import Kernel
 from ..model.footprint import folded_instructions
 from ..model.launch import grid_of as launch_grid
@@ -52,7 +53,6 @@ from .ncu import METRICS, metric
 _C_TYPES = {4: "float", 8: "double"}
 #: Placeholder for the kernel function's name in a :class:`CudaProgram` source (see ``CudaProgram.named``).
 NAME_TOKEN = "WS_KERNEL_NAME"
-CODES = ("auto", "pystencils", "warpspeed")
 ARG_TYPES = ("array", "int32", "int64", "uint32", "uint64", "float32", "float64")  # numpy type names
 _HELPERS = """
 __device__ __forceinline__ long long ws_floordiv(long long a, long long d) {
@@ -182,20 +182,24 @@ def check_program(kernel: Kernel, program: CudaProgram) -> None:
 
 def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuration],
                  code: str = "auto") -> dict[tuple[int, int, int], CudaProgram]:
-    """The program per folding of ``configs`` for ``code`` (``auto``, ``pystencils`` or ``warpspeed``)."""
+    """The program per folding of ``configs`` for ``code``: ``auto``, a front end's own programs (its
+    ``program_code``; :func:`warpspeed.frontends.program_codes`) or ``warpspeed`` (generated)."""
+    from ..frontends import by_program_code, program_codes
     from ..kernels import find_program
 
-    if code not in CODES:
-        raise InputError(f"--code {code!r}: choose one of {', '.join(CODES)}.")
+    codes = program_codes()
+    if code not in codes:
+        raise InputError(f"--code {code!r}: choose one of {', '.join(codes)}.")
     foldings = sorted({tuple(c.folding) for c in configs})
     native = None
-    if code != "warpspeed":
+    if code != GENERATED_CODE:
         native = find_program(kernel_ref, domain=kernel.domain)
-        if native is None and code == "pystencils":
-            raise InputError(f"--code pystencils: kernel '{kernel_ref}' has no pystencils source (the pystencils "
+        front = by_program_code(code)
+        if front is not None and (native is None or native.code != code):
+            raise InputError(f"--code {code}: kernel '{kernel_ref}' has no {code} source (the {front.name} "
                              "plugin's catalog kernels have one); use --code warpspeed or auto.")
-        if code == "pystencils" and foldings != [(1, 1, 1)]:
-            raise InputError(f"--code pystencils: pystencils has no thread folding, but folding(s) "
+        if front is not None and not front.program_folds and foldings != [(1, 1, 1)]:
+            raise InputError(f"--code {code}: {front.name} has no thread folding, but folding(s) "
                              f"{', '.join(triple_text(f) for f in foldings if f != (1, 1, 1))} were asked for; "
                              "use --code auto (warpspeed's code for folded configurations).")
         if native is not None:

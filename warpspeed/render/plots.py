@@ -195,14 +195,15 @@ RANKING_TOP = 40
 """Bars of :func:`ranking_plot` by default: few enough that every bar can carry its configuration label."""
 
 
-def ranking_plot(ranking, *, top: int | None = RANKING_TOP, reference=None):
+def ranking_plot(ranking, *, top: int | None = RANKING_TOP, reference=None, reference_label: str | None = None):
     """GLup/s per configuration, best first: bars coloured by limiter, a strip below in the block colour (with
     a key), every bar labelled with its block (and folding, and domain when the ranking has several).
 
     ``top``: the best ``top`` configurations are shown (default :data:`RANKING_TOP`; the title then says
     "best N of M shown"); ``None`` shows all of them (the figure widens with their number). ``reference``:
-    a ranked result to mark, such as pystencils' default block (``ranking.reference_estimate``): its bar
-    is hatched, or, when it is not among the bars shown, a dashed line marks its performance.
+    a ranked result to mark, such as a code generator's default block (``ranking.reference_estimate``), named
+    ``reference_label`` (None: the kernel-file front end's label): its bar is hatched, or, when it is not among
+    the bars shown, a dashed line marks its performance.
     """
     if top is not None and top < 1:
         raise InputError(f"ranking plot: top must be at least 1 (or None for all), got {top}.")
@@ -227,7 +228,10 @@ def ranking_plot(ranking, *, top: int | None = RANKING_TOP, reference=None):
     if any(r.error for r in results):
         handles.append(Patch(color=LIMITER_COLORS[None], label="cannot launch"))
     if reference is not None and not reference.error:
-        label = f"pystencils default {ranking_label(reference)}: {reference.performance_GLup_s:.3g} GLup/s"
+        from ..file_frontend import kernel_files
+
+        name = reference_label if reference_label is not None else kernel_files().reference.label
+        label = f"{name} {ranking_label(reference)}: {reference.performance_GLup_s:.3g} GLup/s"
         at = next((i for i, r in enumerate(results) if r.configuration == reference.configuration), None)
         if at is not None:
             ax.bar([at], [reference.performance_GLup_s], width=0.85, fill=False, hatch="//", edgecolor="black")

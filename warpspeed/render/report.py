@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..file_frontend import kernel_files
 from ..measurement.calibration import Calibration
 from ..measurement.validation import GroupReport, volume_errors
 from ..model.estimate import DOES_NOT_FIT, Estimate
@@ -117,8 +118,9 @@ def text_report(e: Estimate) -> str:
     return "\n".join(lines)
 
 
-def ranking_headline(ranking, reference=None) -> str:
-    """Best configuration, its performance and limiter, and how far the next best and the reference lag."""
+def ranking_headline(ranking, reference=None, reference_label: str | None = None) -> str:
+    """Best configuration, its performance and limiter, and how far the next best and the reference lag;
+    ``reference_label`` names the reference (its front end's label; None: the kernel-file front end's)."""
     best = ranking.best
     if best.error:
         return f"{ranking.kernel} on {ranking.device}: no configuration can launch ({best.error})"
@@ -129,13 +131,14 @@ def ranking_headline(ranking, reference=None) -> str:
         nxt = ranking.results[1]
         parts.append(f"next best {nxt.configuration.label} {100 * (1 - nxt.performance_GLup_s / p):.1f} % behind")
     if reference is not None and reference is not best:
+        name = reference_label if reference_label is not None else kernel_files().reference.label
         if reference.error:
-            parts.append(f"pystencils default {reference.configuration.label} cannot launch")
+            parts.append(f"{name} {reference.configuration.label} cannot launch")
         else:
             behind = 100 * (1 - reference.performance_GLup_s / p)
             where = (f"{behind:.1f} % behind" if behind >= 0 else
                      f"{-behind:.1f} % ahead of the ranked blocks: rank its thread count too, --threads")
-            parts.append(f"pystencils default {reference.configuration.label} {_num(reference.performance_GLup_s)} "
+            parts.append(f"{name} {reference.configuration.label} {_num(reference.performance_GLup_s)} "
                          f"GLup/s ({where})")
     notes = [f"note: {n}" for n in best.estimate.notes if not n.startswith("registers per thread")]
     conf = ranking.confidence

@@ -33,7 +33,6 @@ from .space import (
     Configuration,
     block_shapes,
     configurations,
-    pystencils_default_block,
     thread_counts,
     without_idle_axes,
 )
@@ -593,10 +592,13 @@ def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Config
 def reference_estimate(ranking: Ranking, kernel: Kernel, device: Device,
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
-    """The ranking's row for ``block`` without folding, evaluated if not in it; ``block=None``: pystencils'
-    default block for the dimensionality of the domain (:func:`warpspeed.studies.space.pystencils_default_block`)."""
+    """The ranking's row for ``block`` without folding, evaluated if not in it; ``block=None``: the reference
+    block of the kernel-file front end for the domain (a Kernel object is that front end's; a plugin's kernel
+    gets its own front end's block from :func:`warpspeed.application.ranking.reference_estimate`)."""
     if block is None:
-        block = pystencils_default_block(domain if domain is not None else kernel_for(kernel).domain)
+        from ..file_frontend import kernel_files
+
+        block = kernel_files().reference.block(domain if domain is not None else kernel_for(kernel).domain)
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
     for r in ranking.results:
         if r.configuration.block == c.block and r.configuration.folding == c.folding:

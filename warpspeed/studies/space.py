@@ -36,14 +36,6 @@ class Configuration:
         return "x".join(map(str, self.block)) + fold
 
 
-def pystencils_default_block(domain: Sequence[int]) -> Triple:
-    """The block pystencils 2.x launches a kernel with when nobody chooses one, by the dimensionality of its
-    iteration space (the axes of ``domain`` longer than 1): (256, 1, 1) in 1-D, (16, 16, 1) in 2-D, (8, 8, 4)
-    in 3-D (``GpuOptions.get_default_block_size`` in pystencils 2.0 and 2.1)."""
-    dims = max((i + 1 for i, n in enumerate(domain) if int(n) > 1), default=1)
-    return ((256, 1, 1), (16, 16, 1), (8, 8, 4))[dims - 1]
-
-
 def without_idle_axes(shapes: Iterable[Triple], domains: Iterable[Sequence[int]]) -> list[Triple]:
     """The block shapes that put no more than one thread along an axis every domain has one cell on: a 2-D
     domain gets no block deeper than 1 (its other threads would have no cells)."""

@@ -387,7 +387,7 @@ def _png(fig) -> str:
 def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
              clock: Callable[[], float] = time.monotonic) -> dict:
     """A plot of the query as PNG: the roofline of its estimate, or the ranking chart of its block sizes
-    (pystencils' default block marked). Needs the ``plot`` extra (else a clear 400)."""
+    (the reference block of the kernel's front end marked). Needs the ``plot`` extra (else a clear 400)."""
     from ..render import plots
 
     if kind not in PLOTS:
@@ -397,17 +397,18 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
         e, kernel, dev = _estimate(q, deadline)
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
-    from ..application.ranking import reference_estimate
+    from ..application.ranking import front_end_of, reference_estimate
 
     r, kernel, dev = _ranking(q, deadline)
     try:
-        reference = reference_estimate(r, kernel, dev, model=q.model)
+        front = front_end_of(q.kernel if q.toml is None else kernel)
+        reference = reference_estimate(r, kernel, dev, front.reference.block(kernel.domain), model=q.model)
     except InputError as err:
         raise PageError("launch", str(err)) from None
     except _MODEL_ERRORS as err:
         raise _unprocessable("launch", "the reference block's estimate", err) from None
     deadline.check("ranking")
-    fig = plots.ranking_plot(r, top=q.top, reference=reference)
+    fig = plots.ranking_plot(r, top=q.top, reference=reference, reference_label=front.reference.label)
     return {"png": _png(fig), "command": command(q, "plot ranking")}
 
 
