@@ -89,3 +89,16 @@ def test_a_plugin_kernel_without_its_generator_gets_its_front_ends_install_hint(
     monkeypatch.setattr(kernels, "entries", lambda: {"genk": entry})
     with pytest.raises(InputError, match=r"no module 'genmod'\); install warpspeed's 'gen' extra"):
         kernels.get("genk")
+
+
+def test_asking_the_front_ends_for_the_code_choices_loads_no_study():
+    """The command line asks the plugins' front ends for --code's choices whenever it starts: their
+    ``front_end()`` takes FrontEnd from warpspeed.plugin_api, which loads the rest of its names on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from warpspeed.interface.cli import _parser; _parser(); "
+            "print(sorted({'.'.join(m.split('.')[:2]) for m in sys.modules} & {'warpspeed.application', "
+            "'warpspeed.studies', 'warpspeed.measurement', 'warpspeed_pystencils._frontend'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['warpspeed_pystencils._frontend']"

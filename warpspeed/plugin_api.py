@@ -22,14 +22,42 @@ modules without breaking plugins:
   a plugin to show its users why a block was chosen.
 """
 
-from .application.ranking import precount, reference_estimate
+from __future__ import annotations
+
+import importlib as _importlib
+import typing as _typing
+
 from .frontends import FrontEnd, Reference
-from .kernels import CatalogEntry
-from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
-from .model.launch import DEFAULT_REGISTERS
-from .model.performance import performance_model
-from .progress import progress_bar
-from .studies.ranking import kernel_content
+
+if _typing.TYPE_CHECKING:
+    from .application.ranking import precount, reference_estimate
+    from .kernels import CatalogEntry
+    from .measurement.measure import ARG_TYPES, NAME_TOKEN, ArraySpec, CudaProgram
+    from .model.launch import DEFAULT_REGISTERS
+    from .model.performance import performance_model
+    from .progress import progress_bar
+    from .studies.ranking import kernel_content
+
+_HOMES = {"precount": ".application.ranking", "reference_estimate": ".application.ranking",
+          "CatalogEntry": ".kernels", "ARG_TYPES": ".measurement.measure", "NAME_TOKEN": ".measurement.measure",
+          "ArraySpec": ".measurement.measure", "CudaProgram": ".measurement.measure",
+          "DEFAULT_REGISTERS": ".model.launch", "performance_model": ".model.performance",
+          "progress_bar": ".progress", "kernel_content": ".studies.ranking"}
+"""Where each name lives: loaded on first use, so that a plugin's ``front_end()`` (asked when the command line
+starts) loads no model."""
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(_HOMES[name], __package__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram", "FrontEnd",
            "Reference",
