@@ -34,7 +34,10 @@ def test_hit_rate_curves_give_zero_or_a_rate_that_counts(a, b, c, o):
     h = curve(o)
     assert h == 0.0 or NEGLIGIBLE_HIT_RATE <= h <= 1.0
     many = curve(np.array([o]))[0]
-    assert many == pytest.approx(h, rel=1e-12) and (many == 0.0) == (h == 0.0)
+    # numpy's exp and math's may differ in the last digit: right at the threshold one path may give 0
+    assert many == pytest.approx(h, rel=1e-9, abs=2 * NEGLIGIBLE_HIT_RATE)
+    if not NEGLIGIBLE_HIT_RATE / 2 < h < 2 * NEGLIGIBLE_HIT_RATE:
+        assert (many == 0.0) == (h == 0.0)
 
 
 @pytest.mark.parametrize("share, text", [(0.5, "50 %"), (0.997, "99.7 %"), (0.9996, "over 99.9 %"),
