@@ -170,6 +170,8 @@ def read_kernel_text(path: str | Path) -> str:
             raw = f.read(MAX_KERNEL_FILE_BYTES + 1)
     except OSError as e:
         raise InputError(f"{where}: cannot be read ({e.strerror or e}).") from None
+    except ValueError:  # the operating system takes no path with a NUL character
+        raise InputError(f"{where}: no usable path (it holds a NUL character).") from None
     if len(raw) > MAX_KERNEL_FILE_BYTES:
         raise InputError(f"{where}: larger than {MAX_KERNEL_FILE_BYTES // (1024 * 1024)} MiB; a kernel file is a "
                          "few kB of TOML (docs/kernel-format.md).")

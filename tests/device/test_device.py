@@ -813,3 +813,12 @@ def test_a_small_l2_over_partitions_derives_an_effective_size_that_loads():
     assert d.l2_effective_size_bytes == 32768
     e = warpspeed.estimate("star3d-r1", d, (32, 4, 8))
     assert 0 < e.performance_GLup_s < float("inf")
+
+
+def test_a_path_with_a_nul_character_is_refused_as_a_path(tmp_path):
+    """A base path holding a NUL byte escaped as ValueError: embedded null byte (the device fuzz, seed 5)."""
+    changes = tmp_path / "changes.toml"
+    changes.write_text('base = "\\u0000B/s"\nsm_count = 100\n')
+    for path in (str(tmp_path / "x\x00.toml"), changes):
+        with pytest.raises(warpspeed.InputError, match="no usable path"):
+            warpspeed.device(path)

@@ -88,3 +88,8 @@ def test_generators_count_their_accesses_before_building():
     assert accesses("star3d-r4") is None
     with pytest.raises(InputError, match="r .the range. must be an integer in 0..16"):
         accesses("box", r=99)
+
+
+def test_a_kernel_path_with_a_nul_character_is_refused():
+    with pytest.raises(InputError, match=r"no usable path \(it holds a NUL character\)"):
+        kernel_module.load_kernel("a\x00b.toml")

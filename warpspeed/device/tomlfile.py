@@ -25,6 +25,8 @@ def file_problem(p: Path) -> str | None:
         return "does not exist"
     except OSError as e:  # a name too long, a loop of links, a path through a file, no permission
         return f"cannot be read ({e.strerror or type(e).__name__})"
+    except ValueError:  # the operating system takes no path with a NUL character
+        return "is no usable path (it holds a NUL character)"
     if stat.S_ISDIR(st.st_mode):
         return "is a directory, not a file"
     if not stat.S_ISREG(st.st_mode):
