@@ -16,7 +16,8 @@ def test_sweep_values_units_linear_log_and_lists():
     assert sweep_values("dram_bw=1TB/s:2TB/s:3") == ("dram_bw", [1000.0, 1500.0, 2000.0])
     assert sweep_values("sm_count=100,132,100") == ("sm_count", [100.0, 132.0])
     bad_sweeps = [("l2_size", "malformed"), ("l2_size=1:2", "START:STOP:N"), ("max_block_dims=1:2:3", "numeric"),
-                  ("l2_size=1MiB:2MiB:1", "N must"), ("warp_speed=1,2", "numeric"), ("l2_size=0B:4MiB:3:log", "at least 1, got '0B'"),
+                  ("l2_size=1MiB:2MiB:1", "N must"), ("warp_speed=1,2", "numeric"),
+                  ("l2_size=0B:4MiB:3:log", "at least 1, got '0B'"),
                   ("clock_GHz=1GHz:1500GHz:3", "'1500GHz' is 1500 GHz, outside"),  # was the midpoint 750.5 GHz
                   ("clock_GHz=1.2,1500", "'1500' is 1500 GHz, outside"), ("dram_bw=-1TB/s:2TB/s:3:log", "negative"),
                   ("l2_size=10:160:3", "give the unit"), ("dram_bw=2000,3000", "give the unit")]
