@@ -170,6 +170,8 @@ def read_kernel_text(path: str | Path) -> str:
             raw = f.read(MAX_KERNEL_FILE_BYTES + 1)
     except OSError as e:
         raise InputError(f"{where}: cannot be read ({e.strerror or e}).") from None
+    except InputError:
+        raise
     except ValueError:  # the operating system takes no path with a NUL character
         raise InputError(f"{where}: no usable path (it holds a NUL character).") from None
     if len(raw) > MAX_KERNEL_FILE_BYTES:
