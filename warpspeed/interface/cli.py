@@ -288,9 +288,10 @@ def _threads(text: str) -> list[int]:
     threads = [int(t) for t in text.split(",") if t.strip().isdigit()]
     if not threads or len(threads) != len(text.split(",")) or 0 in threads:
         raise InputError(f"--threads '{text}' is malformed: give positive integers such as 256,512,1024.")
-    odd = [t for t in threads if t & (t - 1)]
+    from ..studies.space import not_powers_of_two
+
+    odd, near = not_powers_of_two(threads)
     if odd:
-        near = sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
         raise InputError(f"--threads {','.join(map(str, odd))}: the ranked block shapes have power-of-two extents, "
                          f"so each thread count must be a power of two (e.g. {', '.join(map(str, near))}); a block "
                          "of another shape can be estimated alone: warpspeed estimate KERNEL --block X,Y,Z.")

@@ -66,6 +66,13 @@ def thread_counts(threads: int | Iterable[int]) -> tuple[int, ...]:
     return tuple(int(t) for t in counts)
 
 
+def not_powers_of_two(counts: Iterable[int]) -> tuple[list[int], list[int]]:
+    """The counts that are not powers of two, and the powers of two just below and above them (what to
+    suggest instead)."""
+    odd = [t for t in counts if t & (t - 1)]
+    return odd, sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
+
+
 def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = (1024, 1024, 64),
                  x: Sequence[int] | None = None, y: Sequence[int] | None = None, z: Sequence[int] | None = None,
                  warp_multiple: bool = False, warp_size: int = 32) -> list[Triple]:
@@ -77,9 +84,8 @@ def block_shapes(threads: Iterable[int] = (1024,), *, max_dims: Sequence[int] = 
     totals = sorted({int(t) for t in threads})
     if not totals or any(t < 1 for t in totals):
         raise InputError(f"threads per block must be positive integers, got {list(threads)!r}.")
-    odd = [t for t in totals if t & (t - 1)]
+    odd, near = not_powers_of_two(totals)
     if odd and x is None and y is None and z is None:
-        near = sorted({1 << (t.bit_length() - 1) for t in odd} | {1 << t.bit_length() for t in odd})
         raise InputError(f"threads per block {', '.join(map(str, odd))}: the block extents X, Y, Z are powers of two, "
                          f"so a thread count must be one too (e.g. {', '.join(map(str, near))}); a block of "
                          "another shape can be given explicitly (blocks=[(X, Y, Z)]) or estimated alone.")
