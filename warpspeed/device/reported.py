@@ -3,8 +3,11 @@
 Drivers report marketing names that are not the ids of ``warpspeed/devices/``: an H100 SXM5 says
 ``"NVIDIA H100 80GB HBM3"``, an H200 SXM ``"NVIDIA H200"``, a V100 ``"Tesla V100-SXM2-32GB"``. A name
 matches a device when it names the same chip (``H100``, ``A100``, ``MI250X``), the same board form
-(PCIe, NVL or the default SXM/OAM module) and, where both give one, the same memory size. Anything else
-is refused: a GPU that is not described must not be estimated silently as a neighbour with other numbers.
+(PCIe, NVL or the default SXM/OAM module), where both give one the same memory size, and nothing else: a
+word the chip, form and memory do not explain (``VF``, ``HF``, ``Max-Q``, ``D``) marks another variant of
+the board, with other clocks, power or a share of the GPU, so the name must then be the device's own or one
+listed in KNOWN_NAMES. Anything else is refused: a GPU that is not described must not be estimated silently
+as a neighbour with other numbers.
 """
 
 from __future__ import annotations
@@ -20,30 +23,47 @@ from .shipped import device_ids
 _VENDOR_WORDS = {"NVIDIA", "AMD", "TESLA", "INSTINCT", "GEFORCE", "QUADRO", "RADEON"}
 _CHIP = re.compile(r"^(?:MI\d{3}[A-Z]?|[A-Z]{1,2}\d{2,3}[A-Z]?)$")
 _MEMORY = re.compile(r"(\d+)\s*GB?\b")
-#: Names a shipped device's own file reports for the board it describes, where its id gives no memory size
-#: (GH200: the file's sources name the board "NVIDIA GH200 480GB": 96 GB HBM3 + 480 GB of CPU memory).
-KNOWN_NAMES = {"GH200": ("NVIDIA GH200 480GB",)}
+#: Words that say no more than the chip, form and memory do: a board form (PCIe, NVL, SXM2..SXM6, OAM), a
+#: memory size or type ("80GB", "144G", "HBM3e").
+_PLAIN_WORD = re.compile(r"^(?:PCIE|NVL|SXM\d?|OAM|\d+GB?|HBM\d+E?|GDDR\d+X?)$")
+#: Names GPUs report for the board a shipped device describes, where the chip, form and memory rule alone
+#: does not reach it (tests/device/test_reported_names.py cites where each was reported):
+#: GH200: the file's sources name the board "NVIDIA GH200 480GB" (96 GB HBM3 + 480 GB of CPU memory);
+#: B300: the HGX B300 module reports "B300 SXM6 AC";
+#: RTX-PRO-6000-Blackwell: the 600 W Workstation Edition (the Max-Q and Server Editions run other clocks and
+#: power, and are refused naming it).
+KNOWN_NAMES = {
+    "GH200": ("NVIDIA GH200 480GB",),
+    "B300": ("NVIDIA B300 SXM6 AC",),
+    "RTX-PRO-6000-Blackwell": ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",),
+}
 
 
 @dataclass(frozen=True)
 class _Identity:
-    """What a name says about the board: the chip, the form (pcie, nvl, module) and the memory in GB."""
+    """What a name says about the board: the chip, the form (pcie, nvl, module), the memory in GB, and the
+    words none of these explain (``VF``, ``MAX``, ``Q``: another variant of the board)."""
 
     chip: str | None
     form: str
     memory_GB: int | None
+    other_words: tuple[str, ...] = ()
 
 
 def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[\s\-_/,()]+", text.upper()) if w]
 
 
+def _form(words: list[str]) -> str:
+    return "pcie" if "PCIE" in words else "nvl" if "NVL" in words else "module"
+
+
 def _identity(text: str) -> _Identity:
     words = [w for w in _words(text) if w not in _VENDOR_WORDS]
     chip = next((w for w in words if _CHIP.match(w)), None)
-    form = "pcie" if "PCIE" in words else "nvl" if "NVL" in words else "module"
     memory = _MEMORY.search(text.upper())
-    return _Identity(chip, form, int(memory.group(1)) if memory else None)
+    other = tuple(w for w in words if not (_CHIP.match(w) or _PLAIN_WORD.match(w)))
+    return _Identity(chip, _form(words), int(memory.group(1)) if memory else None, other)
 
 
 def _normalized(text: str) -> str:
@@ -51,10 +71,10 @@ def _normalized(text: str) -> str:
 
 
 def _id_identity(device_id: str) -> _Identity:
-    """A device's identity from its id: the chip first, ``PCIe`` in the id, the memory where the id gives it
-    (a name such as GH200's counts the CPU's memory too, which the GPU reports as ``"GH200 480GB"``)."""
+    """A device's identity from its id: the chip first, ``PCIe`` or ``NVL`` in the id, the memory where the id
+    gives it (a name such as GH200's counts the CPU's memory too, which the GPU reports as ``"GH200 480GB"``)."""
     words = _words(device_id)
-    return _Identity(words[0], "pcie" if "PCIE" in words else "module", _identity(device_id).memory_GB)
+    return _Identity(words[0], _form(words), _identity(device_id).memory_GB)
 
 
 def _same_memory(ident: _Identity, device_id: str) -> bool:
@@ -63,6 +83,11 @@ def _same_memory(ident: _Identity, device_id: str) -> bool:
     if ident.memory_GB is None:
         return True
     return _id_identity(device_id).memory_GB == ident.memory_GB
+
+
+def _same_board(ident: _Identity, device_id: str) -> bool:
+    """The board form and memory of the device, and no word in the name that says another variant."""
+    return not ident.other_words and _id_identity(device_id).form == ident.form and _same_memory(ident, device_id)
 
 
 def device_for_gpu_name(reported: str) -> Device:
@@ -84,7 +109,7 @@ def device_for_gpu_name(reported: str) -> Device:
     # so that the device files are read only where that fails (13 of them: 80 ms at a first launch)
     ident = _identity(reported)
     same_chip_ids = [i for i in ids if ident.chip is not None and _id_identity(i).chip == ident.chip]
-    by_ids = [i for i in same_chip_ids if _id_identity(i).form == ident.form and _same_memory(ident, i)]
+    by_ids = [i for i in same_chip_ids if _same_board(ident, i)]
     exact_ids = [i for i in ids if want == _normalized(i)]
     if len(exact_ids) == 1 or (not exact_ids and len(by_ids) == 1):
         return device((exact_ids or by_ids)[0])
@@ -114,9 +139,9 @@ def device_for_gpu_name(reported: str) -> Device:
 def _closest_by_name(reported: str, devices: list[Device]) -> list[Device]:
     import difflib
 
-    by_id = {d.id: d for d in devices}
-    near = difflib.get_close_matches(_normalized(reported), [_normalized(i) for i in by_id], n=3, cutoff=0.4)
-    return [d for d in devices if _normalized(d.id) in near]
+    by_name = {_normalized(d.id): d for d in devices}
+    near = difflib.get_close_matches(_normalized(reported), list(by_name), n=3, cutoff=0.4)
+    return [by_name[n] for n in near]  # the closest first
 
 
 def detected_device(gpu_index: int | None = None) -> Device:
