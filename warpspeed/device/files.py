@@ -13,7 +13,7 @@ from ..units import MAGNITUDE, format_quantity, shown
 from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
 from .consistency import consistency_problems
 from .description import Device, attribute_values
-from .families import family_hit_rates, family_latency, hit_rate_families
+from .families import FAMILY_FILE, family_curves, family_latency_values, hit_rate_families
 from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
 from .overrides import changed_attributes, split_id, suffixed_id
@@ -94,9 +94,9 @@ def _coefficient_problems(table: object, where: str) -> list[str]:
 
 
 def _family_problem(family: object, curve_overrides: Mapping[str, HitRateCurve]) -> str | None:
-    if not isinstance(family, str) or family in family_hit_rates() or len(curve_overrides) == len(HIT_RATE_CURVES):
+    if not isinstance(family, str) or family_curves(family) is not None or len(curve_overrides) == len(HIT_RATE_CURVES):
         return None
-    return (f"architecture {shown(family)} has no hit-rate curves in {HIT_RATE_FILE} (known families: "
+    return (f"architecture {shown(family)} has no hit-rate curves in {HIT_RATE_FILE} or {FAMILY_FILE} (known families: "
             f"{', '.join(hit_rate_families())}); use one of those or give all four [hit_rates.<curve>] tables "
             f"({', '.join(HIT_RATE_CURVES)}).")
 
@@ -130,13 +130,13 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
     curve_overrides = _hit_rates_overrides(doc, problems)
     if (text := _family_problem(family, curve_overrides)) is not None:
         problems.append(text)
-    families = family_hit_rates()
-    base_curves = {c: getattr(families[family], c) for c in HIT_RATE_CURVES} if family in families else {}
+    family_set = family_curves(family) if family is not None else None
+    base_curves = {c: getattr(family_set, c) for c in HIT_RATE_CURVES} if family_set is not None else {}
     curves = {**base_curves, **curve_overrides}
 
     attrs: dict[str, Any] = {KEYS_BY_NAME[k].attr: parsed for k, (_, parsed, _) in values.items()}
     sources: dict[str, str] = {k: source for k, (_, _, source) in values.items()}
-    for key, (value, source) in (family_latency().get(family, {}) if family is not None else {}).items():
+    for key, (value, source) in (family_latency_values(family) if family is not None else {}).items():
         if key not in doc:
             attrs[KEYS_BY_NAME[key].attr] = parse_value(KEYS_BY_NAME[key], value, f"{LATENCY_FILE} [{family}] ")
             sources[key] = source
@@ -206,7 +206,7 @@ def _load_based(doc: dict, path: str, depth: int, problems: list[str]) -> Device
         identity["name"] = new_id if new_id is not None else f"{base.name} (modified)"
     inherited = dev.hit_rates
     if family != base.architecture:  # a new family brings its own curves
-        inherited = family_hit_rates().get(family, inherited)
+        inherited = family_curves(family) or inherited
     if curve_overrides or inherited is not dev.hit_rates:
         curves = {c: curve_overrides.get(c, getattr(inherited, c)) for c in HIT_RATE_CURVES}
         src = dict(dev.sources)
