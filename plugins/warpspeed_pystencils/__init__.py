@@ -27,7 +27,8 @@ This module is the plugin's face: every name here is defined in a module of one 
 kernel description; ``_rank``: the block sizes ranked; ``_summary`` and ``_choice``: what a choice keeps and
 how it reads; ``_choice_cache``: the keys and cache of ``create_kernel``'s choices; ``_create``:
 ``create_kernel``; ``_launch``: the block chosen at launch time; ``_program``: the CUDA program ``warpspeed
-measure`` runs; ``catalog``: the LBM kernels; ``_frontend``: ``front_end()``, what warpspeed's core asks of
+measure`` runs; ``_variants``: ``compare_variants``, the variants of one definition compared; ``catalog``: the
+LBM kernels; ``_frontend``: ``front_end()``, what warpspeed's core asks of
 the plugin). None of them imports this module, and none imports another that imports it back
 (tests/integrations/test_plugin_structure.py).
 """
@@ -47,11 +48,13 @@ from ._rank import CREATE_KERNEL_THREADS as CREATE_KERNEL_THREADS
 from ._rank import rank_block_sizes
 from ._summary import REPORT_ROWS as REPORT_ROWS
 from ._summary import pystencils_default_block, ranking_summary
+from ._variants import Variant, VariantComparison, compare_variants
 from .catalog import allen_cahn_d3q15, catalog_entries, lbm_d3q19_srt, lbm_update_rule, star_stencil
 
-__all__ = ["PLUGIN", "BlockChoice", "allen_cahn_d3q15", "catalog_entries", "choice_of", "create_kernel",
-           "cuda_program", "describe", "front_end", "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule",
-           "pystencils_default_block", "rank_block_sizes", "ranking_summary", "star_stencil"]
+__all__ = ["PLUGIN", "BlockChoice", "Variant", "VariantComparison", "allen_cahn_d3q15", "catalog_entries",
+           "choice_of", "compare_variants", "create_kernel", "cuda_program", "describe", "front_end",
+           "launch_time_jit", "lbm_d3q19_srt", "lbm_update_rule", "pystencils_default_block", "rank_block_sizes",
+           "ranking_summary", "star_stencil"]
 
 PLUGIN = {
     "name": "pystencils",
