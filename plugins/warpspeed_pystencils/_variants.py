@@ -152,8 +152,23 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
         variants[i] = dataclasses.replace(v, kernels=kernels)
         candidates.append(warpspeed.Candidate(kernels, v.updates if v.updates != 1 else None, name=v.name,
                                               labels=v.kernel_labels))
+    _check_same_cells(variants)
     comparison = warpspeed.compare(candidates, device, threads=threads, model=model)
     return VariantComparison(comparison, tuple(variants), shape, device, registers)
+
+
+def _check_same_cells(variants: Sequence[Variant]) -> None:
+    """Refuse variants whose kernels sweep other cells (an option such as ``ghost_layers``): they do not do the
+    same work, and no normalisation of one generated kernel to another is known."""
+    ref = variants[0].kernels[0].domain
+    for v in variants:
+        for label, k in zip(v.kernel_labels, v.kernels, strict=True):
+            if k.domain != ref:
+                raise input_error(f"compare_variants: the variants do not do the same work: {variants[0].name} "
+                                  f"sweeps {'x'.join(map(str, ref))} cells, {label} "
+                                  f"{'x'.join(map(str, k.domain))}; vary only options that keep the cells updated "
+                                  "(not ghost_layers or iteration_slice), or compare the kernels with "
+                                  "warpspeed.compare and updates=N.")
 
 
 # --------------------------------------------------------------------------- the axes
