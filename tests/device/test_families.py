@@ -214,3 +214,38 @@ def test_a_family_added_to_the_file_is_read():
     described = read_families(family_file("[x]\n" + KIND_ROWS), "families.toml")
     assert described["x"].validation == "assumed from hopper" and list(described)[-1] == "x"
     assert tomllib.loads(FAMILY_TEXT)["schema_version"] == 1
+
+
+def test_the_device_list_has_a_validation_column_and_the_json_the_family_record():
+    from warpspeed.render.device_list import device_list_json, device_list_text
+
+    devices = [device(d) for d in ("H100-SXM5-80GB", "A100-SXM4-40GB", "L40S", "MI300X")]
+    rows = device_list_text(devices).splitlines()
+    head = rows[0].split()
+    assert head[-3:] == ["family", "validation", "name"]
+    expected = {"H100-SXM5-80GB": "hopper measured NVIDIA H100 SXM5 80GB",
+                "A100-SXM4-40GB": "ampere published, partly assumed from hopper NVIDIA A100-SXM4-40GB",
+                "L40S": "ada assumed from ampere, hopper NVIDIA L40S",
+                "MI300X": "cdna3 assumed from ampere, cdna2, hopper AMD Instinct MI300X"}
+    for row in rows[1:5]:
+        words = row.split()
+        assert " ".join(words[7:]) == expected[words[0]]
+    assert rows.index(next(r for r in rows if r.startswith("H100"))) == 1  # the given order
+    assert rows[1].index("measured") == rows[0].index("validation")  # aligned under its heading
+    assert "assumed from another family" in " ".join(rows[6:])  # the column is explained below the table
+    records = device_list_json(devices)
+    assert [r["family"]["validation"] for r in records] == [
+        "measured", "published, partly assumed from hopper", "assumed from ampere, hopper",
+        "assumed from ampere, cdna2, hopper"]
+    assert records[0]["sm_count"] == 132 and records[0]["family"]["status"] == "measured"
+    assert records[3]["family"]["data"]["latency"] == family_named("cdna3").origin("latency").to_dict()
+
+
+def test_devices_show_says_how_the_family_was_checked(tmp_path):
+    text = device("H100-SXM5-80GB").to_text()
+    assert "\nfamily hopper: measured\n" in text
+    assert "  # hit-rate curves        measured on H100-SXM5-80GB, H200-SXM-141GB (8 files in tests/data/hopper): " \
+        in text
+    b200 = load_device_file(b200_like(tmp_path, "blackwell")).to_text()
+    assert "\nfamily blackwell: assumed from hopper\n" in b200
+    assert b200.count("assumed from hopper: ") == len(KINDS)

@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import InputError
 from .base import IDENTITY_KEYS, SCHEMA_VERSION, DeviceFileError, FrozenMap
 from .consistency import consistency_problems
+from .families import device_family
 from .hitrates import HIT_RATE_CURVES, HitRates
 from .keys import (
     KEY_GROUPS,
@@ -176,6 +177,7 @@ class Device:
             add(k, getattr(self, k))
         if self.file:
             add("file", str(self.file))
+        rows += device_family(self).text_lines()
         listed = {k for _, keys in KEY_GROUPS for k in keys}
         groups = (*KEY_GROUPS, ("other", tuple(k.key for k in KEYS if k.key not in listed)))
         for title, keys in groups:

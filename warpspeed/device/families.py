@@ -8,10 +8,11 @@ without its own tables takes those of the family it assumes them from (docs/devi
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..errors import InputError
 from ..units import shown
@@ -19,9 +20,6 @@ from .base import HIT_RATE_FILE, LATENCY_FILE, DeviceFileError, suggest
 from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
 from .keys import KEYS_BY_NAME, LATENCY_KEYS, parse_value
 from .tomlfile import check_schema_version, file_entry, read_toml
-
-if TYPE_CHECKING:
-    from .description import Device
 
 FAMILY_FILE = "families.toml"
 KINDS = ("hit_rates", "l1_rule", "latency", "parallelism")
@@ -37,6 +35,13 @@ LATENCY_KIND_KEYS = {"latency": ("l2_latency", "dram_latency"),
 CHIP_SPECIFIC_KEYS = ("l2_request_rate",)
 """Latency-model keys a family never takes from another: the request rate depends on each chip's SMs and L2
 slices (latency.toml leaves it out where it was not measured: no request limit)."""
+
+
+class _OfFamily(Protocol):
+    """A device as far as its family goes (this module sits below :class:`~warpspeed.device.Device`)."""
+
+    @property
+    def architecture(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,20 @@ class Family:
             return f"{curves}, partly assumed from {', '.join(self.assumed_from)}"
         return self.status
 
+    def text_lines(self) -> list[str]:
+        """A heading and one comment line per kind, as ``warpspeed devices show`` lists them."""
+        lines = [f"family {self.name}: {self.validation}"]
+        width = max(len(t) for t in KIND_TITLES.values())
+        for o in self.origins:
+            where = ""
+            if o.measured_on:
+                where = f" on {', '.join(o.measured_on)}"
+            if o.files:
+                folder = posixpath.commonpath(o.files) if len(o.files) > 1 else o.files[0]
+                where += f" ({len(o.files)} files in {folder})" if len(o.files) > 1 else f" ({folder})"
+            lines.append(f"  # {KIND_TITLES[o.kind]:<{width}}  {o.text()}{where}: {o.reason}")
+        return lines
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON record: name, overall status, the validation line and each kind's origin."""
         return {"name": self.name, "status": self.status, "validation": self.validation,
@@ -112,7 +131,7 @@ def family_named(name: str) -> Family:
     return described[name]
 
 
-def device_family(device: Device) -> Family:
+def device_family(device: _OfFamily) -> Family:
     """The family of a device. An architecture that ``families.toml`` does not describe (a device file that
     gives all four curves itself) is a family whose every kind is assumed: nothing records where it was
     measured."""
