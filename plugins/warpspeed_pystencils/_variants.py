@@ -436,11 +436,18 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
         collision = create_lb_collision_rule(lbm_config=cfg, lbm_optimisation=opt)
     except Exception as e:  # noqa: BLE001 - lbmpy refuses a method in many ways
         raise input_error(f"compare_variants: lbmpy could not derive the method: {type(e).__name__}: {e}") from None
+    import pystencils as ps
+
+    declared = ps.CreateKernelConfig(default_dtype=base.get_option("default_dtype"))  # the fields' element type
     rules = {}
     for p in patterns:
         steps = (Timestep.EVEN, Timestep.ODD) if is_inplace(p) else (Timestep.BOTH,)
-        rules[p] = tuple(create_lb_update_rule(collision_rule=collision, lbm_config=dataclasses.replace(
-            cfg, streaming_pattern=p, timestep=t), lbm_optimisation=opt) for t in steps)
+        try:
+            rules[p] = tuple(create_lb_update_rule(collision_rule=collision, lbm_config=dataclasses.replace(
+                cfg, streaming_pattern=p, timestep=t), lbm_optimisation=opt, config=declared) for t in steps)
+        except Exception as e:  # noqa: BLE001 - lbmpy refuses a pattern in many ways
+            raise input_error(f"compare_variants: lbmpy could not generate streaming {p!r} for this method: "
+                              f"{type(e).__name__}: {e}") from None
     axes = {"streaming": patterns, "layout": layouts, "dtype": dtypes or (None,), **opts}
     combos, varying = _grid(axes)
     out = []

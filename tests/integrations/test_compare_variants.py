@@ -188,6 +188,22 @@ def test_bad_lbm_definitions_are_refused_before_lbmpy_derives_anything(definitio
         assert w in str(err.value)
 
 
+def test_an_lbm_config_of_the_user_is_varied_and_left_as_it_was():
+    """A user's own LBMConfig (TRT on D2Q9, single precision in the config): its streaming patterns compared,
+    the fields of the element type the config declares, the LBMConfig itself unchanged."""
+    import sympy as sp
+    from lbmpy import LBMConfig, LBStencil, Method, Stencil
+
+    cfg = LBMConfig(stencil=LBStencil(Stencil.D2Q9), method=Method.TRT,
+                    relaxation_rates=[sp.Symbol("omega"), sp.Symbol("omega_odd")])
+    single = ps.CreateKernelConfig(target=ps.Target.CUDA, default_dtype="float32")
+    r = wp.compare_variants(cfg, H100, shape=(34, 34), config=single, streaming=["pull", "aa"], layout="fzyx",
+                            registers=40, threads=256)
+    assert {v.name: v.updates for v in r.variants} == {"streaming=pull": 1, "streaming=aa": 2}
+    assert {f.element_bytes for v in r.variants for k in v.kernels for f in k.fields} == {4}
+    assert (cfg.streaming_pattern, str(cfg.timestep)) == ("pull", "Both")
+
+
 def test_an_lbm_config_of_another_kernel_type_is_refused():
     from lbmpy import LBMConfig
 
