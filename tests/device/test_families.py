@@ -8,6 +8,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import warpspeed
 from warpspeed.device import HIT_RATE_CURVES, device, device_ids, load_device_file
@@ -15,6 +17,8 @@ from warpspeed.device.families import (
     CHIP_SPECIFIC_KEYS,
     KINDS,
     STATUSES,
+    _data_family,
+    _owned,
     device_family,
     families,
     family_curves,
@@ -249,3 +253,30 @@ def test_devices_show_says_how_the_family_was_checked(tmp_path):
     b200 = load_device_file(b200_like(tmp_path, "blackwell")).to_text()
     assert "\nfamily blackwell: assumed from hopper\n" in b200
     assert b200.count("assumed from hopper: ") == len(KINDS)
+
+
+SHIPPED_WITH_TABLES = ("hopper", "ampere", "ada", "volta", "cdna2", "cdna3")
+
+
+@given(st.integers(1, 5).flatmap(lambda n: st.lists(
+    st.tuples(*(st.sampled_from([f"x{i}" for i in range(n)] + list(SHIPPED_WITH_TABLES)) for _ in KINDS)),
+    min_size=n, max_size=n)))
+@settings(max_examples=200, deadline=None)
+def test_any_web_of_assumptions_resolves_or_names_its_circle(froms):
+    """New families, each kind assumed from another new or a shipped family: the file reads and every kind
+    ends at a family with tables of its own, or it is refused naming the circle (never another error)."""
+    body = "".join(f"[x{i}]\n" + "".join(f'{k}.status = "assumed"\n{k}.from = "{f}"\n{k}.reason = "test"\n'
+                                         for k, f in zip(KINDS, row, strict=True))
+                   for i, row in enumerate(froms))
+    self_reference = any(f == f"x{i}" for i, row in enumerate(froms) for f in row)
+    try:
+        described = read_families(family_file(body), "families.toml")
+    except InputError as e:
+        assert "goes round in a circle" in str(e) or (self_reference and "must name another family" in str(e))
+        return
+    assert not self_reference
+    for i in range(len(froms)):
+        for kind in KINDS:
+            end = _data_family(f"x{i}", kind, described, _owned(kind, described))
+            assert end in SHIPPED_WITH_TABLES or (kind == "l1_rule" and described[end].origin(kind).status
+                                                  != "assumed")
