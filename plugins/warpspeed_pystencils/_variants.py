@@ -21,6 +21,7 @@ from ._create import create_kernel
 from ._describe import arch_for, describe_kernel
 from ._errors import input_error
 from ._generate import as_kernel
+from ._redeclare import redeclared
 
 #: The element types a variant can have, and the names that mean them.
 DTYPES = {"float64": "float64", "double": "float64", "fp64": "float64",
@@ -45,7 +46,7 @@ class Variant:
     their fields are described in and the updates of the domain one launch of them makes."""
 
     name: str  # its options as ``axis=value`` joined by commas (the axes with more than one value)
-    options: dict[str, Any]  # every axis and option: its value in this variant
+    options: dict[str, Any]  # every axis and option: its value in this variant (layout, dtype None: as declared)
     rules: tuple[Any, ...]  # the assignments of each kernel, in launch order
     kernel_labels: tuple[str, ...]  # each kernel as the comparison names it
     config: Any  # the CreateKernelConfig every kernel of the variant is created with
@@ -96,7 +97,8 @@ class VariantComparison:
         for rule, choice in zip(v.rules, result.kernels, strict=True):
             opts = {"threads": choice.threads, "registers": self.registers, **create_options}
             k = create_kernel(rule, v.config, shape=self.shape, device=self.device, layout=v.layout, **opts)
-            k.metadata["warpspeed"] = dict(k.metadata["warpspeed"], variant=dict(v.options))
+            variant = {axis: _plain(x) for axis, x in v.options.items()}
+            k.metadata["warpspeed"] = dict(k.metadata["warpspeed"], variant=variant)
             kernels.append(k)
         return kernels[0] if len(kernels) == 1 else tuple(kernels)
 
@@ -280,54 +282,16 @@ def _with_options(base: Any, opts: Mapping[str, Any], dtype: str | None) -> Any:
     return cfg
 
 
+def _plain(value: Any) -> Any:
+    """An option's value as JSON holds it: a number, string, bool or None as it is, an enum by its name, else
+    its text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return getattr(value, "name", None) or str(value)
+
+
 def _name(values: Mapping[str, Any], varying: Sequence[str]) -> str:
-    return ",".join(f"{k}={getattr(values[k], 'name', values[k])}" for k in varying)
-
-
-# --------------------------------------------------------------------------- fields re-declared
-def redeclared(assignments: Any, layout: str | None, dtype: str | None) -> Any:
-    """The assignments with every field of floating-point (or undetermined) elements declared in ``layout``
-    and of ``dtype`` (None: as declared); other fields keep their element type but take the layout."""
-    import pystencils as ps
-    from pystencils import Field
-
-    if layout is None and dtype is None:
-        return assignments
-    items = list(assignments.all_assignments) if isinstance(assignments, ps.AssignmentCollection) else assignments
-    accesses = set().union(*(a.atoms(Field.Access) for a in items))
-    new = {f: _field_as(f, layout, dtype) for f in {a.field for a in accesses}}
-    subs = {a: Field.Access(new[a.field], a.offsets, a.index, a.is_absolute_access) for a in accesses}
-
-    def swap(a: Any) -> Any:
-        return ps.Assignment(a.lhs.xreplace(subs), a.rhs.xreplace(subs))
-
-    if isinstance(assignments, ps.AssignmentCollection):
-        return assignments.copy([swap(a) for a in assignments.main_assignments],
-                                [swap(a) for a in assignments.subexpressions])
-    return [swap(a) for a in items]
-
-
-def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:
-    """Field ``f`` declared again in ``layout`` with elements of ``dtype`` where they are floating point."""
-    from pystencils import Field
-    from pystencils.types import PsIeeeFloatType
-
-    elem = f.dtype
-    if dtype is not None and (isinstance(elem, PsIeeeFloatType) or not hasattr(elem, "itemsize")):
-        elem = dtype
-    if layout is None:
-        order = f.layout
-    else:
-        from pystencils.field import layout_string_to_tuple, spatial_layout_string_to_tuple
-
-        order = (spatial_layout_string_to_tuple(layout, f.spatial_dimensions) if not f.has_fixed_shape
-                 else layout_string_to_tuple(layout, f.spatial_dimensions + f.index_dimensions))
-    if f.has_fixed_shape:
-        return Field.create_fixed_size(f.name, f.shape, index_dimensions=f.index_dimensions, dtype=elem,
-                                       layout=order, field_type=f.field_type)
-    return Field.create_generic(f.name, f.spatial_dimensions, dtype=elem, index_dimensions=f.index_dimensions,
-                                layout=order, index_shape=f.index_shape if f.has_fixed_index_shape else None,
-                                field_type=f.field_type)
+    return ",".join(f"{k}={_plain(values[k])}" for k in varying)
 
 
 # --------------------------------------------------------------------------- the variants

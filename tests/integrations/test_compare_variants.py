@@ -1,6 +1,7 @@
 """``wp.compare_variants``: the variants of one pystencils kernel or lbmpy method (layouts, element types,
 streaming patterns, config options) generated and compared in one call, and the winner created."""
 
+import json
 import math
 import os
 import tempfile
@@ -17,7 +18,7 @@ ps = pytest.importorskip("pystencils")
 pytest.importorskip("lbmpy")
 
 import warpspeed_pystencils as wp  # noqa: E402
-from warpspeed_pystencils import _variants  # noqa: E402
+from warpspeed_pystencils import _redeclare, _variants  # noqa: E402
 
 import warpspeed  # noqa: E402
 
@@ -116,7 +117,7 @@ def test_the_winner_created_is_the_winning_variant(precisions):
     assert {str(f.dtype) for f in kernel.get_fields()} == {"float32"}
     assert {f.layout for f in kernel.get_fields()} == {(2, 1, 0)}  # declared fzyx: x contiguous
     meta = kernel.metadata["warpspeed"]
-    assert meta["variant"] == {"layout": None, "dtype": "float32"}
+    assert json.loads(json.dumps(meta))["variant"] == {"layout": None, "dtype": "float32"}
     assert tuple(meta["block"]) == best.kernels[0].best.configuration.block
     assert "float " in kernel.get_c_code() and "double" not in kernel.get_c_code()
     other = precisions.create("dtype=float64")
@@ -211,19 +212,29 @@ def test_an_lbm_config_of_another_kernel_type_is_refused():
         wp.compare_variants(LBMConfig(kernel_type="collide_only"), H100, shape=LBM_SHAPE, registers=90)
 
 
-@settings(max_examples=30, deadline=None)
-@given(layout=st.sampled_from(sorted(_variants.LAYOUTS)), dtype=st.sampled_from(sorted(_variants.DTYPES)))
-def test_redeclared_fields_take_the_layout_and_element_type(layout, dtype):
-    """Every field of the assignments, an index-dimensioned one included, is declared again as asked; the
-    accesses keep their offsets and indices."""
-    from pystencils.field import spatial_layout_string_to_tuple
+@settings(max_examples=40, deadline=None)
+@given(layout=st.sampled_from(sorted(_variants.LAYOUTS)), dtype=st.sampled_from(sorted(_variants.DTYPES)),
+       fixed=st.booleans())
+def test_redeclared_fields_take_the_layout_and_element_type(layout, dtype, fixed):
+    """Every floating-point field of the assignments, index-dimensioned and of fixed size included, is
+    declared again as asked (an integer field keeps its type); the accesses keep their offsets and indices."""
+    from pystencils.field import layout_string_to_tuple, spatial_layout_string_to_tuple
 
-    f, g = ps.fields("f(3), g(3): double[3D]", layout="c")
-    rule = [ps.Assignment(g[0, 0, 1](i), f[-1, 0, 0](i)) for i in range(3)]
+    size = "10, 12, 14" if fixed else "3D"
+    f, g = ps.fields(f"f(3), g(3): double[{size}]", layout="c")
+    flag = ps.fields(f"flag: int32[{size}]", layout="c")
+    rule = [ps.Assignment(g[0, 0, 1](i), f[-1, 0, 0](i) * flag[0, 1, 0]) for i in range(3)]
     canon, elem = _variants.LAYOUTS[layout], _variants.DTYPES[dtype]
-    out = _variants.redeclared(rule, canon, elem)
+    out = _redeclare.redeclared(rule, canon, elem)
     fields = {a.field for x in out for a in x.atoms(ps.Field.Access)}
-    assert {str(x.dtype) for x in fields} == {elem}
-    assert {x.layout for x in fields} == {spatial_layout_string_to_tuple(canon, 3)}
-    assert [(x.lhs.offsets, x.lhs.index, x.rhs.offsets, x.rhs.index) for x in out] == \
-        [(a.lhs.offsets, a.lhs.index, a.rhs.offsets, a.rhs.index) for a in rule]
+    assert {x.name: str(x.dtype) for x in fields} == {"f": elem, "g": elem, "flag": "int32"}
+    want = spatial_layout_string_to_tuple(canon, 3)
+    assert {x.name: x.layout for x in fields} == {"f": want, "g": want, "flag": want}
+    assert all(x.has_fixed_shape == fixed for x in fields)
+    if fixed:  # the strides place the index: contiguous (zyxf, c) or the slowest (fzyx)
+        order = layout_string_to_tuple(canon, 4)
+        for x in (x for x in fields if x.name != "flag"):
+            assert sorted(range(4), key=lambda d: -x.strides[d]) == list(order)
+    assert [(x.lhs.offsets, x.lhs.index) for x in out] == [(a.lhs.offsets, a.lhs.index) for a in rule]
+    assert [sorted(str(y) for y in x.rhs.atoms(ps.Field.Access)) for x in out] == \
+        [sorted(str(y) for y in a.rhs.atoms(ps.Field.Access)) for a in rule]

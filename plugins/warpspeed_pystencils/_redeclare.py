@@ -1,0 +1,54 @@
+"""The fields of assignments declared again in another memory layout and element type: how a variant of a
+pystencils kernel or lbmpy update rule is generated from the user's own definition (pystencils threads follow
+the declared layout, and the element type is the declared one)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def redeclared(assignments: Any, layout: str | None, dtype: str | None) -> Any:
+    """The assignments with every field of floating-point (or undetermined) elements declared in ``layout``
+    and of ``dtype`` (None: as declared); other fields keep their element type but take the layout."""
+    import pystencils as ps
+    from pystencils import Field
+
+    if layout is None and dtype is None:
+        return assignments
+    items = list(assignments.all_assignments) if isinstance(assignments, ps.AssignmentCollection) else assignments
+    accesses = set().union(*(a.atoms(Field.Access) for a in items))
+    new = {f: _field_as(f, layout, dtype) for f in {a.field for a in accesses}}
+    subs = {a: Field.Access(new[a.field], a.offsets, a.index, a.is_absolute_access) for a in accesses}
+
+    def swap(a: Any) -> Any:
+        return ps.Assignment(a.lhs.xreplace(subs), a.rhs.xreplace(subs))
+
+    if isinstance(assignments, ps.AssignmentCollection):
+        return assignments.copy([swap(a) for a in assignments.main_assignments],
+                                [swap(a) for a in assignments.subexpressions])
+    return [swap(a) for a in items]
+
+
+def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:
+    """Field ``f`` declared again in ``layout`` with elements of ``dtype`` where they are floating point."""
+    from pystencils import Field
+    from pystencils.types import PsIeeeFloatType
+
+    elem = f.dtype
+    if dtype is not None and (isinstance(elem, PsIeeeFloatType) or not hasattr(elem, "itemsize")):
+        elem = dtype
+    if layout is None:
+        order = f.layout
+    else:
+        from pystencils.field import layout_string_to_tuple, spatial_layout_string_to_tuple
+
+        # a fixed-size field's strides place its index too; a generic field declares its spatial order only
+        order = (layout_string_to_tuple(layout, f.spatial_dimensions + f.index_dimensions)
+                 if f.has_fixed_shape and f.index_dimensions else
+                 spatial_layout_string_to_tuple(layout, f.spatial_dimensions))
+    if f.has_fixed_shape:
+        return Field.create_fixed_size(f.name, f.shape, index_dimensions=f.index_dimensions, dtype=elem,
+                                       layout=order, field_type=f.field_type)
+    return Field.create_generic(f.name, f.spatial_dimensions, dtype=elem, index_dimensions=f.index_dimensions,
+                                layout=order, index_shape=f.index_shape if f.has_fixed_index_shape else None,
+                                field_type=f.field_type)
