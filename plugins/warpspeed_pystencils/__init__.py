@@ -27,9 +27,9 @@ This module is the plugin's face: every name here is defined in a module of one 
 kernel description; ``_rank``: the block sizes ranked; ``_summary`` and ``_choice``: what a choice keeps and
 how it reads; ``_choice_cache``: the keys and cache of ``create_kernel``'s choices; ``_create``:
 ``create_kernel``; ``_launch``: the block chosen at launch time; ``_program``: the CUDA program ``warpspeed
-measure`` runs; ``_variants``: ``compare_variants``, the variants of one definition compared; ``catalog``: the
-LBM kernels; ``_frontend``: ``front_end()``, what warpspeed's core asks of
-the plugin). None of them imports this module, and none imports another that imports it back
+measure`` runs; ``_variants``: ``compare_variants``, the variants of one definition compared, their fields
+declared again by ``_redeclare``; ``catalog``: the LBM kernels; ``_frontend``: ``front_end()``, what
+warpspeed's core asks of the plugin). None of them imports this module, and none imports another that imports it back
 (tests/integrations/test_plugin_structure.py).
 """
 
