@@ -329,19 +329,28 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
-def _best_of(name: str, label: str, k: Kernel, dev: Device, threads, foldings, registers, model: str,
-             rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]]) -> KernelChoice:
-    """A kernel's screened ranking (from ``rankings`` where it was ranked before); with ``threads=None`` 1024
-    threads, halved until a block can launch."""
-    if k in rankings:
-        return KernelChoice(label, *rankings[k])
-    counts = (1024,) if threads is None else threads
+def best_ranking(k: Kernel, dev: Device, threads: tuple[int, ...] | None, foldings, registers: int | None,
+                 model: str | None) -> tuple[Ranking, tuple[int, ...]]:
+    """A kernel's screened ranking (``screen=1``: its best is the full ranking's) and the thread counts ranked;
+    with ``threads=None`` blocks of 1024 threads, halved until one can launch. The ranking's best is an error
+    row when no block can launch (the caller says why)."""
+    counts = (1024,) if threads is None else tuple(threads)
     r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     t = counts[0]
     while threads is None and r.best.error and t > dev.warp_size:
         t //= 2
         counts = (t,)
         r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
+    return r, counts
+
+
+def _best_of(name: str, label: str, k: Kernel, dev: Device, threads, foldings, registers, model: str,
+             rankings: dict[Kernel, tuple[Ranking, tuple[int, ...]]]) -> KernelChoice:
+    """A kernel's screened ranking (from ``rankings`` where it was ranked before); with ``threads=None`` 1024
+    threads, halved until a block can launch."""
+    if k in rankings:
+        return KernelChoice(label, *rankings[k])
+    r, counts = best_ranking(k, dev, threads, foldings, registers, model)
     if r.best.error:
         raise InputError(f"candidate {name!r}: no configuration of {label} can launch on {dev.id}: {r.best.error} "
                          "Try fewer threads per block or fewer registers.")
@@ -385,4 +394,4 @@ def assess_candidates(results: Sequence[CandidateResult],
 
 
 __all__ = ["Candidate", "CandidateResult", "Comparison", "ComparisonConfidence", "KernelChoice", "Measure",
-           "SEQUENCE_SEPARATOR", "UPDATES_SEPARATOR", "assess_candidates", "compare"]
+           "SEQUENCE_SEPARATOR", "UPDATES_SEPARATOR", "assess_candidates", "best_ranking", "compare"]
