@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._arguments import registers_argument, thread_counts
 from ._create import create_kernel
 from ._describe import arch_for, describe_kernel
 from ._errors import input_error
@@ -126,8 +128,14 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     Returns a :class:`VariantComparison`; ``.comparison`` is a ``warpspeed.Comparison``.
     """
     import warpspeed
+    from warpspeed.plugin_api import performance_model
 
     shape = _shape(shape)
+    registers = registers_argument(registers)
+    threads = thread_counts(threads)
+    if model is not None:
+        performance_model(model)
+    arch = arch_for(device)  # an unknown device is refused before anything is generated
     base = _base_config(config)
     opts = _config_options(options, base)
     dtypes = _values("dtype", dtype, DTYPES)
@@ -141,11 +149,6 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
                               "name such as 'd3q19-srt' as the definition, or leave them out for pystencils "
                               "assignments.")
         variants = _kernel_variants(definition, base, _values("layout", layout, LAYOUTS), dtypes, opts)
-    if len(variants) < 2:
-        raise input_error("compare_variants: the axes given make one variant only; give two or more values for "
-                          "layout=, dtype=, streaming= (lbmpy) or an option of options=, e.g. "
-                          "dtype=['float64', 'float32'].")
-    arch = arch_for(device)
     made: dict[tuple, Any] = {}
     candidates = []
     for i, v in enumerate(variants):
@@ -296,7 +299,12 @@ def _name(values: Mapping[str, Any], varying: Sequence[str]) -> str:
 
 # --------------------------------------------------------------------------- the variants
 def _grid(axes: Mapping[str, tuple]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every combination of the axes' values, and the axes with more than one value (which name a variant)."""
+    """Every combination of the axes' values, and the axes with more than one value (which name a variant);
+    an InputError where they make one variant only."""
+    if math.prod(len(v) for v in axes.values()) < 2:
+        raise input_error("compare_variants: the axes given make one variant only; give two or more values for "
+                          "layout=, dtype=, streaming= (lbmpy) or an option of options=, e.g. "
+                          "dtype=['float64', 'float32'].")
     keys = list(axes)
     combos = [dict(zip(keys, vals, strict=True)) for vals in itertools.product(*axes.values())]
     return combos, [k for k in keys if len(axes[k]) > 1]
@@ -305,11 +313,18 @@ def _grid(axes: Mapping[str, tuple]) -> tuple[list[dict[str, Any]], list[str]]:
 def _kernel_variants(assignments: Any, base: Any, layouts: tuple[str, ...], dtypes: tuple[str, ...],
                      opts: dict[str, tuple]) -> list[Variant]:
     """The variants of pystencils assignments: layouts, element types and config options."""
+    import pystencils as ps
     from pystencils.codegen import Kernel
 
     if isinstance(assignments, Kernel):
         raise input_error("compare_variants needs the assignments the kernel is generated from (each variant is "
                           "generated again), not a generated pystencils kernel.")
+    if not isinstance(assignments, ps.AssignmentCollection | ps.Assignment | list | tuple):
+        raise input_error(f"compare_variants: the definition must be pystencils assignments (a list of Assignments "
+                          f"or an AssignmentCollection), an lbmpy LBMConfig or a catalog name such as 'd3q19-srt', "
+                          f"got {type(assignments).__name__}.")
+    if isinstance(assignments, ps.Assignment):
+        assignments = [assignments]
     kernel, _ = as_kernel(assignments, base)  # checks the assignments (an InputError names what is wrong)
     if not layouts:
         indexed = any(f.index_dimensions for f in kernel.get_fields())
@@ -396,6 +411,8 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
     if "ghost_layers" not in opts and not base.is_option_set("ghost_layers"):
         base = base.copy()
         base.ghost_layers = 1  # as lbmpy's create_lb_function: the even AA kernel reads no neighbour
+    axes = {"streaming": patterns, "layout": layouts, "dtype": dtypes or (None,), **opts}
+    combos, varying = _grid(axes)  # checked before lbmpy derives anything (seconds)
     try:
         collision = create_lb_collision_rule(lbm_config=cfg, lbm_optimisation=opt)
     except Exception as e:  # noqa: BLE001 - lbmpy refuses a method in many ways
@@ -412,8 +429,6 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
         except Exception as e:  # noqa: BLE001 - lbmpy refuses a pattern in many ways
             raise input_error(f"compare_variants: lbmpy could not generate streaming {p!r} for this method: "
                               f"{type(e).__name__}: {e}") from None
-    axes = {"streaming": patterns, "layout": layouts, "dtype": dtypes or (None,), **opts}
-    combos, varying = _grid(axes)
     out = []
     for c in combos:
         name = _name(c, varying)

@@ -166,8 +166,12 @@ def test_options_of_the_config_are_variants():
     ({"dtype": "float64"}, ["one variant only"]),
     ({"shape": (0, 4, 4)}, ["shape must be 1 to 3 positive integers"]),
     ({"config": "cuda"}, ["config must be a pystencils CreateKernelConfig"]),
+    ({"registers": 0}, ["registers must be an integer from 1 to 255"]),
+    ({"model": "rooflin"}, ["rooflin"]),
 ])
 def test_bad_options_are_refused_by_name(kwargs, words):
+    """Each refused with what was wrong and what is valid (``shape``, ``registers``, ``model``, the device and
+    the axes before anything is generated)."""
     args = {"shape": (34, 34, 34), "registers": 32, **kwargs}
     with pytest.raises(warpspeed.InputError) as err:
         wp.compare_variants(seven_point(), H100, **args)
@@ -181,6 +185,8 @@ def test_bad_options_are_refused_by_name(kwargs, words):
     ("lbm:stencil=D3Q20", {}, ["unknown LBM stencil 'D3Q20'"]),
     ("lbm:method=bgk", {}, ["method must be one of"]),
     ("d3q27", {}, ["'d3q27' is not an lbmpy method the plugin knows"]),
+    ("d3q19-srt", {"streaming": "pull", "layout": "fzyx"}, ["one variant only"]),
+    (42, {"dtype": ["float32", "float64"]}, ["the definition must be pystencils assignments", "got int"]),
 ])
 def test_bad_lbm_definitions_are_refused_before_lbmpy_derives_anything(definition, kwargs, words):
     with pytest.raises(warpspeed.InputError) as err:
@@ -203,6 +209,17 @@ def test_an_lbm_config_of_the_user_is_varied_and_left_as_it_was():
     assert {v.name: v.updates for v in r.variants} == {"streaming=pull": 1, "streaming=aa": 2}
     assert {f.element_bytes for v in r.variants for k in v.kernels for f in k.fields} == {4}
     assert (cfg.streaming_pattern, str(cfg.timestep)) == ("pull", "Both")
+
+
+def test_an_unknown_device_is_refused_before_anything_is_generated(monkeypatch):
+    import lbmpy
+
+    def derive(*args, **kwargs):
+        raise AssertionError("lbmpy was asked to derive a method")
+
+    monkeypatch.setattr(lbmpy, "create_lb_collision_rule", derive)
+    with pytest.raises(warpspeed.InputError, match="unknown device 'H1000'"):
+        wp.compare_variants("d3q19-srt", "H1000", shape=LBM_SHAPE, registers=90)
 
 
 def test_an_lbm_config_of_another_kernel_type_is_refused():
