@@ -120,9 +120,10 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     The axes, each a list of values (one value: a string) whose combinations are the variants:
     ``layout`` (``"fzyx"``, ``"zyxf"``, ``"c"`` and their aliases; default: ``fzyx`` and ``zyxf`` where a
     field has an index dimension, else each field as declared), ``dtype`` (``"float64"``, ``"float32"``;
-    default: as declared), ``streaming`` (lbmpy only: ``pull``, ``push``, ``aa``, ``esotwist``, the
-    default, and what else the installed lbmpy offers), ``options`` (``{"ghost_layers": [1, 2]}``,
-    ``{"gpu.indexing_scheme": [...]}``: options of the ``CreateKernelConfig``, by name).
+    default: as declared), ``streaming`` (lbmpy only: ``pull``, ``push``, ``aa``, ``esotwist`` by default, and
+    what else the installed lbmpy offers), ``options`` (``{"index_dtype": ["int64", "int32"]}``,
+    ``{"gpu.indexing_scheme": [...]}``: options of the ``CreateKernelConfig``, by name; an option that changes
+    the cells updated, such as ``ghost_layers``, is refused: not the same work).
     ``config``: the ``CreateKernelConfig`` every variant starts from (target CUDA); ``threads``, ``model``:
     as ``warpspeed.compare``'s; ``registers``: per thread for every kernel (default: nvcc counts them).
     Returns a :class:`VariantComparison`; ``.comparison`` is a ``warpspeed.Comparison``.
