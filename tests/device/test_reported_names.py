@@ -60,7 +60,8 @@ REFUSED = [
      "the same GB202 and memory at 300 W instead of 600 W: other clocks", "akash-network/provider-configs issue "
      "#79 (nvidia-smi --query-gpu=name); local-inference-lab/rtx6kpro PR #92 (review: 600 W vs 300 W)"),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "RTX-PRO-6000-Blackwell",
-     "the passively cooled server board: same chip and memory, its own (configurable) power and clocks",
+     "the server board: same chip and memory, its own clocks (the three editions' clocks differ, Tom's "
+     "Hardware's announcement article as the device file cites it)",
      "GoogleCloudPlatform/container-engine-accelerators PR #512; NVIDIA/personaplex issue #2 (torch warning)"),
     ("NVIDIA GeForce RTX 5090 D", "RTX-5090", "the China variant, a SKU of its own",
      "pytorch/pytorch issue #150733 (collect_env)"),
