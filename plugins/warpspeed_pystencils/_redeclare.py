@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._errors import input_error
+
 
 def redeclared(assignments: Any, layout: str | None, dtype: str | None) -> Any:
     """The assignments with every field of floating-point (or undetermined) elements declared in ``layout``
@@ -39,6 +41,10 @@ def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:
         elem = dtype
     if layout is None:
         order = f.layout
+    elif set(layout) <= set("xyz"):
+        order = spatial_order(layout, f)
+        if f.has_fixed_shape and f.index_dimensions:  # the index contiguous, as a field declared so is described
+            order = (*order, *range(f.spatial_dimensions, f.spatial_dimensions + f.index_dimensions))
     else:
         from pystencils.field import layout_string_to_tuple, spatial_layout_string_to_tuple
 
@@ -52,3 +58,12 @@ def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:
     return Field.create_generic(f.name, f.spatial_dimensions, dtype=elem, index_dimensions=f.index_dimensions,
                                 layout=order, index_shape=f.index_shape if f.has_fixed_index_shape else None,
                                 field_type=f.field_type)
+
+
+def spatial_order(order: str, f: Any) -> tuple[int, ...]:
+    """The layout tuple of a spatial order (``yxz``: the coordinates slowest first, x being coordinate 0) for
+    field ``f``, whose spatial coordinates it must name."""
+    if len(order) != f.spatial_dimensions:
+        raise input_error(f"layout {order!r} orders {len(order)} spatial coordinates, but field '{f.name}' has "
+                          f"{f.spatial_dimensions}: give an order of {'xyz'[:f.spatial_dimensions]!r}'s letters.")
+    return tuple("xyz".index(c) for c in order)

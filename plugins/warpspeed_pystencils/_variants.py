@@ -33,6 +33,10 @@ DTYPES = {"float64": "float64", "double": "float64", "fp64": "float64",
 #: and then the index contiguous).
 LAYOUTS = {"fzyx": "fzyx", "soa": "fzyx", "f": "fzyx", "reverse_numpy": "fzyx",
            "zyxf": "zyxf", "aos": "zyxf", "c": "c", "numpy": "c"}
+#: Besides those names, a layout may be a spatial order: the coordinates slowest first (``yxz``: z contiguous,
+#: then x, then y); ``zyx``/``yx`` are ``fzyx``'s and ``xyz``/``xy`` ``c``'s.
+ORDERS = {"".join(p): "".join(p) for n in (2, 3) for p in itertools.permutations("xyz"[:n])} | \
+    {"zyx": "fzyx", "yx": "fzyx", "xyz": "c", "xy": "c"}
 #: The streaming patterns compared for an lbmpy method when none are named.
 STREAMING = ("pull", "push", "aa", "esotwist")
 #: Options of a ``CreateKernelConfig`` that a variant cannot change: a variant is a CUDA kernel.
@@ -52,7 +56,7 @@ class Variant:
     rules: tuple[Any, ...]  # the assignments of each kernel, in launch order
     kernel_labels: tuple[str, ...]  # each kernel as the comparison names it
     config: Any  # the CreateKernelConfig every kernel of the variant is created with
-    layout: str | None  # the layout name the fields are declared and described in (None: as declared)
+    layout: str | None  # the layout name the fields are described in (None: as declared, e.g. in a spatial order)
     updates: int  # updates of the domain one launch of the kernels makes (2 for an even/odd pair)
     kernels: tuple[Any, ...] = ()  # the warpspeed Kernels compared (described for the shape), in launch order
 
@@ -118,8 +122,9 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     ``shape``: the allocated extent of the arrays, ghost layers included, the fastest in memory first (as in
     ``describe``; an lbmpy kernel has one ghost layer: 66,66,66 for 64^3 cells).
     The axes, each a list of values (one value: a string) whose combinations are the variants:
-    ``layout`` (``"fzyx"``, ``"zyxf"``, ``"c"`` and their aliases; default: ``fzyx`` and ``zyxf`` where a
-    field has an index dimension, else each field as declared), ``dtype`` (``"float64"``, ``"float32"``;
+    ``layout`` (``"fzyx"``, ``"zyxf"``, ``"c"`` and their aliases, or a spatial order such as ``"yxz"``, the
+    coordinates slowest first; default: ``fzyx`` and ``zyxf`` where a field has an index dimension, else each
+    field as declared), ``dtype`` (``"float64"``, ``"float32"``;
     default: as declared), ``streaming`` (lbmpy only: ``pull``, ``push``, ``aa``, ``esotwist`` by default, and
     what else the installed lbmpy offers), ``options`` (``{"index_dtype": ["int64", "int32"]}``,
     ``{"gpu.indexing_scheme": [...]}``: options of the ``CreateKernelConfig``, by name; an option that changes
@@ -141,7 +146,7 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     opts = _config_options(options, base)
     dtypes = _values("dtype", dtype, DTYPES)
     if _is_lbm(definition):
-        layouts = _values("layout", layout, LAYOUTS) or ("fzyx", "zyxf")
+        layouts = _values("layout", layout, LAYOUTS | ORDERS) or ("fzyx", "zyxf")
         patterns = _streaming(streaming)
         variants = _lbm_variants(definition, lbm_optimisation, base, patterns, layouts, dtypes, opts)
     else:
@@ -149,7 +154,7 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
             raise input_error("streaming= and lbm_optimisation= vary an lbmpy method: give an LBMConfig or a catalog "
                               "name such as 'd3q19-srt' as the definition, or leave them out for pystencils "
                               "assignments.")
-        variants = _kernel_variants(definition, base, _values("layout", layout, LAYOUTS), dtypes, opts)
+        variants = _kernel_variants(definition, base, _values("layout", layout, LAYOUTS | ORDERS), dtypes, opts)
     made: dict[tuple, Any] = {}
     candidates = []
     for i, v in enumerate(variants):
@@ -337,8 +342,14 @@ def _kernel_variants(assignments: Any, base: Any, layouts: tuple[str, ...], dtyp
         name = _name(c, varying)
         cfg = _with_options(base, {k: c[k] for k in opts}, c["dtype"])
         rule = redeclared(assignments, c["layout"], c["dtype"])
-        out.append(Variant(name, c, (rule,), (name,), cfg, c["layout"], 1))
+        out.append(Variant(name, c, (rule,), (name,), cfg, _described_as(c["layout"]), 1))
     return out
+
+
+def _described_as(layout: str | None) -> str | None:
+    """The ``layout=`` a variant's fields are described and created with: a layout name as it is; a spatial
+    order (``yxz``) None, the fields as declared (their index, if any, contiguous)."""
+    return layout if layout in LAYOUTS else None
 
 
 def _is_lbm(definition: Any) -> bool:
@@ -437,7 +448,7 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
         labels = (name,) if len(steps) == 1 else (f"{name} (even)", f"{name} (odd)")
         cfg_v = _with_options(base, {k: c[k] for k in opts}, c["dtype"])
         out.append(Variant(name, c, tuple(redeclared(r, c["layout"], c["dtype"]) for r in steps), labels, cfg_v,
-                           c["layout"], len(steps)))
+                           _described_as(c["layout"]), len(steps)))
     return out
 
 

@@ -141,6 +141,23 @@ def test_layouts_of_a_kernel_with_an_index_dimension_are_compared_by_default():
     assert r.best.name == "layout=fzyx"
 
 
+def test_spatial_orders_are_variants_and_the_created_kernel_is_declared_in_its_order():
+    """A layout may be a spatial order, the coordinates slowest first: ``zyx`` is fzyx's (x contiguous), ``yxz``
+    puts z contiguous. A stencil reaching 4 cells along z, on arrays of 66x66x66: each order is generated in
+    its own declaration, and the one created is declared so."""
+    u, un = ps.fields("u, un: double[3D]", layout="fzyx")
+    rule = [ps.Assignment(un.center, sum(u[0, 0, d] for d in range(-4, 5)) / 9)]
+    r = wp.compare_variants(rule, H100, shape=(66, 66, 66), layout=["zyx", "yxz"], registers=32)
+    assert [v.name for v in r.variants] == ["layout=fzyx", "layout=yxz"]
+    assert [v.layout for v in r.variants] == ["fzyx", None]  # described as declared
+    kernel = r.create("layout=yxz")
+    assert {f.layout for f in kernel.get_fields()} == {(1, 0, 2)}
+    assert kernel.metadata["warpspeed"]["variant"]["layout"] == "yxz"
+    v, w = ps.fields("v, w: double[2D]")
+    with pytest.raises(warpspeed.InputError, match="layout 'yxz' orders 3 spatial coordinates, but field '[vw]' has 2"):
+        wp.compare_variants([ps.Assignment(w.center, v[1, 0])], H100, shape=(66, 66), layout=["yx", "yxz"])
+
+
 def test_options_of_the_config_are_variants():
     """An option list of the CreateKernelConfig: each value a variant, generated with it; an option that changes
     the cells swept (ghost layers) is not the same work and is refused by the comparison."""
@@ -160,7 +177,7 @@ def test_options_of_the_config_are_variants():
     ({"options": {"default_dtype": ["float32"]}}, ["dtype=['float64', 'float32']"]),
     ({"options": ["ghost_layers"]}, ["options must be a dict"]),
     ({"options": {"ghost_layers": []}}, ["options['ghost_layers'] is empty"]),
-    ({"layout": ["fzyx", "xyz"]}, ["layout 'xyz'", "'zyxf'"]),
+    ({"layout": ["fzyx", "xyw"]}, ["layout 'xyw'", "'zyxf'", "'yxz'"]),
     ({"dtype": "int8"}, ["dtype 'int8'", "'float32'"]),
     ({"streaming": ["pull", "aa"]}, ["streaming= and lbm_optimisation= vary an lbmpy method"]),
     ({"dtype": "float64"}, ["one variant only"]),
@@ -230,8 +247,8 @@ def test_an_lbm_config_of_another_kernel_type_is_refused():
 
 
 @settings(max_examples=40, deadline=None)
-@given(layout=st.sampled_from(sorted(_variants.LAYOUTS)), dtype=st.sampled_from(sorted(_variants.DTYPES)),
-       fixed=st.booleans())
+@given(layout=st.sampled_from(sorted(_variants.LAYOUTS) + [o for o in _variants.ORDERS if len(o) == 3]),
+       dtype=st.sampled_from(sorted(_variants.DTYPES)), fixed=st.booleans())
 def test_redeclared_fields_take_the_layout_and_element_type(layout, dtype, fixed):
     """Every floating-point field of the assignments, index-dimensioned and of fixed size included, is
     declared again as asked (an integer field keeps its type); the accesses keep their offsets and indices."""
@@ -241,15 +258,16 @@ def test_redeclared_fields_take_the_layout_and_element_type(layout, dtype, fixed
     f, g = ps.fields(f"f(3), g(3): double[{size}]", layout="c")
     flag = ps.fields(f"flag: int32[{size}]", layout="c")
     rule = [ps.Assignment(g[0, 0, 1](i), f[-1, 0, 0](i) * flag[0, 1, 0]) for i in range(3)]
-    canon, elem = _variants.LAYOUTS[layout], _variants.DTYPES[dtype]
+    canon, elem = (_variants.LAYOUTS | _variants.ORDERS)[layout], _variants.DTYPES[dtype]
     out = _redeclare.redeclared(rule, canon, elem)
     fields = {a.field for x in out for a in x.atoms(ps.Field.Access)}
     assert {x.name: str(x.dtype) for x in fields} == {"f": elem, "g": elem, "flag": "int32"}
-    want = spatial_layout_string_to_tuple(canon, 3)
+    named = canon in _variants.LAYOUTS
+    want = spatial_layout_string_to_tuple(canon, 3) if named else tuple("xyz".index(c) for c in canon)
     assert {x.name: x.layout for x in fields} == {"f": want, "g": want, "flag": want}
     assert all(x.has_fixed_shape == fixed for x in fields)
-    if fixed:  # the strides place the index: contiguous (zyxf, c) or the slowest (fzyx)
-        order = layout_string_to_tuple(canon, 4)
+    if fixed:  # the strides place the index: contiguous (zyxf, c, a spatial order) or the slowest (fzyx)
+        order = layout_string_to_tuple(canon, 4) if named else (*want, 3)
         for x in (x for x in fields if x.name != "flag"):
             assert sorted(range(4), key=lambda d: -x.strides[d]) == list(order)
     assert [(x.lhs.offsets, x.lhs.index) for x in out] == [(a.lhs.offsets, a.lhs.index) for a in rule]
