@@ -41,8 +41,7 @@ ORDERS = {"".join(p): "".join(p) for n in (2, 3) for p in itertools.permutations
 STREAMING = ("pull", "push", "aa", "esotwist")
 #: Options of a ``CreateKernelConfig`` that a variant cannot change: a variant is a CUDA kernel.
 FIXED_OPTIONS = ("target", "jit")
-#: The axes a variant is named by, in the order of its name.
-AXES = ("streaming", "layout", "dtype")
+#: The methods of the catalog's ``lbm:`` names.
 LBM_METHODS = ("srt", "trt", "mrt", "cumulant", "central_moment")
 
 
