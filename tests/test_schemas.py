@@ -119,7 +119,7 @@ def property_names(schema) -> set[str]:
 # ------------------------------------------------------------------------------------------ the schema files
 
 def test_schemas_are_draft_2020_12_and_shipped_as_package_data():
-    assert schemas.SCHEMA_VERSION == 1 and schemas.NAMES == ("estimate", "rank", "compare")
+    assert schemas.SCHEMA_VERSION == 1 and schemas.NAMES == ("estimate", "rank", "compare", "device_ranking")
     for name in schemas.NAMES:
         s = schemas.load(name)
         assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"

@@ -1,8 +1,8 @@
 """warpspeed: analytic GPU performance estimates for generated stencil kernels, without a GPU.
 
-The functions of this face (``estimate``, ``rank``, ``compare``, ``with_model``) are the application layer's
-(:mod:`warpspeed.application`): they take kernels and devices by name, file or object and resolve them for
-the model and the studies, which take objects only.
+The functions of this face (``estimate``, ``rank``, ``compare``, ``rank_devices``, ``with_model``) are the
+application layer's (:mod:`warpspeed.application`): they take kernels and devices by name, file or object and
+resolve them for the model and the studies, which take objects only.
 
 The names below are loaded on first use (``warpspeed.rank`` imports the ranking when it is first asked for),
 so that ``import warpspeed`` stays cheap for a caller that needs only a little of it, such as a plugin
@@ -29,15 +29,16 @@ _HOMES = {
     "Workload": ".model.performance",
     "Ranking": ".studies.ranking", "rank": ".application.ranking",
     "Candidate": ".studies.comparison", "Comparison": ".studies.comparison", "compare": ".application.comparison",
+    "DeviceRanking": ".studies.device_ranking", "rank_devices": ".application.device_ranking",
     "Configuration": ".studies.space", "block_shapes": ".studies.space", "paper_space": ".studies.space",
 }
 
 __all__ = ["__version__", "DEFAULT_MODEL", "MODELS",
-           "Candidate", "Comparison", "Configuration", "Device", "Estimate", "Field", "InputError", "Kernel",
-           "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "compare",
+           "Candidate", "Comparison", "Configuration", "Device", "DeviceRanking", "Estimate", "Field", "InputError",
+           "Kernel", "KernelAnalysis", "Performance", "Ranking", "Workload", "block_shapes", "catalog", "compare",
            "detected_device", "device", "device_for_gpu_name", "device_ids",
            "estimate", "find_kernel", "kernel_from_dict", "kernels", "load_kernel", "paper_space", "rank",
-           "with_model"]
+           "rank_devices", "with_model"]
 
 
 def __getattr__(name: str):
@@ -58,6 +59,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # what checkers and editors see: the same names, imported eagerly
     from . import kernels
     from .application.comparison import compare
+    from .application.device_ranking import rank_devices
     from .application.estimating import estimate, with_model
     from .application.ranking import rank
     from .device import Device, detected_device, device_for_gpu_name, device_ids
@@ -66,5 +68,6 @@ if TYPE_CHECKING:  # what checkers and editors see: the same names, imported eag
     from .model.estimate import Estimate, KernelAnalysis
     from .model.performance import DEFAULT_MODEL, MODELS, Performance, Workload
     from .studies.comparison import Candidate, Comparison
+    from .studies.device_ranking import DeviceRanking
     from .studies.ranking import Ranking
     from .studies.space import Configuration, block_shapes, paper_space

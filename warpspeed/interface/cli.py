@@ -123,12 +123,26 @@ def _parser() -> argparse.ArgumentParser:
                                                                "the folder to write their files in")
     ca.add_argument("--plot", metavar="FILE", help="observed hit rates and the curves (.png, .svg, .pdf)")
     ca.add_argument("--format", choices=("text", "json"), default="text")
-    d = sub.add_parser("devices", help="list, show or validate device descriptions; list host links")
-    d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "links"))
-    d.add_argument("target", nargs="?", help="device id (show) or TOML file (validate)")
-    d.add_argument("--format", choices=("text", "json"), default="text",
+    d = sub.add_parser("devices", help="list, show or validate device descriptions; rank the devices for a kernel "
+                                       "(which GPU); list host links")
+    d.add_argument("action", nargs="?", default="list", choices=("list", "show", "validate", "rank", "links"))
+    d.add_argument("target", nargs="?", help="device id (show), TOML file (validate) or kernel TOML file or catalog "
+                                             "name (rank)")
+    d.add_argument("--format", choices=("text", "json", "csv"), default="text",
                    help="text (default; for show: a listing in the keys of device files and --set, with units "
-                        "and sources) or json (the device description, for scripts)")
+                        "and sources), json (the device description, for scripts) or csv (rank only)")
+    dr = d.add_argument_group("devices rank KERNEL: the kernel's best configuration on each device, fastest first")
+    dr.add_argument("--device", action="append", metavar="ID|FILE",
+                    help="a device to rank (repeatable; default: every shipped device)")
+    dr.add_argument("--threads", help="threads per block, N[,N...] (default 1024, or on a device where 1024 cannot "
+                                      "launch the largest power of two that can)")
+    dr.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
+                    help="thread folding (repeatable; default 1,1,1)")
+    dr.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    dr.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
+    dr.add_argument("--jobs", type=int, help="worker processes, one device each (default: all cores; 1 = in this "
+                                             "process)")
+    _model_option(dr)
     sv = sub.add_parser("serve", help="a local web page: type a kernel, pick a GPU and its overrides, see the "
                                       "estimate or a ranking (needs the 'web' extra)")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
@@ -728,6 +742,13 @@ def _devices(a) -> str:
     from ..device import DeviceFileError, device, device_ids, load_device_file
 
     fmt = a.format
+    if a.action == "rank":
+        return _devices_rank(a)
+    given = [o for o, v in (("--device", a.device), ("--threads", a.threads), ("--folding", a.folding),
+                            ("--domain", a.domain), ("--registers", a.registers), ("--jobs", a.jobs)) if v]
+    if given or fmt == "csv":
+        raise InputError(f"warpspeed devices {a.action}: {', '.join(given) or '--format csv'} goes with `warpspeed "
+                         "devices rank KERNEL` only.")
     if a.action == "links":
         from ..application.timeview import links
         if fmt == "json":
@@ -736,16 +757,10 @@ def _devices(a) -> str:
         rows += [f"{lk.id:<12}{lk.bandwidth_GB_s:>8.4g}  {lk.name}" for lk in links().values()]
         return "\n".join(rows)
     if a.action == "list":
+        from ..render.device_list import device_list_json, device_list_text
+
         devs = [device(i) for i in device_ids()]
-        if fmt == "json":
-            return json.dumps([d.to_dict() for d in devs], indent=2)
-        rows = [f"{'id':<18}{'SMs':>5}{'GHz':>6}{'L2 MiB':>8}{'L2 eff':>8}{'DRAM GB/s':>11}{'L2 GB/s':>9}  name"]
-        for d in devs:
-            rows.append(f"{d.id:<18}{d.sm_count:>5}{d.clock_GHz:>6.2f}{d.l2_size_bytes / 2**20:>8.0f}"
-                        f"{d.l2_effective_size_bytes / 2**20:>8.0f}{d.dram_bw_GB_s:>11.0f}{d.l2_bw_GB_s:>9.0f}"
-                        f"  {d.name}")
-        rows += ["", *textwrap.wrap(DEVICE_COLUMNS, 100)]
-        return "\n".join(rows)
+        return json.dumps(device_list_json(devs), indent=2) if fmt == "json" else device_list_text(devs)
     if not a.target:
         raise InputError(f"warpspeed devices {a.action}: give a device id or file.")
     try:
@@ -765,6 +780,39 @@ def _devices(a) -> str:
     if a.action == "show":
         return d.to_text()
     return f"{a.target}: valid ({d.id}, {d.name})"
+
+
+def _devices_rank(a) -> str:
+    """``devices rank KERNEL``: the kernel's best configuration on each device (every shipped one by default)."""
+    import csv
+    import io
+
+    from ..application.device_ranking import rank_devices
+    from ..render.device_ranking_report import (
+        DEVICE_RANKING_CSV_COLUMNS,
+        device_ranking_csv_rows,
+        device_ranking_text,
+    )
+
+    if not a.target:
+        raise InputError("warpspeed devices rank: give a kernel (catalog name or TOML file), e.g. `warpspeed devices "
+                         "rank star3d-r4`.")
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
+    threads = None if a.threads is None else _threads(a.threads)
+    with progress_bar("rank devices", "devices") as bar:
+        r = rank_devices(a.target, a.device, threads, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
+                         None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers,
+                         model=a.model, jobs=a.jobs, progress=bar)
+    if a.format == "json":
+        return json.dumps(r.to_dict(), indent=2)
+    if a.format == "csv":
+        out = io.StringIO()
+        w = csv.DictWriter(out, fieldnames=DEVICE_RANKING_CSV_COLUMNS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(device_ranking_csv_rows(r))
+        return out.getvalue().rstrip("\n")
+    return device_ranking_text(r)
 
 
 def _serve(a) -> str:
@@ -832,11 +880,6 @@ def _check_paths(a) -> None:
         for path in a.file if isinstance(a.file, list) else [a.file]:
             check_input_file(path, f"{a.verb} FILE")
 
-
-DEVICE_COLUMNS = ("L2 eff: the L2 capacity in MiB that the model's capacity misses use (l2_effective_size: "
-                  "l2_size / l2_partitions unless the file says otherwise, since an SM's data stays in its "
-                  "partition); DRAM and L2 GB/s: the attainable bandwidths the model uses, not the peaks "
-                  "(`warpspeed devices show ID` lists every value with its source).")
 
 _NUMERIC_OPTIONS = frozenset({"--block", "--folding", "--domain", "--threads", "--registers", "--top", "--jobs",
                               "--screen", "--port"})

@@ -6,6 +6,7 @@
     jsonschema.validate(document, schemas.load("estimate"))  # `warpspeed estimate --format json`
     jsonschema.validate(document, schemas.load("rank"))      # `warpspeed rank --format json`
     jsonschema.validate(document, schemas.load("compare"))   # `warpspeed compare --format json`
+    jsonschema.validate(document, schemas.load("device_ranking"))  # `warpspeed devices rank --format json`
 
 Each schema file is self-contained (``schemas.path(name)`` is the file, for other tools). docs/outputs.md
 describes every key with its unit and meaning.
@@ -26,12 +27,12 @@ __all__ = ["NAMES", "SCHEMA_VERSION", "load", "path"]
 SCHEMA_VERSION = 1
 """Layout version of warpspeed's JSON outputs (the ``schema_version`` key)."""
 
-NAMES = ("estimate", "rank", "compare")
+NAMES = ("estimate", "rank", "compare", "device_ranking")
 """The shipped schemas: ``<name>.schema.json`` in this package."""
 
 
 def path(name: str) -> Traversable:
-    """The schema file of ``name`` (``"estimate"``, ``"rank"`` or ``"compare"``) inside the installed package."""
+    """The schema file of ``name`` (one of :data:`NAMES`) inside the installed package."""
     if name not in NAMES:
         raise ValueError(f"unknown schema {name!r}; the shipped schemas are {', '.join(NAMES)}.")
     return resources.files(__name__).joinpath(f"{name}.schema.json")

@@ -1,0 +1,222 @@
+"""Which GPU for a kernel: its best configuration on each of several devices, the devices sorted fastest first.
+
+Each device gets the kernel's best configuration from the screened ranking of its own space, as a comparison
+gives each candidate (:func:`warpspeed.studies.comparison.best_ranking`: ``screen=1``, so the best and its
+confidence are the full ranking's; without ``threads``, blocks of 1024 threads halved until one launches).
+The devices are sorted by that configuration's time per update of the domain, fastest first (equal times keep
+the order given), each with its factor to the fastest.
+
+A device that cannot run the kernel stays in the list, after the others, with the reason: its memory cannot
+hold the kernel's arrays (``dram_size``), or no block can launch (registers, shared memory, threads).
+
+Two kinds of trust are told apart per device: the ranking's confidence (contenders, access patterns outside
+what the model was validated on; :mod:`warpspeed.studies.confidence`) and the device's validation, the status
+of its family's model data (:mod:`warpspeed.device.families`: measured here, published, or assumed from
+another family).
+
+The devices' rankings are independent: with more than one worker they run in a local process pool, one
+device per task.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, as_completed
+from dataclasses import dataclass, replace
+
+from .._version import __version__
+from ..device import Device
+from ..device.families import Family, device_family
+from ..errors import InputError
+from ..kernel import Kernel
+from ..model.inputs import device_given, kernel_for
+from ..model.performance import performance_model
+from ..schemas import SCHEMA_VERSION
+from .comparison import best_ranking
+from .confidence import Confidence
+from .ranking import RankedResult, Ranking
+from .space import thread_counts
+from .workers import WorkerPool, pool_size
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """One device: the kernel's screened ranking there and its best configuration, or why it cannot run the
+    kernel (``reason``; then ``ranking`` is None where the kernel was not ranked, or holds the error rows)."""
+
+    device: Device
+    family: Family
+    ranking: Ranking | None
+    threads: tuple[int, ...]  # the thread counts ranked (fewer than 1024 where 1024 cannot launch)
+    reason: str | None = None
+    factor: float | None = None  # time per update / the fastest device's; None where it cannot run
+
+    @property
+    def runs(self) -> bool:
+        return self.reason is None
+
+    @property
+    def best(self) -> RankedResult | None:
+        """The best configuration; None where the device cannot run the kernel."""
+        return self.ranking.best if self.runs and self.ranking is not None else None
+
+    @property
+    def performance_GLup_s(self) -> float:
+        return 0.0 if self.best is None else self.best.performance_GLup_s
+
+    @property
+    def time_s(self) -> float | None:
+        """The best configuration's time of one update of the domain (one launch; s)."""
+        best = self.best
+        return None if best is None or best.estimate is None else best.estimate.time_s
+
+    @property
+    def limiter(self) -> str | None:
+        return None if self.best is None else self.best.limiter
+
+    @property
+    def confidence(self) -> Confidence | None:
+        return None if self.best is None or self.ranking is None else self.ranking.confidence
+
+    @property
+    def unvalidated(self) -> tuple[str, ...]:
+        """The best configuration's access patterns outside what the model was validated on."""
+        best = self.best
+        return () if best is None or best.estimate is None else tuple(best.estimate.unvalidated)
+
+    def to_dict(self, rank: int | None) -> dict:
+        best, conf = self.best, self.confidence
+        return {"rank": rank, "device": self.device.id, "name": self.device.name,
+                "architecture": self.device.architecture, "validation": self.family.validation,
+                "measured": self.family.measured, "family": self.family.to_dict(), "runs": self.runs,
+                "reason": self.reason, "threads": list(self.threads),
+                "configurations": 0 if self.ranking is None else len(self.ranking.results),
+                "performance_GLup_s": self.performance_GLup_s if self.runs else None,
+                "time_s": self.time_s, "limiter": self.limiter, "factor": self.factor,
+                "unvalidated": list(self.unvalidated),
+                "best": None if best is None else best.data,
+                "confidence": None if conf is None else conf.to_dict()}
+
+
+@dataclass(frozen=True)
+class DeviceRanking:
+    """The devices sorted fastest first for one kernel and domain, those that cannot run it last."""
+
+    kernel: str
+    domain: tuple[int, int, int]
+    model: str
+    devices: tuple[DeviceResult, ...]
+
+    @property
+    def running(self) -> tuple[DeviceResult, ...]:
+        return tuple(d for d in self.devices if d.runs)
+
+    @property
+    def refused(self) -> tuple[DeviceResult, ...]:
+        return tuple(d for d in self.devices if not d.runs)
+
+    @property
+    def best(self) -> DeviceResult | None:
+        """The fastest device; None when no device can run the kernel."""
+        return self.running[0] if self.running else None
+
+    def to_dict(self) -> dict:
+        ranks = {id(d): i + 1 for i, d in enumerate(self.running)}
+        best = self.best
+        return {"kernel": self.kernel, "domain": list(self.domain), "cells": math.prod(self.domain),
+                "model": self.model, "best": None if best is None else best.device.id,
+                "devices": [d.to_dict(ranks.get(id(d))) for d in self.devices],
+                "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
+
+
+def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Iterable[int] | None = None,
+                 folding: Iterable[Sequence[int]] = ((1, 1, 1),), domain: Sequence[int] | None = None, *,
+                 registers: int | None = None, model: str | None = None, executor: Executor | None = None,
+                 jobs: int | None = None, progress: Callable[[int, int], None] | None = None) -> DeviceRanking:
+    """The kernel's best configuration on each device, the devices sorted fastest first (module docstring).
+
+    ``threads``, ``folding``, ``registers`` and ``model`` are those of :func:`~warpspeed.studies.ranking.rank`,
+    for every device; ``threads=None`` ranks blocks of 1024 threads, or where they cannot launch the largest
+    power of two that can. ``domain`` resolves the kernel for it. ``executor``: any Executor; by default a local
+    process pool of ``jobs`` workers (all cores), or this process for ``jobs=1``. ``progress(done, total)``
+    counts devices."""
+    model = performance_model(model).name
+    k = kernel_for(kernel, domain)
+    devs = [device_given(d) for d in devices]
+    if not devs:
+        raise InputError("rank_devices needs at least one device.")
+    ids = [d.id for d in devs]
+    if len(set(ids)) < len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise InputError(f"devices {', '.join(twice)} given more than once; give each device once.")
+    counts = None if threads is None else tuple(thread_counts(threads))
+    foldings = [tuple(f) for f in folding]
+    fit = [_fits(k, d) for d in devs]
+    todo = [i for i, why in enumerate(fit) if why is None]
+    tasks = [(k, devs[i], counts, foldings, registers, model) for i in todo]
+    done: dict[int, tuple[Ranking, tuple[int, ...]]] = {}
+    total = len(devs)
+
+    def report() -> None:
+        if progress is not None:
+            progress(len(done) + len(devs) - len(todo), total)
+
+    report()
+    if executor is None and pool_size(jobs, len(tasks)) <= 1:
+        for i, task in zip(todo, tasks, strict=True):
+            done[i] = best_ranking(*task)
+            report()
+    else:
+        _in_pool(todo, tasks, done, executor, jobs, report)
+    results = [_result(devs[i], fit[i], done.get(i), counts) for i in range(len(devs))]
+    running = sorted((r for r in results if r.runs), key=lambda r: r.time_s)  # stable: equal times keep the order
+    if running:
+        fastest = running[0].time_s
+        running = [replace(r, factor=r.time_s / fastest) for r in running]
+    return DeviceRanking(k.name, k.domain, model, (*running, *(r for r in results if not r.runs)))
+
+
+def _in_pool(todo: list[int], tasks: list[tuple], done: dict, executor: Executor | None, jobs: int | None,
+             report: Callable[[], None]) -> None:
+    """Each device's best ranking as a task of ``executor`` or of a local pool of ``jobs`` workers."""
+
+    def collect(futures: dict) -> None:
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            report()
+
+    if executor is None:
+        with WorkerPool(pool_size(jobs, len(tasks))) as pool:
+            collect(dict(zip(pool.submit_all(best_ranking, tasks), todo, strict=True)))
+        return
+    futures = {executor.submit(best_ranking, *task): i for i, task in zip(todo, tasks, strict=True)}
+    try:
+        collect(futures)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+
+
+def _fits(k: Kernel, dev: Device) -> str | None:
+    """Why the kernel's arrays cannot be held in the device's memory; None if they can (or no capacity is
+    recorded)."""
+    if dev.dram_size_bytes is not None and k.footprint_bytes > dev.dram_size_bytes:
+        return (f"the arrays need {k.footprint_bytes / 1e9:.4g} GB, more than the {dev.dram_size_bytes / 1e9:.4g} GB "
+                f"of its memory (dram_size)")
+    return None
+
+
+def _result(dev: Device, too_large: str | None, ranked: tuple[Ranking, tuple[int, ...]] | None,
+            counts: tuple[int, ...] | None) -> DeviceResult:
+    family = device_family(dev)
+    if too_large is not None or ranked is None:
+        return DeviceResult(dev, family, None, () if counts is None else counts, too_large or "not ranked")
+    ranking, used = ranked
+    if ranking.best.error:
+        return DeviceResult(dev, family, ranking, used, f"no block can launch: {ranking.best.error}")
+    return DeviceResult(dev, family, ranking, used)
+
+
+__all__ = ["DeviceRanking", "DeviceResult", "rank_devices"]
