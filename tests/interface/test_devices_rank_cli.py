@@ -111,3 +111,33 @@ def test_the_device_list_shows_each_devices_family_and_validation(capsys):
     assert "blackwell" in row and "assumed from hopper" in row
     doc = json.loads(run(capsys, "devices", "--format", "json")[1])
     assert next(d for d in doc if d["id"] == H100)["family"]["status"] == "measured"
+
+
+def test_the_plot_has_one_bar_per_running_device_fastest_on_top_hatched_where_not_measured(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from matplotlib.colors import to_rgba
+
+    from warpspeed.render import plots
+
+    r = warpspeed.rank_devices("copy", [A100, H100, "B300"], domain=(2048, 2048, 2048), jobs=1)
+    assert [x.runs for x in r.devices] == [True, False, False]  # 137 GB: only the B300 holds them
+    r2 = warpspeed.rank_devices("star3d-r1", [A100, H100, B200], threads=256, domain=(128, 128, 64), jobs=1)
+    for result in (r, r2):
+        ax = plots.devices_plot(result).axes[0]
+        bars = ax.patches
+        running = result.running
+        assert len(bars) == len(running)
+        assert [b.get_width() for b in bars] == pytest.approx([x.performance_GLup_s for x in running])
+        assert [b.get_y() + b.get_height() / 2 for b in bars] == sorted(
+            (b.get_y() + b.get_height() / 2 for b in bars), reverse=True)  # the fastest on top
+        for b, x in zip(bars, running, strict=True):
+            assert b.get_facecolor() == to_rgba(plots.limiter_color(x.limiter))
+            assert (b.get_hatch() == "//") is (not x.family.measured)
+        assert [t.get_text() for t in ax.get_yticklabels()] == [x.device.id for x in result.devices]
+        texts = [t.get_text() for t in ax.texts]
+        assert sum(t.startswith("cannot run: the arrays need 137.4 GB") for t in texts) == len(result.refused)
+    target = tmp_path / "devices.png"
+    code, out, err = run(capsys, "plot", "devices", "star3d-r1", "--device", H100, "--device", A100, *SMALL, "-o",
+                         str(target))
+    assert code == 0, err
+    assert out.strip() == f"wrote {target}" and target.read_bytes()[:4] == b"\x89PNG"

@@ -45,12 +45,15 @@ def _parser() -> argparse.ArgumentParser:
                                                     "measured or hybrid)"))
     _compare_options(sub.add_parser("compare", help="rank candidate kernels (or sequences of kernels) that do the "
                                                     "same work, each at its best block"))
-    pl = sub.add_parser("plot", help="plot a roofline, ranking, what-if sweep or projection (PNG, SVG or PDF)")
+    pl = sub.add_parser("plot", help="plot a roofline, ranking, what-if sweep, projection or the devices for a "
+                                     "kernel (PNG, SVG or PDF)")
     kinds = pl.add_subparsers(dest="plot", required=True, parser_class=_Parser)
     for kind, options, text in (("roofline", _estimate_options, "hierarchical roofline of one configuration"),
                                 ("ranking", _rank_options, "GLup/s per configuration, by limiter and block"),
                                 ("whatif", _whatif_options, "best GLup/s over a swept device key"),
-                                ("projection", _project_options, "per-limiter bars of two GPUs")):
+                                ("projection", _project_options, "per-limiter bars of two GPUs"),
+                                ("devices", _plot_devices_options, "the kernel's best GLup/s on each device (which "
+                                                                   "GPU), with its validation")):
         k = kinds.add_parser(kind, help=text)
         options(k, plot=True)
         if kind == "ranking":  # --top counts the chart's bars here, not the table's rows
@@ -131,18 +134,8 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--format", choices=("text", "json", "csv"), default="text",
                    help="text (default; for show: a listing in the keys of device files and --set, with units "
                         "and sources), json (the device description, for scripts) or csv (rank only)")
-    dr = d.add_argument_group("devices rank KERNEL: the kernel's best configuration on each device, fastest first")
-    dr.add_argument("--device", action="append", metavar="ID|FILE",
-                    help="a device to rank (repeatable; default: every shipped device)")
-    dr.add_argument("--threads", help="threads per block, N[,N...] (default 1024, or on a device where 1024 cannot "
-                                      "launch the largest power of two that can)")
-    dr.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
-                    help="thread folding (repeatable; default 1,1,1)")
-    dr.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
-    dr.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
-    dr.add_argument("--jobs", type=int, help="worker processes, one device each (default: all cores; 1 = in this "
-                                             "process)")
-    _model_option(dr)
+    _device_rank_options(d.add_argument_group("devices rank KERNEL: the kernel's best configuration on each "
+                                              "device, fastest first"))
     sv = sub.add_parser("serve", help="a local web page: type a kernel, pick a GPU and its overrides, see the "
                                       "estimate or a ranking (needs the 'web' extra)")
     sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine "
@@ -165,6 +158,26 @@ def _model_option(p) -> None:
     p.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL,
                    help=f"performance model: latency (roofline limits + memory parallelism + DRAM runs; the "
                         f"default) or roofline (the paper's four limiters) (default {DEFAULT_MODEL})")
+
+
+def _device_rank_options(g) -> None:
+    """The options of ``devices rank`` and ``plot devices``."""
+    g.add_argument("--device", action="append", metavar="ID|FILE",
+                   help="a device to rank (repeatable; default: every shipped device)")
+    g.add_argument("--threads", help="threads per block, N[,N...] (default 1024, or on a device where 1024 cannot "
+                                     "launch the largest power of two that can)")
+    g.add_argument("--folding", action="extend", nargs="+", metavar="X,Y,Z",
+                   help="thread folding (repeatable; default 1,1,1)")
+    g.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
+    g.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
+    g.add_argument("--jobs", type=int, help="worker processes, one device each (default: all cores; 1 = in this "
+                                            "process)")
+    _model_option(g)
+
+
+def _plot_devices_options(p, plot: bool = True) -> None:
+    p.add_argument("kernel", help="kernel TOML file or catalog name")
+    _device_rank_options(p)
 
 
 def _estimate_options(e, plot: bool = False) -> None:
@@ -581,6 +594,8 @@ def _plot(a) -> str:
         spec = a.sweep.partition("=")[2]
         log = True if spec.rstrip().endswith(":log") else False if ":" in spec else None  # None: the values tell
         fig = plots.whatif_plot(_whatif_points(a)[1], log=log, reference=device(a.device))
+    elif a.plot == "devices":
+        fig = plots.devices_plot(_device_ranking(a, a.kernel))
     else:
         _, p, m = _projection(a)
         fig = plots.projection_plot(p, m)
@@ -782,12 +797,24 @@ def _devices(a) -> str:
     return f"{a.target}: valid ({d.id}, {d.name})"
 
 
+def _device_ranking(a, kernel: str):
+    """The DeviceRanking of ``devices rank`` and ``plot devices``."""
+    from ..application.device_ranking import rank_devices
+
+    if a.jobs is not None and a.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
+    threads = None if a.threads is None else _threads(a.threads)
+    with progress_bar("rank devices", "devices") as bar:
+        return rank_devices(kernel, a.device, threads, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
+                            None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers,
+                            model=a.model, jobs=a.jobs, progress=bar)
+
+
 def _devices_rank(a) -> str:
     """``devices rank KERNEL``: the kernel's best configuration on each device (every shipped one by default)."""
     import csv
     import io
 
-    from ..application.device_ranking import rank_devices
     from ..render.device_ranking_report import (
         DEVICE_RANKING_CSV_COLUMNS,
         device_ranking_csv_rows,
@@ -797,13 +824,7 @@ def _devices_rank(a) -> str:
     if not a.target:
         raise InputError("warpspeed devices rank: give a kernel (catalog name or TOML file), e.g. `warpspeed devices "
                          "rank star3d-r4`.")
-    if a.jobs is not None and a.jobs < 1:
-        raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    threads = None if a.threads is None else _threads(a.threads)
-    with progress_bar("rank devices", "devices") as bar:
-        r = rank_devices(a.target, a.device, threads, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])],
-                         None if a.domain is None else _ints(a.domain, "--domain"), registers=a.registers,
-                         model=a.model, jobs=a.jobs, progress=bar)
+    r = _device_ranking(a, a.target)
     if a.format == "json":
         return json.dumps(r.to_dict(), indent=2)
     if a.format == "csv":

@@ -1,6 +1,7 @@
 """Plots (optional extra ``warpspeed[plot]``): hierarchical roofline, ranking chart, what-if curves,
-projection bars, and the model against measurements (validation, calibration). Each function returns a
-matplotlib ``Figure`` (no pyplot, no global state); save it with :func:`save` or ``fig.savefig``.
+projection bars, the devices for a kernel (which GPU), and the model against measurements (validation,
+calibration). Each function returns a matplotlib ``Figure`` (no pyplot, no global state); save it with
+:func:`save` or ``fig.savefig``.
 
 Conventions:
 - Limiters have fixed colours: FP red, L1 orange, L2 green, DRAM blue (errors grey).
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ranking_label", "RANKING_TOP",
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
-           "FORMATS", "new_figure", "validation_plot", "calibration_plot"]
+           "FORMATS", "new_figure", "validation_plot", "calibration_plot", "devices_plot"]
 
 LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
                   None: "0.6"}
@@ -497,6 +498,47 @@ def projection_plot(projection, measured=None):
                  f"{projection.speedup:.2f}x (hatched: the binding limiter)", fontsize=10)
     ax.legend(fontsize=8, loc="best")
     ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def devices_plot(result):
+    """Which GPU for a kernel (a :class:`~warpspeed.studies.device_ranking.DeviceRanking`): one horizontal bar per
+    device, fastest on top, its length the best configuration's GLup/s, coloured by limiter, labelled with the
+    factor to the fastest and the best block. A device whose family's model data was not measured here is
+    hatched (a first estimate); one that cannot run the kernel has no bar, its reason in its place."""
+    devices = list(result.devices)
+    if not devices:
+        raise InputError("the device ranking is empty: nothing to plot.")
+    from matplotlib.patches import Patch
+
+    n = len(devices)
+    fig = new_figure(9.0, max(3.0, 0.32 * n + 1.6))
+    ax = fig.add_subplot()
+    ys = list(range(n))[::-1]  # the fastest on top
+    top = max((d.performance_GLup_s for d in devices), default=0.0) or 1.0
+    for y, d in zip(ys, devices, strict=True):
+        if not d.runs:
+            ax.annotate(f"cannot run: {d.reason}"[:110], (0.01 * top, y), va="center", fontsize=7, color="0.3")
+            continue
+        ax.barh([y], [d.performance_GLup_s], color=limiter_color(d.limiter), height=0.75,
+                hatch=None if d.family.measured else "//", edgecolor="white" if d.family.measured else "0.15",
+                linewidth=0.5)
+        ax.annotate(f" {d.performance_GLup_s:.3g}  x{d.factor:.2f}  {d.best.configuration.label}",
+                    (d.performance_GLup_s, y), va="center", fontsize=7)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([d.device.id for d in devices], fontsize=8)
+    ax.set_xlim(0, 1.35 * top)
+    ax.set_ylim(-0.6, n - 0.4)
+    ax.set_xlabel("performance at the best configuration (GLup/s); label: GLup/s, x fastest's time, best block")
+    dom = "x".join(map(str, result.domain))
+    ax.set_title(f"{result.kernel} ({dom} cells, {result.model} model) on {n} devices", fontsize=10)
+    running = [d for d in devices if d.runs]
+    present = [k for k in limiter_names(d.limiter for d in running) if any(d.limiter == k for d in running)]
+    handles = [Patch(color=limiter_color(k), label=f"{k}-bound") for k in present]
+    handles.append(Patch(facecolor="white", edgecolor="0.15", hatch="//",
+                         label="model data not measured on\nthis family (first estimate)"))
+    fig.legend(handles=handles, fontsize=8, loc="outside right upper", frameon=False)
+    ax.grid(True, axis="x", alpha=0.3)
     return fig
 
 
