@@ -151,6 +151,24 @@ def test_without_threads_a_kernel_that_cannot_launch_1024_gets_the_largest_power
     assert all(math.prod(k.best.configuration.block) == 512 for r in c.candidates for k in r.kernels)
 
 
+@pytest.mark.parametrize("registers, ranked", [(128, [512]), (148, [256]), (32, [1024])])
+def test_thread_counts_that_cannot_hold_one_block_per_sm_are_not_ranked(monkeypatch, registers, ranked):
+    """Without threads, a count whose single block needs more registers than an SM has is skipped before any
+    ranking (148 registers x 512 threads = 75,776 > 65,536): only the count chosen is ranked."""
+    import warpspeed.studies.comparison as comparison
+    counts: list[int] = []
+
+    def counting_rank(k, dev, threads, *args, **kwargs):
+        counts.extend(threads)
+        return real_rank(k, dev, threads, *args, **kwargs)
+
+    real_rank = comparison.rank
+    monkeypatch.setattr(comparison, "rank", counting_rank)
+    c = compare(["copy", "star3d-r1"], A100, registers=registers, domain=SMALL)
+    assert counts == ranked * 2
+    assert all(k.threads == tuple(ranked) for r in c.candidates for k in r.kernels)
+
+
 # -------------------------------------------------------------------------------------- the candidate syntax
 
 @pytest.mark.parametrize("text, kernels, updates", [

@@ -183,6 +183,16 @@ def occupancy(device: Device, threads_per_block: int, registers: int, shared_byt
     return Occupancy(blocks, limited_by, tuple(limits.items()), registers, registers_source)
 
 
+def registers_used(kernel: Kernel, registers: int | None = None) -> tuple[int, str]:
+    """The registers per thread a launch assumes and where they come from: ``registers`` given ("argument"),
+    else the kernel's own count ("kernel"), else :data:`DEFAULT_REGISTERS` ("default"). Not yet checked."""
+    if registers is not None:
+        return registers, "argument"
+    if kernel.registers is not None:
+        return kernel.registers, "kernel"
+    return DEFAULT_REGISTERS, "default"
+
+
 def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: Sequence[int] | None = None,
                 registers: int | None = None) -> Launch:
     """Validate a configuration against the device and derive grid, occupancy and the wave."""
@@ -204,12 +214,7 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         raise LaunchError(f"grid {list(grid)} (domain {list(dom)} / (block {list(blk)} x folding "
                           f"{list(fold)}), rounded up) has {g} blocks in {axis}; CUDA launches at most "
                           f"{most} (grid up to {list(MAX_GRID)}): use a larger block or folding in {axis}.")
-    if registers is not None:
-        regs, source = registers, "argument"
-    elif kernel.registers is not None:
-        regs, source = kernel.registers, "kernel"
-    else:
-        regs, source = DEFAULT_REGISTERS, "default"
+    regs, source = registers_used(kernel, registers)
     if isinstance(regs, bool) or not isinstance(regs, int) or regs < 1:
         raise InputError(f"registers must be a positive integer, got {regs!r}.")
     if regs > d.max_registers_per_thread:

@@ -29,6 +29,7 @@ from ..device import Device
 from ..errors import InputError
 from ..kernel import Kernel
 from ..model.inputs import device_given, kernel_for
+from ..model.launch import LaunchError, occupancy, registers_used
 from ..model.performance import performance_model
 from ..schemas import SCHEMA_VERSION
 from .confidence import LEVELS, RELATIVE_ERROR, Confidence
@@ -334,7 +335,7 @@ def best_ranking(k: Kernel, dev: Device, threads: tuple[int, ...] | None, foldin
     """A kernel's screened ranking (``screen=1``: its best is the full ranking's) and the thread counts ranked;
     with ``threads=None`` blocks of 1024 threads, halved until one can launch. The ranking's best is an error
     row when no block can launch (the caller says why)."""
-    counts = (1024,) if threads is None else tuple(threads)
+    counts = (_first_resident(k, dev, registers),) if threads is None else tuple(threads)
     r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     t = counts[0]
     while threads is None and r.best.error and t > dev.warp_size:
@@ -342,6 +343,25 @@ def best_ranking(k: Kernel, dev: Device, threads: tuple[int, ...] | None, foldin
         counts = (t,)
         r = rank(k, dev, counts, foldings, registers=registers, model=model, screen=1)
     return r, counts
+
+
+def _first_resident(k: Kernel, dev: Device, registers: int | None) -> int:
+    """The largest of 1024, 512, ... threads per block of which an SM holds one block with the kernel's
+    registers and shared memory: no ranking of a count that cannot launch at all (every block of it an error
+    row) is run only to be halved (a 148-register D3Q19 kernel: 1024 and 512 skipped). Counts that fail for
+    other reasons (grid size, block extents) are still found by ranking them."""
+    regs, source = registers_used(k, registers)
+    t = 1024
+    if isinstance(regs, bool) or not isinstance(regs, int) or regs < 1:
+        return t  # the ranking refuses it with its own message
+    while t > dev.warp_size:
+        try:
+            occupancy(dev, t, regs, k.shared_bytes_per_block, source)
+        except LaunchError:
+            t //= 2
+        else:
+            break
+    return t
 
 
 def _best_of(name: str, label: str, k: Kernel, dev: Device, threads, foldings, registers, model: str,
