@@ -30,7 +30,7 @@ from warpspeed.errors import InputError
 from warpspeed.units import format_quantity
 
 DEVICE_DIR = Path(warpspeed.__file__).parent / "devices"
-NOT_DEVICES = ("hit_rates.toml", "latency.toml", "families.toml", "links.toml")
+NOT_DEVICES = ("hit_rates.toml", "latency.toml", "families.toml", "links.toml", "compute_capabilities.toml")
 SHIPPED = sorted(p for p in DEVICE_DIR.glob("*.toml") if p.name not in NOT_DEVICES)
 KEYS = sorted(KEY_ATTRIBUTES)
 

@@ -12,7 +12,8 @@ SCHEMA_VERSION = 1
 PROVENANCE = ("spec", "measured", "derived", "assumed", "model", "override")
 HIT_RATE_FILE = "hit_rates.toml"
 LATENCY_FILE = "latency.toml"
-NOT_DEVICE_FILES = (HIT_RATE_FILE, LATENCY_FILE, "families.toml", "links.toml")  # data files beside the device files
+NOT_DEVICE_FILES = (HIT_RATE_FILE, LATENCY_FILE, "families.toml", "links.toml",  # data files beside the device files
+                    "compute_capabilities.toml")
 IDENTITY_KEYS = ("id", "name", "vendor", "architecture", "compute_capability")
 V = TypeVar("V")
 

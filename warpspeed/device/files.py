@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import InputError
 from ..units import MAGNITUDE, format_quantity, shown
 from .base import HIT_RATE_FILE, IDENTITY_KEYS, LATENCY_FILE, DeviceFileError, FrozenMap, suggest
+from .compute_capability import capability_problems
 from .consistency import consistency_problems
 from .description import Device, attribute_values
 from .families import FAMILY_FILE, family_curves, family_latency_values, hit_rate_families
@@ -151,6 +152,7 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
         if not spec.required and spec.key not in broken:
             attrs.setdefault(spec.attr, None)
     problems += consistency_problems(attrs)
+    problems += capability_problems(doc.get("compute_capability"), attrs)  # a complete file: a real GPU's limits
     if problems:
         raise DeviceFileError(where, problems)
     assert family is not None  # a file without a text architecture has a problem above
