@@ -2,7 +2,8 @@
 
 Routes: ``GET /`` (the page), ``GET /api/devices``, ``GET /api/kernels``, ``POST /api/check`` (a kernel's
 TOML text), ``POST /api/estimate``, ``POST /api/rank``, ``POST /api/plot`` (roofline or ranking, PNG as
-base64) and ``POST /api/whatif`` (a sweep of one device key). Answers are strict JSON (a number that is not
+base64), ``POST /api/whatif`` (a sweep of one device key) and ``POST /api/devices-rank`` (which GPU: the
+kernel's best configuration on each shipped device). Answers are strict JSON (a number that is not
 finite is ``null``). Every error is ``{"error": message, "part": part}``, the part being ``kernel``,
 ``device`` or ``launch`` (the page's three boxes) or ``request`` (the HTTP request itself):
 
@@ -227,6 +228,10 @@ def _api_routes(app: Any, limit: float | None) -> None:
     def whatif() -> Any:
         doc = _body()
         return _answer(service.whatif_doc(service.query_from_json(doc), _field(doc, "sweep"), limit))
+
+    @app.post("/api/devices-rank")
+    def devices_rank() -> Any:
+        return _answer(service.devices_rank_doc(_body(), limit))
 
 
 def _error_handlers(app: Any) -> None:

@@ -8,7 +8,7 @@ ever read: a path is refused before anything is opened. Every request's work is 
 (sizes of texts and lists, accesses of a kernel, generated ones included, block shapes of a ranking, values
 of a sweep) and stopped at the request's time limit, checked between its stages. Error messages name the
 page's fields, not the command line's flags. Every answer carries the equivalent command line, so what the
-page shows can be reproduced with ``warpspeed estimate`` or ``warpspeed rank``.
+page shows can be reproduced with ``warpspeed estimate``, ``warpspeed rank`` or ``warpspeed devices rank``.
 """
 
 from __future__ import annotations
@@ -29,11 +29,15 @@ MAX_RANK_CONFIGURATIONS = 400  # configurations one ranking may hold (a request 
 RANK_TIME_LIMIT_S = 20.0  # a request still working after this is stopped and refused (every kind of request)
 RANK_TOP_MAX = 50
 MAX_SWEEP_POINTS = 8  # device values one what-if request sweeps
+MAX_RANK_DEVICES = 32  # devices one device ranking (which GPU) may name; more than are shipped
 MAX_OVERRIDES = 64  # device keys one query overrides (there are fewer keys)
 MAX_LIST = 16  # numbers in one list field (block, folding, domain: 3; thread counts of a ranking)
 MAX_EXTENT = 1 << 31  # the largest number a list field takes (larger is no GPU's launch or domain)
 MODELS = ("latency", "roofline")
 PLOTS = ("roofline", "ranking")
+DEVICE_RANK_FIELDS = frozenset({"kernel", "toml", "domain", "folding", "model", "threads", "devices"})
+"""What a device ranking reads: the kernel, the launch fields but the block, and the devices (no overrides: they
+change one device)."""
 
 
 # the command line's flags, as the page's fields are called: messages shared with the CLI name flags
@@ -450,6 +454,100 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
         pass
     doc["command"] = command(q, "whatif", sweep)
     return doc
+
+
+def _rank_devices_list(value: object) -> tuple[str, ...] | None:
+    """The ``devices`` field of a device ranking: shipped ids (no paths), at most :data:`MAX_RANK_DEVICES`; absent,
+    null or empty: every shipped device."""
+    if value is None or value == []:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_RANK_DEVICES or not all(
+            isinstance(v, str) and v.strip() and len(v) <= 200 for v in value):
+        raise PageError("device", f"devices: a list of at most {MAX_RANK_DEVICES} shipped device ids (e.g. "
+                                  f"[\"H100-SXM5-80GB\", \"B200\"]), or none for every shipped device; got "
+                                  f"{_short(value)}.")
+    from ..device.builtin import looks_like_path
+
+    ids = tuple(v.strip() for v in value)
+    for i in ids:
+        if looks_like_path(i) or _looks_like_path(i):
+            raise PageError("device", f"devices: {_short(i)} is a file path; the page reads no files: give shipped "
+                                      "device ids.")
+        if "+" in i:
+            raise PageError("device", f"devices: {_short(i)}: give shipped device ids as they are; a device ranking "
+                                      "takes no overrides (estimate or rank one device to see an override's effect).")
+    if len(set(ids)) < len(ids):
+        raise PageError("device", f"devices: {_short(next(i for i in ids if ids.count(i) > 1))} is named twice; name "
+                                  "each device once.")
+    return ids
+
+
+def _device_rank_command(q: Query, devices: tuple[str, ...] | None, threads: tuple[int, ...] | None) -> str:
+    """``warpspeed devices rank`` with the request's fields (``kernel.toml``: the page's TOML text, saved)."""
+    args = ["warpspeed", "devices", "rank", q.kernel if q.toml is None else "kernel.toml"]
+    for d in devices or ():
+        args += ["--device", d]
+    if threads is not None:
+        args += ["--threads", ",".join(map(str, threads))]
+    if q.folding != (1, 1, 1):
+        args += ["--folding", ",".join(map(str, q.folding))]
+    if q.domain is not None:
+        args += ["--domain", ",".join(map(str, q.domain))]
+    if q.model != "latency":
+        args += ["--model", q.model]
+    return shlex.join([*args, "--format", "json"])
+
+
+def devices_rank_doc(doc: object, time_limit_s: float | None = None,
+                     clock: Callable[[], float] = time.monotonic) -> dict:
+    """Which GPU for the request's kernel: its best configuration on each shipped device (or the ``devices``
+    named), as ``warpspeed devices rank --format json`` gives it, with the text's headline, the chart when plots
+    are installed, and the command line. Without ``threads``: blocks of 1024 threads, fewer on a device where they
+    cannot launch. Stopped at the time limit between devices."""
+    from ..application.device_ranking import rank_devices, resolve_devices
+    from ..render.device_ranking_report import device_ranking_headline
+    from ..studies.space import block_shapes
+
+    if not isinstance(doc, Mapping):
+        raise PageError("launch", "the request is a JSON object of the page's fields.")
+    if doc.get("overrides"):
+        raise PageError("device", "overrides: a device ranking takes the shipped devices as they are; estimate or "
+                                  "rank one device to see an override's effect.")
+    deadline = Deadline(time_limit_s, clock)
+    devices = _rank_devices_list(doc.get("devices"))
+    threads = None if doc.get("threads") is None else _ints(doc, "threads", "launch", None)
+    q = query_from_json({k: v for k, v in doc.items() if k in DEVICE_RANK_FIELDS} | {"device": "-"})
+    shapes = len(block_shapes(threads or (1024,)))
+    if shapes > MAX_RANK_CONFIGURATIONS:
+        asked = ",".join(map(str, threads)) if threads else "1024 (the default)"
+        raise RankingTooLarge("launch", f"threads {asked}: {shapes} block shapes, more than the "
+                                        f"{MAX_RANK_CONFIGURATIONS} one request ranks; rank them with the command "
+                                        "line.")
+    kernel = kernel_of(q, deadline)
+    try:
+        devs = resolve_devices(devices)
+    except InputError as err:
+        raise PageError("device", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("device", "a device", err) from None
+    deadline.check("device ranking")
+    try:
+        r = rank_devices(kernel, devs, threads, (q.folding,), model=q.model, jobs=1,
+                         progress=lambda done, total: deadline.check("device ranking"))
+    except InputError as err:
+        raise PageError("launch", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("launch", "the device ranking", err) from None
+    out: dict = {"ranking": r.to_dict(), "headline": device_ranking_headline(r)}
+    deadline.check("device ranking")
+    try:
+        from ..render import plots
+
+        out["png"] = _png(plots.devices_plot(r))
+    except InputError:  # no matplotlib: the table alone
+        pass
+    out["command"] = _device_rank_command(q, devices, threads)
+    return out
 
 
 def check_doc(toml: object) -> dict:

@@ -151,6 +151,28 @@ async function rankNow() {
   } catch (err) { $("ranking").innerHTML = ""; $("confidence").innerHTML = ""; dropStale(); showError(err); }
 }
 
+// Which GPU: the kernel (catalog or TOML), domain, folding and model of the form; every shipped device, the
+// shipped devices as they are (overrides change one device), blocks of 1024 threads or fewer where they cannot launch
+async function devicesRankNow() {
+  const s = state(), body = {folding: s.folding, model: s.model};
+  for (const k of ["kernel", "toml", "domain"]) if (s[k] !== undefined) body[k] = s[k];
+  clearErrors();
+  $("devices-headline").textContent = "";
+  $("devices-ranking").innerHTML = "<tr><td>ranking every GPU…</td></tr>";
+  try {
+    const doc = await api("/api/devices-rank", body);
+    $("devices-headline").textContent = doc.headline;
+    table($("devices-ranking"), ["#", "GPU", "GLup/s", "time/update (s)", "limiter", "x best", "best block",
+                                 "confidence", "model data"],
+          doc.ranking.devices.map((d) => d.runs
+            ? [d.rank, d.device, d.performance_GLup_s, d.time_s, d.limiter, d.factor, d.best.block.join("x"),
+               d.confidence.level, d.validation]
+            : ["–", d.device, "cannot run: " + d.reason, null, null, null, null, null, d.validation]));
+    if (doc.png) showPlot(doc); else { $("plot").removeAttribute("src"); $("command").textContent = doc.command; }
+    $("json").textContent = JSON.stringify(doc.ranking, null, 2);
+  } catch (err) { $("devices-ranking").innerHTML = ""; dropStale(); showError(err); }
+}
+
 function showPlot(doc) { $("plot").src = "data:image/png;base64," + doc.png; $("command").textContent = doc.command; }
 
 async function plotNow(kind) {
@@ -194,6 +216,7 @@ async function init() {
   $("model").onchange = schedule;
   $("add-override").onclick = () => addOverride();
   $("rank").onclick = rankNow;
+  $("devices-rank").onclick = devicesRankNow;
   $("sweep-run").onclick = sweepNow;
   $("plot-roofline").onclick = () => plotNow("roofline");
   $("plot-ranking").onclick = () => plotNow("ranking");
