@@ -26,8 +26,9 @@ H100, A100 = "H100-SXM5-80GB", "A100-SXM4-40GB"
 ESTIMATE_KEYS_V1 = ["kernel", "device", "block", "folding", "domain", "occupancy", "l1_cycles_per_warp_lup",
                     "volumes_B_per_lup", "limiters_GLup_s", "performance_GLup_s", "limiter", "time_s", "grid",
                     "registers", "registers_source", "occupancy_limits", "fields", "causes", "notes", "unvalidated",
-                    "warpspeed_version", "model", "performance_model", "wave_valid_lups", "workload",
-                    "schema_version"]  # wave_valid_lups and workload were added later (a new key keeps the version)
+                    "device_validation", "warpspeed_version", "model", "performance_model", "wave_valid_lups",
+                    "workload", "schema_version"]  # wave_valid_lups, workload and device_validation were added
+                                                   # later (a new key keeps the version)
 
 
 def _no_constants(token):

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..kernel import Kernel
 from .analysis import BlockStage, KernelAnalysis, shared_analysis
 from .counters import DEFAULT_COUNTER
+from .device_validation import device_validation
 from .dram import traffic_of_counts
 from .footprint import Instruction
 from .inputs import device_given, kernel_for
@@ -177,7 +178,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         wave_valid_lups=counts.valid_lups, workload=work, fields=fields, l1_capacity=bt.l1_capacity,
         layer_y=wt.layer_y, layer_z=wt.layer_z, partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
         performance=performance, notes=tuple(launch_notes(k, dev, launch, min(roof.values()))),
-        unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes))
+        unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes),
+        device_validation=device_validation(dev))
 
 
 __all__ = ["DOES_NOT_FIT", "Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "REGISTERS_UNKNOWN",

@@ -13,6 +13,7 @@ from ..device import FrozenMap
 from ..errors import InputError
 from ..schemas import SCHEMA_VERSION
 from .capacity import CacheReuse
+from .device_validation import DeviceValidation
 from .launch import Occupancy
 from .workload import Performance, Workload
 
@@ -71,6 +72,7 @@ class Estimate:
     performance: Performance
     notes: tuple[str, ...] = field(default=())
     unvalidated: tuple[str, ...] = ()  # why the access pattern lies outside the validated ones (confidence.py)
+    device_validation: DeviceValidation | None = None  # how far the device's model data was checked (estimate sets it)
 
     @property
     def l1_cycles_per_warp_lup(self) -> float:
@@ -132,7 +134,9 @@ class Estimate:
             "occupancy_limits": dict(self.occupancy.limits),
             "fields": {f.name: f.to_dict() for f in self.fields},
             "causes": {k: getattr(self, k).to_dict() for k in CAUSES},
-            "notes": list(self.notes), "unvalidated": list(self.unvalidated), "warpspeed_version": __version__,
+            "notes": list(self.notes), "unvalidated": list(self.unvalidated),
+            "device_validation": None if self.device_validation is None else self.device_validation.to_dict(),
+            "warpspeed_version": __version__,
             "model": self.model,
             "performance_model": self.performance.to_dict(),
             "wave_valid_lups": self.wave_valid_lups, "workload": self.workload.to_dict(),
@@ -158,7 +162,8 @@ class Estimate:
                 fields=tuple(FieldVolumes.from_dict(n, f) for n, f in d["fields"].items()),
                 limiters_GLup_s=FrozenMap({k: math.inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
                 performance=Performance.from_dict(d["performance_model"], d["performance_GLup_s"], d["limiter"]),
-                notes=tuple(d["notes"]), unvalidated=tuple(d["unvalidated"]), **causes)
+                notes=tuple(d["notes"]), unvalidated=tuple(d["unvalidated"]),
+                device_validation=DeviceValidation.from_dict(d["device_validation"]), **causes)
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"not an estimate document (docs/outputs.md): {type(e).__name__} {e}") from None
 

@@ -7,21 +7,25 @@ import textwrap
 from collections import Counter
 
 from ..studies.comparison import SEQUENCE_SEPARATOR, CandidateResult, Comparison, KernelChoice
-from .report import _num, _seconds
+from .report import _num, _seconds, validation_line
 
 MEASURE_SHOWN = 8
 """Configurations listed per kernel on the text's measure lines (the JSON lists them all)."""
 
 
 def comparison_headline(c: Comparison) -> str:
-    """``X is fastest; Y 3.4x slower, ...`` with the device and the domain, then the confidence's lines."""
+    """``X is fastest; Y 3.4x slower, ...`` with the device and the domain, a line where the device's model data
+    was never measured, then the confidence's lines."""
     best, rest = c.best, c.candidates[1:]
     d = "x".join(map(str, c.domain))
     slower = ", ".join(f"{r.name} {r.factor:.3g}x slower" for r in rest)
     head = (f"on {c.device}, per update of {d} cells: {best.name} is fastest "
             f"({_num(best.performance_GLup_s)} GLup/s, {best.limiter}-bound)" + (f"; {slower}" if slower else ""))
     conf = c.confidence
-    lines = [head, f"confidence: {conf.level}: {conf.reasons[0]}", *(f"  {r}" for r in conf.reasons[1:])]
+    launches = sum(len(m.configurations) for m in conf.measure)
+    first = validation_line(c.device, c.device_validation, launches)
+    lines = [head, *([first] if first else []), f"confidence: {conf.level}: {conf.reasons[0]}",
+             *(f"  {r}" for r in conf.reasons[1:])]
     per_candidate = Counter(m.candidate for m in conf.measure)
     for m in conf.measure:
         labels = [x.label for x in m.configurations]

@@ -6,14 +6,17 @@ from __future__ import annotations
 from ..measurement.measured import MeasuredProjection
 from ..model.levels import LEVELS
 from ..studies.projection import Projection
+from .report import validation_line
 
 
 def projection_lines(p: Projection) -> list[str]:
-    """The headline (speedup at the best configurations), each GPU's best with its limiter and volumes, the
-    reasons."""
+    """The headline (speedup at the best configurations), a line for each GPU whose model data was never
+    measured, each GPU's best with its limiter and volumes, the reasons."""
     s, t = p.source_best, p.target_best
     lines = [f"{p.kernel}: {p.target.id} is {p.speedup:.2f}x {p.source.id} "
              f"({t.performance_GLup_s:.3g} vs {s.performance_GLup_s:.3g} GLup/s at their best configurations)"]
+    lines += [line for line in (validation_line(dev.id, v) for dev, v in ((p.source, p.source_validation),
+                                                                        (p.target, p.target_validation))) if line]
     for r, dev in ((s, p.source), (t, p.target)):
         v = r.estimate.volumes_B_per_lup
         lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "

@@ -11,6 +11,7 @@ import numpy as np
 from ..file_frontend import kernel_files
 from ..measurement.calibration import Calibration
 from ..measurement.validation import GroupReport, volume_errors
+from ..model.device_validation import DeviceValidation
 from ..model.estimate import DOES_NOT_FIT, Estimate
 from ..model.latency import run_overhead_bytes
 from ..model.levels import LEVELS, VOLUME_LABELS
@@ -62,10 +63,18 @@ def estimate_summary(e: Estimate) -> str:
             f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
 
 
+def validation_line(device: str, validation: DeviceValidation | None, measure: int | None = None) -> str:
+    """The headline line of an answer on a device whose family's model data was not measured ('' on one whose
+    was): a first estimate, and how many configurations to measure where given."""
+    return "" if validation is None else validation.line(device, measure)
+
+
 def headline(e: Estimate) -> str:
-    """:func:`estimate_summary`, then a line for a domain that does not fit and one for each reason the access
-    pattern lies outside the validated ones (confidence.py)."""
-    return (estimate_summary(e)
+    """:func:`estimate_summary`, then a line for a device whose model data was never measured, one for a domain
+    that does not fit and one for each reason the access pattern lies outside the validated ones
+    (confidence.py)."""
+    first = validation_line(e.device, e.device_validation)
+    return (estimate_summary(e) + (f"\n{first}" if first else "")
             + "".join(f"\n{n}" for n in e.notes if n.startswith(DOES_NOT_FIT))
             + "".join(f"\nunvalidated: {reason}" for reason in e.unvalidated))
 
@@ -142,8 +151,9 @@ def ranking_headline(ranking, reference=None, reference_label: str | None = None
                          f"GLup/s ({where})")
     notes = [f"note: {n}" for n in best.estimate.notes if not n.startswith("registers per thread")]
     conf = ranking.confidence
+    first = validation_line(ranking.device, ranking.device_validation, len(conf.measure))
     trust = [f"confidence: {conf.level}: {conf.reasons[0]}", *(f"  {r}" for r in conf.reasons[1:])]
-    return "\n".join(["; ".join(parts), *trust, *notes])
+    return "\n".join(["; ".join(parts), *([first] if first else []), *trust, *notes])
 
 
 def ranking_table(ranking, top: int = 10) -> str:

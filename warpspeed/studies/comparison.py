@@ -12,9 +12,9 @@ another domain is refused unless its updates are given, which states the normali
 the compared domain its launches make).
 
 The confidence carries across candidates (:mod:`warpspeed.studies.confidence`): candidates predicted within
-the model's relative error of the fastest cannot be told apart, and a candidate whose ranking is
-``unvalidated`` may be far off; either way the comparison says so and names the candidates and blocks to
-measure.
+the model's relative error of the fastest cannot be told apart (5 %, or 20 % on a device whose family's model
+data was never measured: ``device_validation``), and a candidate whose ranking is ``unvalidated`` may be far
+off; either way the comparison says so and names the candidates and blocks to measure.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from .._version import __version__
 from ..device import Device
 from ..errors import InputError
 from ..kernel import Kernel
+from ..model.device_validation import DeviceValidation, device_validation
 from ..model.inputs import device_given, kernel_for
 from ..model.launch import LaunchError, occupancy, registers_used
 from ..model.performance import performance_model
 from ..schemas import SCHEMA_VERSION
-from .confidence import LEVELS, RELATIVE_ERROR, Confidence
+from .confidence import LEVELS, RELATIVE_ERROR, Confidence, resolution
 from .ranking import RankedResult, Ranking, rank
 from .space import Configuration, thread_counts
 
@@ -236,11 +237,19 @@ class Comparison:
     def best(self) -> CandidateResult:
         return self.candidates[0]
 
+    @property
+    def device_validation(self) -> DeviceValidation:
+        """How far the device's model data was checked (as its rankings' estimates carry it)."""
+        validation = self.best.kernels[0].ranking.device_validation
+        assert validation is not None  # compare() refuses a kernel whose best configuration cannot launch
+        return validation
+
     def to_dict(self) -> dict:
         return {"device": self.device, "domain": list(self.domain), "cells": math.prod(self.domain),
                 "model": self.model, "best": self.best.name,
                 "candidates": [c.to_dict(i + 1) for i, c in enumerate(self.candidates)],
-                "confidence": self.confidence.to_dict(), "warpspeed_version": __version__,
+                "confidence": self.confidence.to_dict(), "device_validation": self.device_validation.to_dict(),
+                "warpspeed_version": __version__,
                 "schema_version": SCHEMA_VERSION}
 
 
@@ -276,7 +285,8 @@ def compare(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]],
     results.sort(key=lambda r: r.time_per_update_s)  # stable: equal times keep the order given
     fastest = results[0].time_per_update_s
     results = [replace(r, factor=r.time_per_update_s / fastest) for r in results]
-    return Comparison(dev.id, ref, model, tuple(results), assess_candidates(results))
+    share = resolution(device_validation(dev)).relative_error  # wider where the device's data was not measured
+    return Comparison(dev.id, ref, model, tuple(results), assess_candidates(results, share))
 
 
 def candidates_of(candidates: Iterable[Candidate | KernelSpec | Sequence[KernelSpec]]) -> list[Candidate]:

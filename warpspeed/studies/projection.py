@@ -2,7 +2,9 @@
 
 Both devices are ranked over the same configuration space; the report compares the winners level by
 level (volumes, limiters) and also evaluates the source's best configuration on the target, since a
-configuration tuned for one GPU is what users carry over first.
+configuration tuned for one GPU is what users carry over first. Each device's validation (how far its family's
+model data was checked; :mod:`warpspeed.model.device_validation`) comes with it: a projection to or from a
+device whose data was never measured is a first estimate.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from ..device import Device
 from ..errors import InputError
 from ..kernel import Kernel
+from ..model.device_validation import DeviceValidation, device_validation
 from ..model.inputs import device_given, kernel_for
 from ..model.levels import LEVELS
 from ..model.roofline import LIMITERS
@@ -32,6 +35,14 @@ class Projection:
     source_best: RankedResult
     target_best: RankedResult
     carried_over: RankedResult  # the source's best configuration evaluated on the target
+
+    @property
+    def source_validation(self) -> DeviceValidation:
+        return device_validation(self.source)
+
+    @property
+    def target_validation(self) -> DeviceValidation:
+        return device_validation(self.target)
 
     @property
     def speedup(self) -> float:
@@ -80,7 +91,8 @@ class Projection:
                 "levels": {lvl: {"from_GLup_s": _finite(s.limiters_GLup_s[lvl]),
                                  "to_GLup_s": _finite(t.limiters_GLup_s[lvl])}
                            for lvl in LIMITERS},
-                "reasons": self.reasons(), "schema_version": SCHEMA_VERSION}
+                "reasons": self.reasons(), "from_validation": self.source_validation.to_dict(),
+                "to_validation": self.target_validation.to_dict(), "schema_version": SCHEMA_VERSION}
 
 
 def _finite(v: float) -> float | None:

@@ -21,6 +21,7 @@ from .._version import __version__
 from ..device import Device
 from ..errors import InputError, check_output_file
 from ..kernel import Kernel
+from ..model.device_validation import DeviceValidation, device_validation
 from ..model.estimate import Estimate, estimate, performance_bound
 from ..model.inputs import device_given, kernel_for
 from ..model.launch import triple
@@ -28,7 +29,7 @@ from ..model.levels import LEVELS
 from ..model.performance import performance_model
 from ..model.roofline import limiter_names
 from ..schemas import SCHEMA_VERSION
-from .confidence import RELATIVE_ERROR, Confidence, assess
+from .confidence import Confidence, assess, resolution
 from .space import (
     Configuration,
     block_shapes,
@@ -99,7 +100,7 @@ class RankedResult:
 class BoundedResult:
     """A configuration a screened ranking did not estimate in full: its performance is at most ``bound_GLup_s``
     (:func:`warpspeed.model.estimate.performance_bound`), below the ``screen``-th best of the ranking and more than
-    ``confidence.RELATIVE_ERROR`` below its best."""
+    the contenders' share below its best (:func:`warpspeed.studies.confidence.resolution`)."""
 
     configuration: Configuration
     bound_GLup_s: float
@@ -111,8 +112,8 @@ class BoundedResult:
 @dataclass(frozen=True)
 class Ranking:
     """Results sorted best first, with the inputs that produced them. A screened ranking (``screen`` = N)
-    estimates in full every configuration that can be among its N best or within ``confidence.RELATIVE_ERROR``
-    of the best; the others are ``bounded``."""
+    estimates in full every configuration that can be among its N best or within the contenders' share of the
+    best (:func:`warpspeed.studies.confidence.resolution`); the others are ``bounded``."""
 
     kernel: str
     device: str
@@ -132,6 +133,11 @@ class Ranking:
             counts[r.limiter or "error"] += 1
         return counts
 
+    @property
+    def device_validation(self) -> DeviceValidation | None:
+        """How far the device's model data was checked (its estimates carry it); None when nothing launches."""
+        return next((r.estimate.device_validation for r in self.results if r.estimate is not None), None)
+
     @cached_property
     def confidence(self) -> Confidence:
         """How far the order can be trusted: contenders, unvalidated access patterns, what to measure (assessed
@@ -146,6 +152,7 @@ class Ranking:
         out = {"kernel": self.kernel, "device": self.device, "configurations": len(self.results),
                "limiter_counts": self.limiter_counts, "best": self.to_dicts()[0] if self.results else None,
                "confidence": self.confidence.to_dict(),
+               "device_validation": None if self.device_validation is None else self.device_validation.to_dict(),
                "results": self.to_dicts(), "warpspeed_version": __version__, "schema_version": SCHEMA_VERSION}
         if self.screen is not None:  # a screened ranking: which configurations were only bounded
             out["screen"] = self.screen
@@ -359,6 +366,7 @@ class _Screening:
         self.bounds: dict[Configuration, float] = {}
         self.tightened: set[Configuration] = set()
         self.best = sorted((r.performance_GLup_s for r in done.values() if not r.error), reverse=True)[:n]
+        self.relative_error = resolution(device_validation(dev)).relative_error  # the contenders' share
 
     def check(self) -> None:
         if self.stop():
@@ -396,7 +404,7 @@ class _Screening:
         """Whether a bound keeps a configuration from the n best and the contenders of the best (with a margin
         for rounding: a bound may differ from the estimate in the last digits where it is reached)."""
         best = self.best
-        return len(best) == self.n and b < min(best[-1], best[0] * (1 - RELATIVE_ERROR)) * (1 - BOUND_MARGIN)
+        return len(best) == self.n and b < min(best[-1], best[0] * (1 - self.relative_error)) * (1 - BOUND_MARGIN)
 
     def by_bound(self, configs: list[Configuration]) -> list[Configuration]:
         return sorted(configs, key=lambda c: _by_bound(c, self.bounds[c]))
