@@ -11,12 +11,12 @@ import pytest
 
 import warpspeed
 from warpspeed import schemas
+from warpspeed.application.projection import project
 from warpspeed.model.device_validation import DeviceValidation, device_validation
 from warpspeed.render.compare_report import comparison_headline
 from warpspeed.render.projection_report import projection_lines
 from warpspeed.render.report import headline, ranking_headline
 from warpspeed.studies.confidence import MEASURED, UNMEASURED, assess
-from warpspeed.application.projection import project
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 H100_AS_BLACKWELL = dataclasses.replace(H100, id="H100-as-blackwell", architecture="blackwell")
