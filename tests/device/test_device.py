@@ -30,7 +30,9 @@ from warpspeed.device import (
 from warpspeed.errors import InputError
 
 IDS = ["V100-PCIe-32GB", "V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "A40", "L40S",
-       "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200"]
+       "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200",
+       "A100-PCIe-40GB", "A100-PCIe-80GB", "H100-NVL-94GB", "V100-PCIe-16GB", "V100-SXM2-16GB",
+       "B200", "GB200", "B300", "RTX-5090", "RTX-PRO-6000-Blackwell"]
 AMD_IDS = ["MI210", "MI250X-GCD", "MI300X"]
 DEVICE_DIR = ROOT / "warpspeed" / "devices"
 MiB = 2**20
@@ -47,7 +49,7 @@ def numeric_keys(dev: Device) -> list[str]:
 
 def test_device_ids_are_the_documented_ones():
     assert sorted(device_ids()) == sorted(IDS + AMD_IDS)
-    data_files = ("hit_rates.toml", "latency.toml", "families.toml", "links.toml")
+    data_files = ("hit_rates.toml", "latency.toml", "families.toml", "links.toml", "compute_capabilities.toml")
     assert sorted(p.stem for p in DEVICE_DIR.glob("*.toml") if p.name not in data_files) == sorted(IDS + AMD_IDS)
 
 
@@ -191,8 +193,8 @@ def test_lookup_case_insensitive_and_unique_prefix(text):
 
 
 def test_lookup_errors_name_the_culprit():
-    with pytest.raises(InputError, match="'B200'.*GH200") as info:
-        device("B200")
+    with pytest.raises(InputError, match="'B100'.*B200") as info:
+        device("B100")
     assert "A100-SXM4-40GB" in str(info.value)       # lists the valid ids
     with pytest.raises(InputError, match="ambiguous.*A100-SXM4-40GB, A100-SXM4-80GB"):
         device("A100")
@@ -357,7 +359,7 @@ def test_base_file_architecture_and_name(tmp_path):
 @pytest.mark.parametrize(("body", "text"), [
     ('base = "A40"\nl2_sise = "1MiB"\n', "'l2_sise'"),
     ('base = "A40"\nl2_size = "1MIB"\n', "l2_size"),
-    ('base = "B200"\n', "B200"),
+    ('base = "B100"\n', "B100"),
     ('base = "missing.toml"\n', "does not exist"),
     ('base = "A40"\ndram_bw.value = "1GB/s"\ndram_bw.sauce = "x"\n', "sauce"),
     ('base = "A40"\n[hit_rates.l3]\na = 1\nb = 0\nc = 0\nsource = "x"\n', "'l3'"),
