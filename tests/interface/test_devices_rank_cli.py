@@ -49,6 +49,21 @@ def test_text_names_the_fastest_the_validation_and_one_row_per_device(capsys):
         assert " ".join(row[9:]) == x.family.validation
 
 
+def test_text_lists_the_devices_that_cannot_run_it_last_with_the_reason(capsys):
+    out = _rank(capsys, "copy", "--device", H100, "--device", "B300", "--domain", "2048,2048,2048", "--jobs", "1")
+    lines = out.splitlines()
+    assert lines[0].endswith("; 1 device ranked, 1 cannot run it")
+    assert lines[1].startswith("validation: 1 of 1 device has model data never measured here") and \
+        lines[1].endswith("its row is a first estimate; measured: none")
+    table = lines[lines.index("") + 1:]
+    assert table[1].split()[:2] == ["1", "B300"] and table[2].split()[:3] == ["-", H100, "-"]
+    assert table[2].split()[-1] == "measured"
+    assert " ".join(out.split()).count(f"{H100} cannot run it: the arrays need 137.4 GB, more than the 80 GB of its "
+                                       "memory (dram_size)") == 1
+    out = _rank(capsys, "copy", "--device", H100, "--domain", "2048,2048,2048", "--jobs", "1")
+    assert out.splitlines()[0] == "copy, domain 2048x2048x2048 (latency model): no device given can run it"
+
+
 def test_json_validates_against_its_schema_and_every_key_is_described(capsys):
     # the copy of 2048^3 cells does not fit an H100 (80 GB): a refused entry is in the document too
     doc = json.loads(_rank(capsys, "copy", "--device", H100, "--device", "B300", "--domain", "2048,2048,2048",

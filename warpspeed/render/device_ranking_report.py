@@ -27,21 +27,26 @@ def device_ranking_headline(r: DeviceRanking) -> str:
         if len(r.running) > 1:
             nxt = r.running[1]
             head += f"; next {nxt.device.id} {nxt.factor:.3g}x slower"
-        head += f"; {len(r.running)} devices ranked"
-    if r.refused:
-        head += f", {len(r.refused)} cannot run it"
+        head += f"; {_count(len(r.running), 'device')} ranked"
+        if r.refused:
+            head += f", {len(r.refused)} cannot run it"
     lines = [head]
     measured = [d.device.id for d in r.running if d.family.measured]
     others = len(r.running) - len(measured)
     if others:
-        lines.append(f"validation: {others} of {len(r.running)} devices have model data never measured here (published "
-                     f"elsewhere or assumed from another family): their rows are first estimates; measured: "
-                     f"{', '.join(measured) or 'none'}")
+        lines.append(f"validation: {others} of {_count(len(r.running), 'device')} {'has' if others == 1 else 'have'} "
+                     f"model data never measured here (published elsewhere or assumed from another family): "
+                     f"{'its row is a first estimate' if others == 1 else 'their rows are first estimates'}; "
+                     f"measured: {', '.join(measured) or 'none'}")
     elif r.running:
         lines.append("validation: every device's model data was measured here")
     if best is not None and best.confidence is not None and best.confidence.level != "confident":
         lines.append(f"confidence on {best.device.id}: {best.confidence.level}: {best.confidence.reasons[0]}")
     return "\n".join(lines)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
 
 
 def _row(i: str, d: DeviceResult, width: int) -> str:
