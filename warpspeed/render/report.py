@@ -70,12 +70,13 @@ def validation_line(device: str, validation: DeviceValidation | None, measure: i
 
 
 def headline(e: Estimate) -> str:
-    """:func:`estimate_summary`, then a line for a device whose model data was never measured, one for a domain
-    that does not fit and one for each reason the access pattern lies outside the validated ones
+    """:func:`estimate_summary`, then a line for a domain that does not fit, one for a device whose model data
+    was never measured and one for each reason the access pattern lies outside the validated ones
     (confidence.py)."""
     first = validation_line(e.device, e.device_validation)
-    return (estimate_summary(e) + (f"\n{first}" if first else "")
+    return (estimate_summary(e)
             + "".join(f"\n{n}" for n in e.notes if n.startswith(DOES_NOT_FIT))
+            + (f"\n{first}" if first else "")
             + "".join(f"\nunvalidated: {reason}" for reason in e.unvalidated))
 
 
