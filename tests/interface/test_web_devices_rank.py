@@ -2,16 +2,22 @@
 (no file paths, no overrides, bounded lists, the time limit), and the page's logic under node."""
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 
+import jsonschema
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("flask")
 
 from paths import ROOT  # noqa: E402
 from test_web_page_js import HARNESS  # noqa: E402
 
+from warpspeed import schemas  # noqa: E402
 from warpspeed.device import device_ids  # noqa: E402
 from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
@@ -141,3 +147,56 @@ def test_the_page_shows_the_table_and_chart_and_a_failure_leaves_neither(tmp_pat
     failed = seen["failed"]
     assert failed["plot"] is None and failed["command"] == "" and failed["table"] == ""
     assert failed["launch_error"] == "the device ranking ran past 20 s"
+
+
+_opened: dict = {}  # while the fuzz below runs: "bait" -> the bait folder, "seen" -> bait files opened
+
+
+def _audit(event: str, args: tuple) -> None:
+    bait = _opened.get("bait")
+    if bait and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
+        path = os.path.abspath(os.fsdecode(args[0]))
+        if path.startswith(bait + os.sep):
+            _opened["seen"].append(path)
+
+
+TEXTS = st.sampled_from([H100, A100, B200, "H100", "H100-FOO", "secret.toml", "./secret.toml", "~/x", "/etc/passwd",
+                         "C:\\x", "..", "copy", "star3d-r1", "", " ", "\x00", "H100-SXM5-80GB+l2_size=1MiB", "a" * 300])
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2**40), st.floats(allow_nan=False, allow_infinity=False),
+                   TEXTS, st.lists(TEXTS, max_size=3), st.lists(st.integers(-1, 4096), max_size=4),
+                   st.dictionaries(TEXTS, st.integers(), max_size=2))
+FIELDS = ("kernel", "toml", "domain", "folding", "model", "threads", "devices", "overrides", "block", "top")
+
+
+FUZZ_EXAMPLES = int(os.environ.get("WS_FUZZ_EXAMPLES", "80"))  # a longer run: WS_FUZZ_EXAMPLES=600
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=6),
+       devices=st.lists(st.sampled_from([H100, A100, "B300"]), min_size=1, max_size=2, unique=True))
+def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_ranking_and_no_named_file_is_read(
+        client, tmp_path, monkeypatch, body, devices):
+    (tmp_path / "secret.toml").write_text('name = "secret"\n')
+    monkeypatch.chdir(tmp_path)  # relative names in the request would find the bait here
+    if not body.get("devices"):
+        body["devices"] = devices  # every shipped device takes seconds: tested once above
+    body.setdefault("domain", "64,64,32")
+    body.setdefault("kernel", "copy")
+    if not _opened.get("hooked"):  # once: an audit hook cannot be removed (this one looks only while asked)
+        sys.addaudithook(_audit)
+        _opened["hooked"] = True
+    _opened.update(bait=str(tmp_path), seen=[])
+    try:
+        r = client.post("/api/devices-rank", json=body)
+    finally:
+        seen, _opened["bait"] = list(_opened["seen"]), None
+    doc = r.get_json()
+    event(f"status {r.status_code}" + ("" if r.status_code == 200 else f" ({doc['part']})"))
+    assert not seen, seen
+    assert r.status_code in (200, 400, 422), (r.status_code, body, doc)
+    if r.status_code == 200:
+        jsonschema.Draft202012Validator(schemas.load("device_ranking")).validate(doc["ranking"])
+        assert doc["command"].startswith("warpspeed devices rank ")
+    else:
+        assert set(doc) == {"error", "part"} and doc["part"] in ("kernel", "device", "launch"), doc
+        assert "Traceback" not in doc["error"] and len(doc["error"]) < 2000
