@@ -143,6 +143,7 @@ def test_the_page_shows_the_table_and_chart_and_a_failure_leaves_neither(tmp_pat
     ok = seen["ok"]
     assert ok["plot"] == "data:image/png;base64,DDDD" and ok["headline"] == "star3d-r4 ...: fastest on B200"
     assert "<td>B200</td>" in ok["table"] and "<td>32x8x4</td>" in ok["table"] and "assumed from hopper" in ok["table"]
+    assert "<td>1.24 ms</td>" in ok["table"]  # the time with its unit
     assert "cannot run: the arrays need &lt;b&gt;137 GB&lt;/b&gt;" in ok["table"]  # text, never markup
     failed = seen["failed"]
     assert failed["plot"] is None and failed["command"] == "" and failed["table"] == ""
@@ -200,3 +201,47 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_ranking_and_no_name
     else:
         assert set(doc) == {"error", "part"} and doc["part"] in ("kernel", "device", "launch"), doc
         assert "Traceback" not in doc["error"] and len(doc["error"]) < 2000
+
+
+@pytest.fixture
+def server():
+    """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
+    import threading
+
+    from warpspeed.web.app import make_page_server
+
+    srv = make_page_server("127.0.0.1", 0, create_app())
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (CI installs Debian's)")
+def test_which_gpu_in_a_browser(server, tmp_path):
+    """Pick a kernel and a domain, press "Which GPU?": one row per shipped GPU, the fastest first, as the API says."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server + "/")
+        page.select_option("#kernel", "star3d-r1")
+        page.fill("#domain", "128,128,64")
+        page.click("#devices-rank")
+        page.wait_for_function("n => document.querySelectorAll('#devices-ranking tr').length === n + 1",
+                               arg=len(device_ids()), timeout=120000)
+        rows = page.eval_on_selector_all("#devices-ranking tr", "rows => rows.map((r) => r.innerText)")
+        headline = page.inner_text("#devices-headline")
+        page.screenshot(path=str(tmp_path / "which-gpu.png"), full_page=True)
+        browser.close()
+    api = create_app().test_client().post("/api/devices-rank", json={"kernel": "star3d-r1",
+                                                                     "domain": "128,128,64"}).get_json()
+    first = api["ranking"]["devices"][0]
+    assert rows[1].split("\t")[:2] == ["1", first["device"]] and headline.split() == api["headline"].split()
+    assert rows[1].split("\t")[-1] == first["validation"]

@@ -80,6 +80,14 @@ function fmt(v) {
   return Math.abs(v) >= 100 ? v.toFixed(0) : v.toPrecision(3);
 }
 
+function seconds(t) {  // a time with its unit, as the command line's tables write it
+  if (t === null || t === undefined) return null;
+  for (const [unit, scale] of [["s", 1], ["ms", 1e-3], ["us", 1e-6]]) {
+    if (t >= scale) return (t / scale).toPrecision(3) + " " + unit;
+  }
+  return (t / 1e-9).toPrecision(3) + " ns";
+}
+
 function table(el, head, rows, binding) {
   el.innerHTML = "<tr>" + head.map((h) => `<th>${h}</th>`).join("") + "</tr>" +
     rows.map((r) => `<tr${r[0] === binding ? ' class="binding"' : ""}>` + r.map((c) => `<td>${esc(fmt(c))}</td>`).join("") +
@@ -162,11 +170,11 @@ async function devicesRankNow() {
   try {
     const doc = await api("/api/devices-rank", body);
     $("devices-headline").textContent = doc.headline;
-    table($("devices-ranking"), ["#", "GPU", "GLup/s", "time/update (s)", "limiter", "x best", "best block",
+    table($("devices-ranking"), ["#", "GPU", "GLup/s", "time/update", "limiter", "x best", "best block",
                                  "confidence", "model data"],
           doc.ranking.devices.map((d) => d.runs
-            ? [d.rank, d.device, d.performance_GLup_s, d.time_s, d.limiter, d.factor, d.best.block.join("x"),
-               d.confidence.level, d.validation]
+            ? [d.rank, d.device, d.performance_GLup_s, seconds(d.time_s), d.limiter, d.factor,
+               d.best.block.join("x"), d.confidence.level, d.validation]
             : ["–", d.device, "cannot run: " + d.reason, null, null, null, null, null, d.validation]));
     if (doc.png) showPlot(doc); else { $("plot").removeAttribute("src"); $("command").textContent = doc.command; }
     $("json").textContent = JSON.stringify(doc.ranking, null, 2);
