@@ -22,6 +22,14 @@ AMDGPU_IDS = "X11Libre/drm data/amdgpu.ids"
 #: (reported name, the shipped device it denotes, where the name was reported)
 REPORTED = [
     # the boards this release adds
+    ("NVIDIA A100-PCIE-40GB", "A100-PCIe-40GB", "zzc0721/torch-performance-test-data issue #108 (torch device "
+     "name); siliconflow/onediff PR #1044 (collect_env)"),
+    ("NVIDIA A100 80GB PCIe", "A100-PCIe-80GB", "vllm-project/vllm issue #14944 (collect_env); "
+     "vectorch-ai/ScaleLLM PR #288 (collect_env)"),
+    ("NVIDIA H100 NVL", "H100-NVL-94GB", "NVIDIA/gpu-admin-tools issue #4 (nvidia-smi, 400 W, 95830 MiB); "
+     "akash-network/provider-configs PR #91 (nvidia-smi --query-gpu=name)"),
+    ("Tesla V100-PCIE-16GB", "V100-PCIe-16GB", "NVIDIA/nvidia-docker issue #1285 (nvidia-smi -q Product Name)"),
+    ("Tesla V100-SXM2-16GB", "V100-SXM2-16GB", "NVIDIA/nvidia-docker issues #914 and #738 (nvidia-smi -q)"),
     ("NVIDIA B200", "B200", "NVIDIA/TensorRT-LLM issue #10278 (nvidia-smi, 1000 W); pytorch/ao PR #4002 "
      "(device query: 148 SMs, cc 10.0)"),
     ("NVIDIA GB200", "GB200", "sgl-project/sglang issue #11208 (torch device name, cc 10.0); "
@@ -92,6 +100,7 @@ UNDESCRIBED = [
 REPORTED_SMS = [
     ("NVIDIA B200", 148, "pytorch/ao PR #4002 (device query)"),
     ("NVIDIA GeForce RTX 5090", 170, "aikitoria/open-gpu-kernel-modules issue #1 (deviceQuery)"),
+    ("NVIDIA H100 NVL", 132, "fastfetch-cli/fastfetch issue #1658 (OpenCL coreCount)"),
     ("NVIDIA GH200 480GB", 132, "mredenti/PowerCapping configuration/OpenCL_benchmark.md (compute units)"),
 ]
 
