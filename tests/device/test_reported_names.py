@@ -101,6 +101,7 @@ REPORTED_SMS = [
     ("NVIDIA B200", 148, "pytorch/ao PR #4002 (device query)"),
     ("NVIDIA GeForce RTX 5090", 170, "aikitoria/open-gpu-kernel-modules issue #1 (deviceQuery)"),
     ("NVIDIA H100 NVL", 132, "fastfetch-cli/fastfetch issue #1658 (OpenCL coreCount)"),
+    ("NVIDIA A100 80GB PCIe", 108, "ekondis/mixbench issue #47 (mixbench-cuda device properties: 108 MPs)"),
     ("NVIDIA GH200 480GB", 132, "mredenti/PowerCapping configuration/OpenCL_benchmark.md (compute units)"),
 ]
 
