@@ -125,3 +125,20 @@ def test_no_devices_means_every_shipped_one_and_one_device_alone_is_a_list_of_on
     assert [d.id for d in resolve_devices(H100)] == [H100]
     r = warpspeed.rank_devices("copy", H100, threads=256, domain=SMALL, jobs=1)
     assert [x.device.id for x in r.devices] == [H100]
+
+
+def test_a_device_its_ranking_refuses_is_listed_with_the_message_and_the_others_are_ranked(monkeypatch):
+    import warpspeed.studies.device_ranking as study
+
+    real = study.best_ranking
+
+    def refusing(k, dev, *rest):
+        if dev.id == A100:
+            raise InputError("the A100 refuses this space")
+        return real(k, dev, *rest)
+
+    monkeypatch.setattr(study, "best_ranking", refusing)
+    r = warpspeed.rank_devices("copy", [A100, H100], threads=256, domain=SMALL, jobs=1)
+    assert [x.device.id for x in r.devices] == [H100, A100]
+    assert r.devices[0].runs and r.devices[0].factor == 1.0
+    assert r.devices[1].reason == "cannot be ranked: the A100 refuses this space" and r.devices[1].ranking is None

@@ -155,7 +155,7 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
     fit = [_fits(k, d) for d in devs]
     todo = [i for i, why in enumerate(fit) if why is None]
     tasks = [(k, devs[i], counts, foldings, registers, model) for i in todo]
-    done: dict[int, tuple[Ranking, tuple[int, ...]]] = {}
+    done: dict[int, tuple[Ranking, tuple[int, ...]] | str] = {}
     total = len(devs)
 
     def report() -> None:
@@ -165,7 +165,7 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
     report()
     if executor is None and pool_size(jobs, len(tasks)) <= 1:
         for i, task in zip(todo, tasks, strict=True):
-            done[i] = best_ranking(*task)
+            done[i] = _device_best(*task)
             report()
     else:
         _in_pool(todo, tasks, done, executor, jobs, report)
@@ -188,15 +188,24 @@ def _in_pool(todo: list[int], tasks: list[tuple], done: dict, executor: Executor
 
     if executor is None:
         with WorkerPool(pool_size(jobs, len(tasks))) as pool:
-            collect(dict(zip(pool.submit_all(best_ranking, tasks), todo, strict=True)))
+            collect(dict(zip(pool.submit_all(_device_best, tasks), todo, strict=True)))
         return
-    futures = {executor.submit(best_ranking, *task): i for i, task in zip(todo, tasks, strict=True)}
+    futures = {executor.submit(_device_best, *task): i for i, task in zip(todo, tasks, strict=True)}
     try:
         collect(futures)
     except BaseException:
         for fut in futures:
             fut.cancel()
         raise
+
+
+def _device_best(k: Kernel, dev: Device, counts: tuple[int, ...] | None, foldings, registers: int | None,
+                 model: str) -> tuple[Ranking, tuple[int, ...]] | str:
+    """One device's best ranking (a worker's task), or why the ranking refused the device (its message)."""
+    try:
+        return best_ranking(k, dev, counts, foldings, registers, model)
+    except InputError as e:
+        return f"cannot be ranked: {e}"
 
 
 def _fits(k: Kernel, dev: Device) -> str | None:
@@ -208,11 +217,12 @@ def _fits(k: Kernel, dev: Device) -> str | None:
     return None
 
 
-def _result(dev: Device, too_large: str | None, ranked: tuple[Ranking, tuple[int, ...]] | None,
+def _result(dev: Device, too_large: str | None, ranked: tuple[Ranking, tuple[int, ...]] | str | None,
             counts: tuple[int, ...] | None) -> DeviceResult:
     family = device_family(dev)
-    if too_large is not None or ranked is None:
-        return DeviceResult(dev, family, None, () if counts is None else counts, too_large or "not ranked")
+    if too_large is not None or ranked is None or isinstance(ranked, str):
+        why = too_large or (ranked if isinstance(ranked, str) else "not ranked")
+        return DeviceResult(dev, family, None, () if counts is None else counts, why)
     ranking, used = ranked
     if ranking.best.error:
         return DeviceResult(dev, family, ranking, used, f"no block can launch: {ranking.best.error}")
