@@ -114,8 +114,10 @@ def test_unknown_duplicate_and_missing_devices_are_clear_errors():
         warpspeed.rank_devices("copy", [H100, "H100-FOO"])
     with pytest.raises(InputError, match="H100-SXM5-80GB given more than once"):
         warpspeed.rank_devices("copy", [H100, A100, H100])
-    with pytest.raises(InputError, match="threads"):
-        warpspeed.rank_devices("copy", [H100], threads=[300])
+    with pytest.raises(InputError, match="threads per block 300"):  # refused once, not listed per device
+        warpspeed.rank_devices("copy", [H100, A100], threads=[300])
+    with pytest.raises(InputError, match="folding must be positive"):
+        warpspeed.rank_devices("copy", [H100, A100], folding=[(0, 1, 1)])
     with pytest.raises(InputError, match="unknown performance model"):
         warpspeed.rank_devices("copy", [H100], model="nope")
 

@@ -36,7 +36,7 @@ from ..schemas import SCHEMA_VERSION
 from .comparison import best_ranking
 from .confidence import Confidence
 from .ranking import RankedResult, Ranking
-from .space import thread_counts
+from .space import block_shapes, configurations, thread_counts
 from .workers import WorkerPool, pool_size
 
 
@@ -152,6 +152,7 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
         raise InputError(f"devices {', '.join(twice)} given more than once; give each device once.")
     counts = None if threads is None else tuple(thread_counts(threads))
     foldings = [tuple(f) for f in folding]
+    configurations(block_shapes(counts or (1024,)), foldings)  # what no device can rank is refused here, once
     fit = [_fits(k, d) for d in devs]
     todo = [i for i, why in enumerate(fit) if why is None]
     tasks = [(k, devs[i], counts, foldings, registers, model) for i in todo]
