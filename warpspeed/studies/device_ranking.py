@@ -14,8 +14,8 @@ what the model was validated on; :mod:`warpspeed.studies.confidence`) and the de
 of its family's model data (:mod:`warpspeed.device.families`: measured here, published, or assumed from
 another family).
 
-The devices' rankings are independent: with more than one worker they run in a local process pool, one
-device per task.
+The devices' rankings are independent: with more than one worker they run in a local process pool, one task
+per group of devices whose waves agree (SM count and per-SM limits: they share their block and wave counts).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
     for every device; ``threads=None`` ranks blocks of 1024 threads, or where they cannot launch the largest
     power of two that can. ``domain`` resolves the kernel for it. ``executor``: any Executor; by default a local
     process pool of ``jobs`` workers (all cores), or this process for ``jobs=1``. ``progress(done, total)``
-    counts devices."""
+    counts devices (a pool's workers report a group of devices at a time)."""
     model = performance_model(model).name
     k = kernel_for(kernel, domain)
     devs = [device_given(d) for d in devices]
@@ -164,7 +164,8 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
             progress(len(done) + len(devs) - len(todo), total)
 
     report()
-    if executor is None and pool_size(jobs, len(tasks)) <= 1:
+    groups = len({_wave_key(devs[i]) for i in todo})
+    if executor is None and pool_size(jobs, groups) <= 1:
         for i, task in zip(todo, tasks, strict=True):
             done[i] = _device_best(*task)
             report()
@@ -178,20 +179,41 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
     return DeviceRanking(k.name, k.domain, model, (*running, *(r for r in results if not r.runs)))
 
 
+def _wave_key(dev: Device) -> tuple:
+    """What decides a configuration's wave and its block and wave counts on a device: devices that agree on it
+    share those counts (the kernel's analysis keeps them), so a worker ranks them one after the other."""
+    return (dev.sm_count, dev.warp_size, dev.max_threads_per_sm, dev.max_blocks_per_sm, dev.registers_per_sm,
+            dev.register_alloc_unit, dev.shared_per_sm_bytes, dev.l1_line_bytes, dev.l1_sector_bytes,
+            dev.l2_line_bytes, dev.l2_sector_bytes)
+
+
+def _devices_best(tasks: list[tuple]) -> list[tuple[Ranking, tuple[int, ...]] | str]:
+    """:func:`_device_best` of devices that share their counts, in turn (one worker's task)."""
+    return [_device_best(*task) for task in tasks]
+
+
 def _in_pool(todo: list[int], tasks: list[tuple], done: dict, executor: Executor | None, jobs: int | None,
              report: Callable[[], None]) -> None:
-    """Each device's best ranking as a task of ``executor`` or of a local pool of ``jobs`` workers."""
+    """The devices' best rankings as tasks of ``executor`` or of a local pool of ``jobs`` workers, one task per
+    group of devices that share their counts (:func:`_wave_key`)."""
+    groups: dict[tuple, list[int]] = {}
+    for n, task in enumerate(tasks):
+        groups.setdefault(_wave_key(task[1]), []).append(n)
+    batches = [([todo[n] for n in members], [tasks[n] for n in members])  # the largest groups first
+               for members in sorted(groups.values(), key=len, reverse=True)]
 
     def collect(futures: dict) -> None:
         for fut in as_completed(futures):
-            done[futures[fut]] = fut.result()
+            for i, result in zip(futures[fut], fut.result(), strict=True):
+                done[i] = result
             report()
 
     if executor is None:
-        with WorkerPool(pool_size(jobs, len(tasks))) as pool:
-            collect(dict(zip(pool.submit_all(_device_best, tasks), todo, strict=True)))
+        with WorkerPool(pool_size(jobs, len(batches))) as pool:
+            submitted = pool.submit_all(_devices_best, [(batch,) for _, batch in batches])
+            collect({fut: ids for fut, (ids, _) in zip(submitted, batches, strict=True)})
         return
-    futures = {executor.submit(_device_best, *task): i for i, task in zip(todo, tasks, strict=True)}
+    futures = {executor.submit(_devices_best, batch): ids for ids, batch in batches}
     try:
         collect(futures)
     except BaseException:
