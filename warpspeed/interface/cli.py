@@ -170,8 +170,8 @@ def _device_rank_options(g) -> None:
                    help="thread folding (repeatable; default 1,1,1)")
     g.add_argument("--domain", help="iteration space X,Y,Z (default: the kernel's)")
     g.add_argument("--registers", type=int, help="registers per thread (default: the kernel's)")
-    g.add_argument("--jobs", type=int, help="worker processes, one device each (default: all cores; 1 = in this "
-                                            "process)")
+    g.add_argument("--jobs", type=int, help="worker processes, each ranking devices of one SM count and per-SM "
+                                            "limits (default: all cores; 1 = in this process)")
     _model_option(g)
 
 
