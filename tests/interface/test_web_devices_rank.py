@@ -49,6 +49,19 @@ def test_the_answer_is_the_command_lines_device_ranking(client, capsys):
         assert doc["png"].startswith("iVBOR")
 
 
+def test_a_typed_kernel_is_ranked_and_its_command_names_the_saved_file(client, tmp_path, capsys):
+    toml = (ROOT / "kernels" / "copy.toml").read_text().replace('name = "copy"', 'name = "my-copy"')
+    doc = client.post("/api/devices-rank", json={"toml": toml, "devices": [H100, A100], "domain": "64,64,64",
+                                                 "model": "roofline"}).get_json()
+    assert doc["ranking"]["kernel"] == "my-copy" and doc["ranking"]["model"] == "roofline"
+    assert doc["command"] == ("warpspeed devices rank kernel.toml --device H100-SXM5-80GB --device A100-SXM4-40GB "
+                              "--domain 64,64,64 --model roofline --format json")
+    (tmp_path / "kernel.toml").write_text(toml)
+    argv = [str(tmp_path / "kernel.toml") if a == "kernel.toml" else a for a in doc["command"].split()[1:]]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out) == doc["ranking"]
+
+
 def test_without_devices_every_shipped_device_is_ranked(client):
     doc = client.post("/api/devices-rank", json={"kernel": "copy", "domain": "64,64,64"}).get_json()
     assert sorted(d["device"] for d in doc["ranking"]["devices"]) == sorted(device_ids())
