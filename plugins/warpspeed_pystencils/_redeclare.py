@@ -46,12 +46,11 @@ def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:
         if f.has_fixed_shape and f.index_dimensions:  # the index contiguous, as a field declared so is described
             order = (*order, *range(f.spatial_dimensions, f.spatial_dimensions + f.index_dimensions))
     else:
-        from pystencils.field import layout_string_to_tuple, spatial_layout_string_to_tuple
+        from ._extract import layout_orders  # imports warpspeed: not at the plugin's import
 
         # a fixed-size field's strides place its index too; a generic field declares its spatial order only
-        order = (layout_string_to_tuple(layout, f.spatial_dimensions + f.index_dimensions)
-                 if f.has_fixed_shape and f.index_dimensions else
-                 spatial_layout_string_to_tuple(layout, f.spatial_dimensions))
+        index_dims = f.index_dimensions if f.has_fixed_shape else 0
+        order = layout_orders(layout, f.spatial_dimensions, index_dims, f"layout of field '{f.name}'")
     if f.has_fixed_shape:
         return Field.create_fixed_size(f.name, f.shape, index_dimensions=f.index_dimensions, dtype=elem,
                                        layout=order, field_type=f.field_type)
