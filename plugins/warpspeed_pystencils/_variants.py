@@ -87,6 +87,13 @@ class VariantComparison:
         """The comparison's JSON (``warpspeed compare --format json``)."""
         return self.comparison.to_dict()
 
+    def text(self) -> str:
+        """The comparison in words, as ``warpspeed compare`` prints it: the headline, the confidence and what to
+        measure, and the table of variants with each kernel's best block."""
+        from warpspeed.plugin_api import comparison_text
+
+        return comparison_text(self.comparison)
+
     def create_best(self, **create_options: Any) -> Any:
         """The winner as pystencils kernels, each with the block chosen as ``create_kernel`` chooses it (the
         thread counts the comparison ranked, unless ``threads=`` is given): the kernel, or for a sequence
@@ -364,9 +371,6 @@ def _is_lbm(definition: Any) -> bool:
 def lbm_config(name: str) -> Any:
     """The ``LBMConfig`` of an lbmpy catalog name: ``d3q19-srt``, ``lbm`` or ``lbm:stencil=S,method=M``
     (compressible, symbolic relaxation rates ``omega`` and for TRT ``omega_odd``, as the catalog builds it)."""
-    import sympy as sp
-    from lbmpy import LBMConfig, LBStencil, Method, Stencil
-
     entry, _, params = name.partition(":")
     if entry == "d3q19-srt":
         stencil, method = "D3Q19", "srt"
@@ -388,6 +392,16 @@ def lbm_config(name: str) -> Any:
             stencil = value.strip().upper()
         else:
             method = value.strip().lower()
+    return lbm_method_config(stencil, method)
+
+
+def lbm_method_config(stencil: str, method: str) -> Any:
+    """The ``LBMConfig`` of an lbmpy stencil and method name as the catalog builds it (compressible, symbolic
+    relaxation rates ``omega`` and for TRT ``omega_odd``)."""
+    import sympy as sp
+    from lbmpy import LBMConfig, LBStencil, Method, Stencil
+
+    stencil, method = str(stencil).upper(), str(method).lower()
     if not stencil.startswith("D") or not hasattr(Stencil, stencil):
         raise input_error(f"compare_variants: unknown LBM stencil {stencil!r}; e.g. D2Q9, D3Q15, D3Q19, D3Q27.")
     if method not in LBM_METHODS:
@@ -399,12 +413,9 @@ def lbm_config(name: str) -> Any:
                      compressible=True, **rates)
 
 
-def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: tuple[str, ...],
-                  layouts: tuple[str, ...], dtypes: tuple[str, ...], opts: dict[str, tuple]) -> list[Variant]:
-    """The variants of an lbmpy method: each streaming pattern (the even and odd kernels of an in-place one),
-    layout, element type and config option; the collision rule is derived once."""
-    from lbmpy import LBMConfig, LBMOptimisation, create_lb_collision_rule, create_lb_update_rule
-    from lbmpy.advanced_streaming import Timestep, is_inplace
+def _lbm_method(definition: Any, lbm_optimisation: Any) -> tuple[Any, Any]:
+    """The ``LBMConfig`` and ``LBMOptimisation`` a method's variants start from, checked."""
+    from lbmpy import LBMConfig, LBMOptimisation
 
     cfg = lbm_config(definition) if isinstance(definition, str) else definition
     if not isinstance(cfg, LBMConfig):
@@ -419,17 +430,29 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
     if opt.symbolic_field is not None or opt.symbolic_temporary_field is not None:
         raise input_error("compare_variants: lbm_optimisation's symbolic_field fixes the PDF fields; leave it out "
                           "so that each variant declares them in its layout and element type.")
+    return cfg, opt
+
+
+def _lbm_base(base: Any, opts: Mapping[str, Any]) -> Any:
+    """The kernel config of an lbmpy variant: one ghost layer unless given, as lbmpy's create_lb_function (the
+    even AA kernel reads no neighbour, and would otherwise sweep the ghost layer too)."""
     if "ghost_layers" not in opts and not base.is_option_set("ghost_layers"):
         base = base.copy()
-        base.ghost_layers = 1  # as lbmpy's create_lb_function: the even AA kernel reads no neighbour
-    axes = {"streaming": patterns, "layout": layouts, "dtype": dtypes or (None,), **opts}
-    combos, varying = _grid(axes)  # checked before lbmpy derives anything (seconds)
+        base.ghost_layers = 1
+    return base
+
+
+def _lbm_rules(cfg: Any, opt: Any, patterns: Sequence[str], base: Any) -> dict[str, tuple[Any, ...]]:
+    """Each streaming pattern's update rules (the even and odd ones of an in-place pattern), the collision rule
+    derived once."""
+    import pystencils as ps
+    from lbmpy import create_lb_collision_rule, create_lb_update_rule
+    from lbmpy.advanced_streaming import Timestep, is_inplace
+
     try:
         collision = create_lb_collision_rule(lbm_config=cfg, lbm_optimisation=opt)
     except Exception as e:  # noqa: BLE001 - lbmpy refuses a method in many ways
         raise input_error(f"compare_variants: lbmpy could not derive the method: {type(e).__name__}: {e}") from None
-    import pystencils as ps
-
     declared = ps.CreateKernelConfig(default_dtype=base.get_option("default_dtype"))  # the fields' element type
     rules = {}
     for p in patterns:
@@ -440,15 +463,44 @@ def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: t
         except Exception as e:  # noqa: BLE001 - lbmpy refuses a pattern in many ways
             raise input_error(f"compare_variants: lbmpy could not generate streaming {p!r} for this method: "
                               f"{type(e).__name__}: {e}") from None
-    out = []
-    for c in combos:
-        name = _name(c, varying)
-        steps = rules[c["streaming"]]
-        labels = (name,) if len(steps) == 1 else (f"{name} (even)", f"{name} (odd)")
-        cfg_v = _with_options(base, {k: c[k] for k in opts}, c["dtype"])
-        out.append(Variant(name, c, tuple(redeclared(r, c["layout"], c["dtype"]) for r in steps), labels, cfg_v,
-                           _described_as(c["layout"]), len(steps)))
-    return out
+    return rules
+
+
+def _lbm_variant(c: Mapping[str, Any], name: str, steps: tuple[Any, ...], base: Any,
+                 opts: Mapping[str, tuple]) -> Variant:
+    """The variant of the axes' values ``c`` from its streaming pattern's update rules."""
+    labels = (name,) if len(steps) == 1 else (f"{name} (even)", f"{name} (odd)")
+    cfg_v = _with_options(base, {k: c[k] for k in opts}, c["dtype"])
+    return Variant(name, dict(c), tuple(redeclared(r, c["layout"], c["dtype"]) for r in steps), labels, cfg_v,
+                   _described_as(c["layout"]), len(steps))
+
+
+def lbm_variant(definition: Any, *, streaming: str = "pull", layout: str = "fzyx",
+                dtype: str | None = None) -> Variant:
+    """One variant of an lbmpy method (an ``LBMConfig`` or a catalog name as :func:`lbm_config` reads it),
+    generated as ``compare_variants`` generates each: its kernels' update rules in launch order (the even and
+    the odd time step of an in-place pattern), the config they are created with and the layout they are
+    described in. The catalog's ``lbm:`` and ``d3q19-srt`` kernels are built from it. The values are checked
+    as ``compare_variants`` checks its axes."""
+    (pattern,) = _streaming(streaming)
+    (lay,) = _values("layout", layout, LAYOUTS | ORDERS)
+    (elem,) = _values("dtype", dtype, DTYPES) or (None,)
+    cfg, opt = _lbm_method(definition, None)
+    base = _lbm_base(_base_config(None), {})
+    c = {"streaming": pattern, "layout": lay, "dtype": elem}
+    return _lbm_variant(c, _name(c, list(c)), _lbm_rules(cfg, opt, (pattern,), base)[pattern], base, {})
+
+
+def _lbm_variants(definition: Any, lbm_optimisation: Any, base: Any, patterns: tuple[str, ...],
+                  layouts: tuple[str, ...], dtypes: tuple[str, ...], opts: dict[str, tuple]) -> list[Variant]:
+    """The variants of an lbmpy method: each streaming pattern (the even and odd kernels of an in-place one),
+    layout, element type and config option; the collision rule is derived once."""
+    cfg, opt = _lbm_method(definition, lbm_optimisation)
+    base = _lbm_base(base, opts)
+    axes = {"streaming": patterns, "layout": layouts, "dtype": dtypes or (None,), **opts}
+    combos, varying = _grid(axes)  # checked before lbmpy derives anything (seconds)
+    rules = _lbm_rules(cfg, opt, patterns, base)
+    return [_lbm_variant(c, _name(c, varying), rules[c["streaming"]], base, opts) for c in combos]
 
 
 def _described(rule: Any, label: str, v: Variant, shape: tuple[int, ...], registers: int | None, arch: str,

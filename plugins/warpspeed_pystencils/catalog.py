@@ -138,10 +138,18 @@ def _domain(domain: Sequence[int] | None, dims: int = 3) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=8)
-def _rule(name: str, key: tuple) -> Any:
+def _rule(name: str, key: tuple) -> tuple[Any, str | None, Any]:
+    """The assignments of a catalog kernel, the layout it is described in and its ``CreateKernelConfig`` (None:
+    pystencils' default). An LBM kernel is the variant ``compare_variants`` generates for the same options
+    (one time step of an in-place streaming pattern)."""
+    p = dict(key)
     if name == "d3q15-allen-cahn":
-        return allen_cahn_d3q15(**dict(key))
-    return lbm_update_rule(**dict(key))
+        return allen_cahn_d3q15(**p), p["layout"], None
+    from ._variants import lbm_method_config, lbm_variant
+
+    v = lbm_variant(lbm_method_config(p["stencil"], p["method"]), streaming=p["streaming"], layout=p["layout"],
+                    dtype=p["dtype"])
+    return v.rules[1 if p["timestep"] == "odd" else 0], v.layout, v.config
 
 
 @functools.lru_cache(maxsize=16)
@@ -160,16 +168,18 @@ def _built(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
         except warpspeed.InputError:
             pass  # a damaged entry: build again
     shape = tuple(n + 2 for n in domain)  # one ghost layer
-    spec = describe_spec(_rule(name, key), shape, layout=dict(key).get("layout", "fzyx"), name=name,
-                          fallback_registers=MEASURED_REGISTERS_SM80.get(name))
+    rule, layout, config = _rule(name, key)
+    as_measured = dict(key).get("dtype", "float64") == "float64" and dict(key).get("timestep", "both") == "both"
+    spec = describe_spec(rule, shape, layout=layout, name=name, config=config,
+                          fallback_registers=MEASURED_REGISTERS_SM80.get(name) if as_measured else None)
     _cache.write_json("kernels", ck, spec)
     return warpspeed.kernel_from_dict(spec, source=f"pystencils:{name}")
 
 
 def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
     """pystencils' CUDA code of a catalog kernel (``warpspeed measure``), on the arrays ``_built`` models."""
-    return cuda_program(_rule(name, key), tuple(n + 2 for n in domain), layout=dict(key).get("layout", "fzyx"),
-                        name=name)
+    rule, layout, config = _rule(name, key)
+    return cuda_program(rule, tuple(n + 2 for n in domain), layout=layout, name=name, config=config)
 
 
 #: the layout names pystencils and lbmpy accept (``fzyx``/``soa``/``f``/``reverse_numpy``: structure of arrays,
@@ -177,45 +187,78 @@ def _program(name: str, key: tuple, domain: tuple[int, ...]) -> Any:
 _LAYOUTS = ("fzyx", "zyxf", "soa", "aos", "f", "reverse_numpy", "c", "numpy")
 
 
-def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method: Any = "srt") -> None:
+#: the streaming patterns of the catalog's LBM kernels; ``aa`` and ``esotwist`` are in place: one kernel per
+#: time step (``timestep=even|odd``), compared as the pair ``...,timestep=even+...,timestep=odd@2``
+_CATALOG_STREAMING = ("pull", "push", "aa", "esotwist")
+_IN_PLACE = ("aa", "esotwist")
+#: ``both``: the one kernel of pull and push streaming (lbmpy's ``Timestep.BOTH``)
+_TIMESTEPS = ("both", "even", "odd")
+#: the element types of the catalog's LBM kernels (``float64`` the default), and their other names
+_PRECISIONS = {"float64": "float64", "double": "float64", "fp64": "float64",
+               "float32": "float32", "float": "float32", "fp32": "float32"}
+
+
+def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method: Any = "srt",
+                        timestep: Any = "both", dtype: Any = "float64") -> None:
     """A catalog entry's parameters, checked before lbmpy builds anything (that costs seconds)."""
     if not isinstance(layout, str) or layout.lower() not in _LAYOUTS:
         raise input_error(f"{entry}: layout must be one of {list(_LAYOUTS)}, got {layout!r}.")
-    if streaming not in _STREAMING:
-        raise input_error(f"{entry}: streaming must be one of {list(_STREAMING)}, got {streaming!r}.")
+    if streaming not in _CATALOG_STREAMING:
+        raise input_error(f"{entry}: streaming must be one of {list(_CATALOG_STREAMING)}, got {streaming!r}.")
     if str(method).lower() not in _METHODS:
         raise input_error(f"{entry}: method must be one of {list(_METHODS)}, got {method!r}.")
+    if timestep not in _TIMESTEPS:
+        raise input_error(f"{entry}: timestep must be one of {list(_TIMESTEPS[1:])} (with streaming=aa or "
+                          f"esotwist), got {timestep!r}.")
+    if not isinstance(dtype, str) or dtype.lower() not in _PRECISIONS:
+        raise input_error(f"{entry}: dtype must be one of {list(_PRECISIONS)}, got {dtype!r}.")
+    if streaming in _IN_PLACE and timestep == "both":
+        raise input_error(f"{entry}: streaming={streaming} is in place, one kernel per time step: add "
+                          f"timestep=even or timestep=odd (compare the pair as one candidate: "
+                          f"'{entry}:streaming={streaming},timestep=even+{entry}:streaming={streaming},"
+                          "timestep=odd@2').")
+    if streaming not in _IN_PLACE and timestep != "both":
+        raise input_error(f"{entry}: timestep={timestep} is a time step of the in-place streaming patterns "
+                          f"{list(_IN_PLACE)}; streaming={streaming} is one kernel: leave timestep out.")
 
 
-def _d3q19_key(layout: str, streaming: str) -> tuple:
-    _checked_parameters("d3q19-srt", layout, streaming)
-    return (("stencil", "D3Q19"), ("method", "srt"), ("layout", layout), ("streaming", streaming))
+def _lbm_parameters(entry: str, stencil: str, method: str, layout: str, streaming: str, timestep: str,
+                    dtype: str) -> tuple:
+    _checked_parameters(entry, layout, streaming, method, timestep, dtype)
+    return (("stencil", _stencil_name(stencil)), ("method", str(method).lower()), ("layout", layout),
+            ("streaming", streaming), ("timestep", timestep), ("dtype", _PRECISIONS[dtype.lower()]))
 
 
-def _lbm_key(stencil: str, method: str, layout: str, streaming: str) -> tuple[str, tuple, int]:
-    _checked_parameters("lbm", layout, streaming, method)
-    st = _stencil_name(stencil)
-    key = (("stencil", st), ("method", str(method).lower()), ("layout", layout), ("streaming", streaming))
-    return f"{st.lower()}-{str(method).lower()}", key, int(st[1])
+def _d3q19_key(layout: str, streaming: str, timestep: str, dtype: str) -> tuple:
+    return _lbm_parameters("d3q19-srt", "D3Q19", "srt", layout, streaming, timestep, dtype)
 
 
-def build_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", domain: Sequence[int] | None = None) -> Any:
-    return _built("d3q19-srt", _d3q19_key(layout, streaming), _domain(domain))
+def _lbm_key(stencil: str, method: str, layout: str, streaming: str, timestep: str,
+             dtype: str) -> tuple[str, tuple, int]:
+    key = _lbm_parameters("lbm", stencil, method, layout, streaming, timestep, dtype)
+    st, m = dict(key)["stencil"], dict(key)["method"]
+    return f"{st.lower()}-{m}", key, int(st[1])
 
 
-def program_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", domain: Sequence[int] | None = None) -> Any:
-    return _program("d3q19-srt", _d3q19_key(layout, streaming), _domain(domain))
+def build_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", timestep: str = "both", dtype: str = "float64",
+                    domain: Sequence[int] | None = None) -> Any:
+    return _built("d3q19-srt", _d3q19_key(layout, streaming, timestep, dtype), _domain(domain))
+
+
+def program_d3q19_srt(layout: str = "fzyx", streaming: str = "pull", timestep: str = "both",
+                      dtype: str = "float64", domain: Sequence[int] | None = None) -> Any:
+    return _program("d3q19-srt", _d3q19_key(layout, streaming, timestep, dtype), _domain(domain))
 
 
 def build_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx", streaming: str = "pull",
-              domain: Sequence[int] | None = None) -> Any:
-    name, key, dims = _lbm_key(stencil, method, layout, streaming)
+              timestep: str = "both", dtype: str = "float64", domain: Sequence[int] | None = None) -> Any:
+    name, key, dims = _lbm_key(stencil, method, layout, streaming, timestep, dtype)
     return _built(name, key, _domain(domain, dims))
 
 
 def program_lbm(stencil: str = "D3Q19", method: str = "srt", layout: str = "fzyx", streaming: str = "pull",
-                domain: Sequence[int] | None = None) -> Any:
-    name, key, dims = _lbm_key(stencil, method, layout, streaming)
+                timestep: str = "both", dtype: str = "float64", domain: Sequence[int] | None = None) -> Any:
+    name, key, dims = _lbm_key(stencil, method, layout, streaming, timestep, dtype)
     return _program(name, key, _domain(domain, dims))
 
 
@@ -235,12 +278,16 @@ def catalog_entries() -> list:
 
     return [
         CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide two-grid (pystencils plugin; "
-                     "streaming pull|push, layout fzyx|zyxf)", build_d3q19_srt,
-                     {"layout": "fzyx", "streaming": "pull"}, program_d3q19_srt),
+                     "streaming pull|push|aa|esotwist (timestep even|odd for aa, esotwist), layout fzyx|zyxf, "
+                     "dtype float64|float32)", build_d3q19_srt,
+                     {"layout": "fzyx", "streaming": "pull", "timestep": "both", "dtype": "float64"},
+                     program_d3q19_srt),
         CatalogEntry("d3q15-allen-cahn", "lbmpy conservative Allen-Cahn interface tracking, MRT D3Q15 "
                      "(the paper's phase-field kernel; pystencils plugin)", build_allen_cahn, {"layout": "fzyx"},
                      program_allen_cahn),
         CatalogEntry("lbm", "lbmpy LBM update rule (pystencils plugin): stencil D2Q9|D3Q15|D3Q19|D3Q27, "
-                     "method srt|trt|mrt|cumulant, streaming pull|push, layout fzyx|zyxf", build_lbm,
-                     {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull"}, program_lbm),
+                     "method srt|trt|mrt|cumulant, streaming pull|push|aa|esotwist (timestep even|odd for aa, "
+                     "esotwist), layout fzyx|zyxf, dtype float64|float32", build_lbm,
+                     {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull", "timestep": "both",
+                      "dtype": "float64"}, program_lbm),
     ]

@@ -21,7 +21,7 @@ def _nothing_is_built(monkeypatch):
     ("lbm:layout=3", "3", "layout"),
     ("lbm:stencil=D3Q27,layout=yxz", "'yxz'", "layout"),
     ("d3q15-allen-cahn:layout=abc", "'abc'", "layout"),
-    ("lbm:streaming=aa", "'aa'", "streaming"),
+    ("lbm:streaming=bb", "'bb'", "streaming"),
     ("d3q19-srt:streaming=Push", "'Push'", "streaming"),
     ("lbm:method=bgk", "'bgk'", "method"),
 ])
