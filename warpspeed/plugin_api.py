@@ -19,7 +19,9 @@ modules without breaking plugins:
 - :class:`FrontEnd`, :class:`Reference`: what the core asks of the plugin's kernels (the block a ranking is
   compared with, the ``code`` of its own CUDA programs); a plugin offers its ``FRONT_END``;
 - :func:`ranking_headline`, :func:`ranking_table`: a ranking in words, as ``warpspeed rank`` prints it, for
-  a plugin to show its users why a block was chosen.
+  a plugin to show its users why a block was chosen;
+- :func:`comparison_text`: a comparison of candidate kernels (``warpspeed.compare``) in words, as
+  ``warpspeed compare`` prints it, for a plugin that compares the variants it generates.
 """
 
 from __future__ import annotations
@@ -61,8 +63,8 @@ def __dir__() -> list[str]:
 
 __all__ = ["ARG_TYPES", "DEFAULT_REGISTERS", "NAME_TOKEN", "ArraySpec", "CatalogEntry", "CudaProgram", "FrontEnd",
            "Reference",
-           "kernel_content", "performance_model", "precount", "progress_bar", "ranking_headline", "ranking_table",
-           "reference_estimate"]
+           "comparison_text", "kernel_content", "performance_model", "precount", "progress_bar", "ranking_headline",
+           "ranking_table", "reference_estimate"]
 
 
 def ranking_headline(ranking, reference=None, reference_label: str | None = None) -> str:
@@ -81,3 +83,12 @@ def ranking_table(ranking, top: int = 10) -> str:
     from .render.report import ranking_table as table
 
     return table(ranking, top)
+
+
+def comparison_text(comparison) -> str:
+    """What ``warpspeed compare`` prints for a ``warpspeed.Comparison`` (``--format text``): the headline
+    (the fastest candidate, how much slower the others are), the confidence with what to measure, and the
+    table of candidates with each kernel's best block. Imported on first use, like :func:`ranking_headline`."""
+    from .render.compare_report import comparison_text as text
+
+    return text(comparison)
