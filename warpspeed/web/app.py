@@ -2,8 +2,9 @@
 
 Routes: ``GET /`` (the page), ``GET /api/devices``, ``GET /api/kernels``, ``POST /api/check`` (a kernel's
 TOML text), ``POST /api/estimate``, ``POST /api/rank``, ``POST /api/plot`` (roofline or ranking, PNG as
-base64), ``POST /api/whatif`` (a sweep of one device key) and ``POST /api/devices-rank`` (which GPU: the
-kernel's best configuration on each shipped device). Answers are strict JSON (a number that is not
+base64), ``POST /api/whatif`` (a sweep of one device key), ``POST /api/devices-rank`` (which GPU: the
+kernel's best configuration on each shipped device) and ``POST /api/compare`` (candidate kernels side by side on
+one device, as ``warpspeed compare``). Answers are strict JSON (a number that is not
 finite is ``null``). Every error is ``{"error": message, "part": part}``, the part being ``kernel``,
 ``device`` or ``launch`` (the page's three boxes) or ``request`` (the HTTP request itself):
 
@@ -232,6 +233,10 @@ def _api_routes(app: Any, limit: float | None) -> None:
     @app.post("/api/devices-rank")
     def devices_rank() -> Any:
         return _answer(service.devices_rank_doc(_body(), limit))
+
+    @app.post("/api/compare")
+    def compare() -> Any:
+        return _answer(service.compare_doc(_body(), limit))
 
 
 def _error_handlers(app: Any) -> None:

@@ -13,6 +13,7 @@ page shows can be reproduced with ``warpspeed estimate``, ``warpspeed rank`` or 
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import time
@@ -30,6 +31,9 @@ RANK_TIME_LIMIT_S = 20.0  # a request still working after this is stopped and re
 RANK_TOP_MAX = 50
 MAX_SWEEP_POINTS = 8  # device values one what-if request sweeps
 MAX_RANK_DEVICES = 32  # devices one device ranking (which GPU) may name; more than are shipped
+MAX_COMPARE_CANDIDATES = 8  # candidates one comparison may hold
+MAX_COMPARE_KERNELS = 16  # kernels of a comparison's candidates together (a sequence holds several)
+MAX_CANDIDATE_CHARS = 600  # a candidate's text: catalog names with their options, joined by '+'
 MAX_OVERRIDES = 64  # device keys one query overrides (there are fewer keys)
 MAX_LIST = 16  # numbers in one list field (block, folding, domain: 3; thread counts of a ranking)
 MAX_EXTENT = 1 << 31  # the largest number a list field takes (larger is no GPU's launch or domain)
@@ -38,6 +42,8 @@ PLOTS = ("roofline", "ranking")
 DEVICE_RANK_FIELDS = frozenset({"kernel", "toml", "domain", "folding", "model", "threads", "devices"})
 """What a device ranking reads: the kernel, the launch fields but the block, and the devices (no overrides: they
 change one device)."""
+COMPARE_FIELDS = frozenset({"candidates", "device", "overrides", "domain", "folding", "model", "threads"})
+"""What a comparison reads: the candidates, the device with its overrides, the launch fields but the block."""
 
 
 # the command line's flags, as the page's fields are called: messages shared with the CLI name flags
@@ -175,25 +181,34 @@ def query_from_json(doc: object) -> Query:
     if toml is not None and (not isinstance(toml, str) or len(toml) > MAX_TOML_CHARS):
         raise PageError("kernel", f"toml: the kernel's TOML text, at most {MAX_TOML_CHARS} characters.")
     kernel = "" if toml else _catalog_name(_text(doc, "kernel", "kernel"))
+    overrides, model = _overrides(doc), _model(doc)
+    top = doc.get("top", 10)
+    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= RANK_TOP_MAX:
+        raise PageError("launch", f"top: a number of rows from 1 to {RANK_TOP_MAX}, got {_short(top)}.")
+    return Query(kernel=kernel, toml=toml or None, device=_device_id(_text(doc, "device", "device")),
+                 overrides=overrides, block=_ints(doc, "block", "launch", 3, "32,4,8"),  # type: ignore[arg-type]
+                 folding=_ints(doc, "folding", "launch", 3, "1,1,1"),  # type: ignore[arg-type]
+                 domain=_ints(doc, "domain", "launch", 3) if doc.get("domain") else None,  # type: ignore[arg-type]
+                 model=model, threads=_ints(doc, "threads", "launch", None, "1024"),  # type: ignore[arg-type]
+                 top=top)
+
+
+def _overrides(doc: Mapping) -> tuple[tuple[str, str], ...]:
+    """The device keys the query overrides, as (key, value) texts; blank rows dropped."""
     overrides = doc.get("overrides", [])
     if not isinstance(overrides, list) or len(overrides) > MAX_OVERRIDES or not all(
             isinstance(o, list) and len(o) == 2 and all(isinstance(t, str) and len(t) <= 200 for t in o)
             for o in overrides):
         raise PageError("device", f"overrides: a list of at most {MAX_OVERRIDES} [key, value] pairs of texts, e.g. "
                                   "[[\"l2_size\", \"100MiB\"]].")
+    return tuple((k.strip(), v.strip()) for k, v in overrides if k.strip() or v.strip())
+
+
+def _model(doc: Mapping) -> str:
     model = doc.get("model", "latency")
     if model not in MODELS:
         raise PageError("launch", f"model: one of {', '.join(MODELS)}, got {_short(model)}.")
-    top = doc.get("top", 10)
-    if isinstance(top, bool) or not isinstance(top, int) or not 1 <= top <= RANK_TOP_MAX:
-        raise PageError("launch", f"top: a number of rows from 1 to {RANK_TOP_MAX}, got {_short(top)}.")
-    return Query(kernel=kernel, toml=toml or None, device=_device_id(_text(doc, "device", "device")),
-                 overrides=tuple((k.strip(), v.strip()) for k, v in overrides if k.strip() or v.strip()),
-                 block=_ints(doc, "block", "launch", 3, "32,4,8"),  # type: ignore[arg-type]
-                 folding=_ints(doc, "folding", "launch", 3, "1,1,1"),  # type: ignore[arg-type]
-                 domain=_ints(doc, "domain", "launch", 3) if doc.get("domain") else None,  # type: ignore[arg-type]
-                 model=model, threads=_ints(doc, "threads", "launch", None, "1024"),  # type: ignore[arg-type]
-                 top=top)
+    return model
 
 
 def _looks_like_path(text: str) -> bool:
@@ -548,6 +563,139 @@ def devices_rank_doc(doc: object, time_limit_s: float | None = None,
         pass
     out["command"] = _device_rank_command(q, devices, threads)
     return out
+
+
+@dataclass(frozen=True)
+class _PageCandidate:
+    """A candidate as the page names it: its text on the command line (a typed kernel saved as
+    ``kernel-N.toml``), its kernels (catalog names, or a typed kernel's TOML text) and its updates."""
+
+    text: str
+    kernels: tuple[tuple[str, str | None], ...]  # (label, TOML text or None for a catalog name)
+    updates: int | float | None
+
+
+def _updates(value: object, where: str) -> int | float:
+    """A candidate's updates of the domain: a positive finite number (``@2``)."""
+    try:
+        u = float(value) if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)) \
+            else math.nan
+    except (ValueError, OverflowError):
+        u = math.nan
+    if not math.isfinite(u) or u <= 0:
+        raise PageError("kernel", f"{where}: the updates of the domain its kernels make together must be a positive "
+                                  f"number (e.g. @2 for an even/odd pair), not {_short(value)}.")
+    return int(u) if u == int(u) else u
+
+
+def _page_candidates(value: object) -> list[_PageCandidate]:
+    """The ``candidates`` field: 2 to :data:`MAX_COMPARE_CANDIDATES` of them, each a catalog text as the command
+    line writes it (``KERNEL+KERNEL@N``; no paths) or a typed kernel ``{"toml": TEXT, "updates": N}``; at most
+    :data:`MAX_COMPARE_KERNELS` kernels in all. Nothing is built here."""
+    from ..studies.comparison import SEQUENCE_SEPARATOR, UPDATES_SEPARATOR
+
+    if not isinstance(value, list) or not 2 <= len(value) <= MAX_COMPARE_CANDIDATES:
+        raise PageError("kernel", f"candidates: a list of 2 to {MAX_COMPARE_CANDIDATES} candidates, each a catalog "
+                                  "name (kernels launched in turn joined by '+', with '@N' for the updates they make, "
+                                  f"e.g. \"d3q19-srt\") or a typed kernel {{\"toml\": TEXT}}; got {_short(value)}.")
+    out: list[_PageCandidate] = []
+    typed = 0
+    for i, c in enumerate(value):
+        where = f"candidates[{i}]"
+        if isinstance(c, Mapping):
+            if set(c) - {"toml", "updates"} or not isinstance(c.get("toml"), str) or not c["toml"].strip() \
+                    or len(c["toml"]) > MAX_TOML_CHARS:
+                raise PageError("kernel", f"{where}: a typed kernel is {{\"toml\": TEXT}} (at most {MAX_TOML_CHARS} "
+                                          "characters) with an optional \"updates\": N, nothing else.")
+            typed += 1
+            updates = None if c.get("updates") is None else _updates(c["updates"], where)
+            label = f"kernel-{typed}.toml"
+            text = label if updates is None else f"{label}{UPDATES_SEPARATOR}{updates}"
+            out.append(_PageCandidate(text, ((label, c["toml"]),), updates))
+            continue
+        if not isinstance(c, str) or not c.strip() or len(c) > MAX_CANDIDATE_CHARS:
+            raise PageError("kernel", f"{where}: give a catalog name (with '+' and '@N' for a sequence) in at most "
+                                      f"{MAX_CANDIDATE_CHARS} characters, or {{\"toml\": TEXT}}; got {_short(c)}.")
+        text = c.strip()
+        body, at, tail = text.rpartition(UPDATES_SEPARATOR)
+        updates = _updates(tail, f"{where} {_short(text)}") if at else None
+        parts = [p.strip() for p in (body if at else text).split(SEQUENCE_SEPARATOR)]
+        if not all(parts):
+            raise PageError("kernel", f"{where} {_short(text)}: an empty kernel between '+' separators; write a "
+                                      "sequence as KERNEL+KERNEL@N.")
+        out.append(_PageCandidate(text, tuple((_catalog_name(p), None) for p in parts), updates))
+    count = sum(len(c.kernels) for c in out)
+    if count > MAX_COMPARE_KERNELS:
+        raise PageError("kernel", f"candidates: {count} kernels in all, more than the {MAX_COMPARE_KERNELS} one "
+                                  "comparison takes; compare more with the command line.")
+    return out
+
+
+def _compare_command(q: Query, cands: list[_PageCandidate], threads: tuple[int, ...] | None) -> str:
+    """``warpspeed compare`` with the request's fields (a typed kernel saved as ``kernel-N.toml``)."""
+    args = ["warpspeed", "compare", *(c.text for c in cands), "--device", q.device]
+    for k, v in q.overrides:
+        args += ["--set", f"{k}={v}"]
+    if threads is not None:
+        args += ["--threads", ",".join(map(str, threads))]
+    if q.folding != (1, 1, 1):
+        args += ["--folding", ",".join(map(str, q.folding))]
+    if q.domain is not None:
+        args += ["--domain", ",".join(map(str, q.domain))]
+    if q.model != "latency":
+        args += ["--model", q.model]
+    return shlex.join([*args, "--format", "json"])
+
+
+def compare_doc(doc: object, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
+    """Candidate kernels side by side on one device, as ``warpspeed compare --format json`` gives them, with the
+    command line's text (headline, confidence, table) and the command. Bounded before anything is built (the
+    candidates' count and kernels, the kernels times the block shapes of ``threads``), stopped at the time
+    limit between kernels and after the comparison."""
+    from dataclasses import replace
+
+    from ..application.comparison import compare
+    from ..render.compare_report import comparison_headline, comparison_text
+    from ..studies.comparison import Candidate
+    from ..studies.space import block_shapes
+
+    if not isinstance(doc, Mapping):
+        raise PageError("launch", "the request is a JSON object of the page's fields.")
+    deadline = Deadline(time_limit_s, clock)
+    cands = _page_candidates(doc.get("candidates"))
+    threads = None if doc.get("threads") is None else _ints(doc, "threads", "launch", None)
+    q = Query(kernel="", toml=None, device=_device_id(_text(doc, "device", "device")), overrides=_overrides(doc),
+              block=(1, 1, 1), folding=_ints(doc, "folding", "launch", 3, "1,1,1"),  # type: ignore[arg-type]
+              domain=_ints(doc, "domain", "launch", 3) if doc.get("domain") else None,  # type: ignore[arg-type]
+              model=_model(doc), threads=threads or (1024,), top=1)
+    try:
+        shapes = len(block_shapes(threads or (1024,)))
+    except InputError as err:
+        raise PageError("launch", str(err)) from None
+    kernels = sum(len(c.kernels) for c in cands)
+    if kernels * shapes > MAX_RANK_CONFIGURATIONS:
+        asked = ",".join(map(str, threads)) if threads else "1024 (the default)"
+        raise RankingTooLarge("launch", f"{kernels} kernels of threads {asked}: {kernels * shapes} configurations "
+                                        f"({shapes} block shapes each), more than the {MAX_RANK_CONFIGURATIONS} one "
+                                        "request ranks; compare them with the command line.")
+    dev = device_of(q, deadline)
+    built = []
+    for i, c in enumerate(cands):
+        try:
+            kernels = tuple(kernel_of(replace(q, kernel=label if toml is None else "", toml=toml), deadline)
+                            for label, toml in c.kernels)
+        except PageError as err:
+            raise PageError(err.part, f"candidates[{i}]: {err}") from None
+        built.append(Candidate(kernels, c.updates, name=c.text, labels=tuple(label for label, _ in c.kernels)))
+    try:
+        c = compare(built, dev, threads, (q.folding,), q.domain, model=q.model)
+    except InputError as err:
+        raise PageError("launch", str(err)) from None
+    except _MODEL_ERRORS as err:
+        raise _unprocessable("launch", "the comparison", err) from None
+    deadline.check("comparison")
+    return {"comparison": c.to_dict(), "headline": comparison_headline(c), "text": comparison_text(c),
+            "command": _compare_command(q, cands, threads)}
 
 
 def check_doc(toml: object) -> dict:

@@ -181,6 +181,33 @@ async function devicesRankNow() {
   } catch (err) { $("devices-ranking").innerHTML = ""; dropStale(); showError(err); }
 }
 
+// Compare: the form's kernel (the catalog's, or the editor's TOML) and one candidate per line of the box (catalog
+// names, kernels launched in turn joined by "+", "@N" the updates they make), on the form's GPU with its overrides;
+// the table `warpspeed compare` prints, the JSON it writes and its command line
+async function compareNow() {
+  const s = state(), first = s.toml !== undefined ? {toml: s.toml} : s.kernel;
+  const others = $("candidates").value.split("\n").map((line) => line.trim()).filter((line) => line);
+  const body = {candidates: [first, ...others], device: s.device, overrides: s.overrides, folding: s.folding,
+                model: s.model};
+  if (s.domain !== undefined) body.domain = s.domain;
+  clearErrors();
+  $("compare-headline").textContent = "";
+  $("comparison").innerHTML = "<tr><td>comparing…</td></tr>";
+  try {
+    const doc = await api("/api/compare", body);
+    $("compare-headline").textContent = doc.headline;
+    table($("comparison"), ["#", "candidate", "updates", "time/update", "GLup/s", "limiter", "x best",
+                            "kernels: best block, GLup/s, limiter"],
+          doc.comparison.candidates.map((c) => [c.rank, c.name, c.updates, seconds(c.time_per_update_s),
+            c.performance_GLup_s, c.limiter, c.factor,
+            c.kernels.map((k) => `${k.kernel} ${k.best.block.join("x")}: ${fmt(k.best.performance_GLup_s)} GLup/s ` +
+                                 k.best.limiter).join("; ")]));
+    $("plot").removeAttribute("src");
+    $("command").textContent = doc.command;
+    $("json").textContent = JSON.stringify(doc.comparison, null, 2);
+  } catch (err) { $("comparison").innerHTML = ""; dropStale(); showError(err); }
+}
+
 function showPlot(doc) { $("plot").src = "data:image/png;base64," + doc.png; $("command").textContent = doc.command; }
 
 async function plotNow(kind) {
@@ -225,6 +252,7 @@ async function init() {
   $("add-override").onclick = () => addOverride();
   $("rank").onclick = rankNow;
   $("devices-rank").onclick = devicesRankNow;
+  $("compare").onclick = compareNow;
   $("sweep-run").onclick = sweepNow;
   $("plot-roofline").onclick = () => plotNow("roofline");
   $("plot-ranking").onclick = () => plotNow("ranking");
