@@ -249,3 +249,49 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_comparison_and_no_n
     else:
         assert set(doc) == {"error", "part"} and doc["part"] in ("kernel", "device", "launch"), doc
         assert "Traceback" not in doc["error"] and len(doc["error"]) < 2000
+
+
+@pytest.fixture
+def server():
+    """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
+    import threading
+
+    from warpspeed.web.app import make_page_server
+
+    srv = make_page_server("127.0.0.1", 0, create_app())
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.server_port}"
+    srv.shutdown()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (CI installs Debian's)")
+def test_compare_in_a_browser(server, tmp_path):
+    """Pick a kernel, type two candidates under it, press "Compare kernels": one row per candidate, the fastest
+    first, as the API says."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(server + "/")
+        page.select_option("#kernel", "star3d-r1")
+        page.fill("#domain", "128,128,64")
+        page.fill("#candidates", "star3d-r1+star3d-r1@1\nbox3d-r1\n")
+        page.click("#compare")
+        page.wait_for_function("() => document.querySelectorAll('#comparison tr').length === 4", timeout=60000)
+        rows = page.eval_on_selector_all("#comparison tr", "rows => rows.map((r) => r.innerText)")
+        command = page.inner_text("#command")
+        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+        browser.close()
+    api = create_app().test_client().post("/api/compare", json={
+        "candidates": ["star3d-r1", "star3d-r1+star3d-r1@1", "box3d-r1"], "device": H100, "domain": "128,128,64",
+        "folding": "1,1,1", "model": "latency", "overrides": []}).get_json()
+    assert [r.split("\t")[:2] for r in rows[1:]] == [[str(c["rank"]), c["name"]]
+                                                     for c in api["comparison"]["candidates"]]
+    assert command == api["command"]
