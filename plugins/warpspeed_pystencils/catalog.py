@@ -3,7 +3,9 @@
 ``star_stencil`` (the range-r star, 3D25pt for r=4), ``lbm_d3q19_srt`` (and the general ``lbm_update_rule``)
 and ``allen_cahn_d3q15`` (the conservative Allen-Cahn interface-tracking LBM of
 ``lbmpy.phasefield_allen_cahn``) return what ``describe`` accepts. ``catalog_entries()`` offers them to
-``warpspeed.kernels`` (names ``d3q19-srt``, ``d3q15-allen-cahn``, ``lbm``): built on first use, by lbmpy.
+``warpspeed.kernels`` (names ``d3q19-srt``, ``d3q15-allen-cahn``, ``lbm``): built on first use, by lbmpy. The
+LBM entries name the variants ``compare_variants`` generates (streaming pattern, time step of an in-place one,
+layout, element type), each built as that variant (``_variants.lbm_variant``).
 """
 
 from __future__ import annotations
@@ -277,17 +279,17 @@ def catalog_entries() -> list:
     from warpspeed.plugin_api import CatalogEntry
 
     return [
-        CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide two-grid (pystencils plugin; "
-                     "streaming pull|push|aa|esotwist (timestep even|odd for aa, esotwist), layout fzyx|zyxf, "
-                     "dtype float64|float32)", build_d3q19_srt,
+        CatalogEntry("d3q19-srt", "lbmpy D3Q19 SRT LBM, stream+collide in one kernel (pystencils plugin; "
+                     "streaming pull|push on two grids or aa|esotwist in place, one kernel per timestep even|odd; "
+                     "layout fzyx|zyxf, dtype float64|float32)", build_d3q19_srt,
                      {"layout": "fzyx", "streaming": "pull", "timestep": "both", "dtype": "float64"},
                      program_d3q19_srt),
         CatalogEntry("d3q15-allen-cahn", "lbmpy conservative Allen-Cahn interface tracking, MRT D3Q15 "
                      "(the paper's phase-field kernel; pystencils plugin)", build_allen_cahn, {"layout": "fzyx"},
                      program_allen_cahn),
         CatalogEntry("lbm", "lbmpy LBM update rule (pystencils plugin): stencil D2Q9|D3Q15|D3Q19|D3Q27, "
-                     "method srt|trt|mrt|cumulant, streaming pull|push|aa|esotwist (timestep even|odd for aa, "
-                     "esotwist), layout fzyx|zyxf, dtype float64|float32", build_lbm,
+                     "method srt|trt|mrt|cumulant, streaming pull|push|aa|esotwist (the in-place aa, esotwist: "
+                     "timestep even|odd), layout fzyx|zyxf, dtype float64|float32", build_lbm,
                      {"stencil": "D3Q19", "method": "srt", "layout": "fzyx", "streaming": "pull", "timestep": "both",
                       "dtype": "float64"}, program_lbm),
     ]
