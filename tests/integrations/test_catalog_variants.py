@@ -135,3 +135,17 @@ def test_compare_refuses_a_bad_candidate_option_before_building(capsys):
     rc = main(["compare", "d3q19-srt", "d3q19-srt:streaming=aa", "--device", H100])
     assert rc != 0
     assert "add timestep=even or timestep=odd" in " ".join(capsys.readouterr().err.split())
+
+
+def test_warpspeed_measure_runs_the_variant_it_models():
+    """The CUDA program of a catalog variant (``warpspeed measure``) has the arrays of the kernel described: AA
+    streaming updates one array in place, float32 halves its elements' bytes."""
+    from warpspeed.kernels import find_program
+
+    aa = find_program(f"{D2Q9},streaming=aa,timestep=odd,dtype=float32", domain=(16, 16, 1))
+    pull = find_program(D2Q9, domain=(16, 16, 1))
+    assert [(a.name, a.element_bytes, a.elements) for a in aa.arrays] == [("src", 4, 18 * 18 * 9)]
+    assert sorted((a.name, a.element_bytes, a.elements) for a in pull.arrays) == [("dst", 8, 18 * 18 * 9),
+                                                                                   ("src", 8, 18 * 18 * 9)]
+    modeled = warpspeed.find_kernel(f"{D2Q9},streaming=aa,timestep=odd,dtype=float32", domain=(16, 16))
+    assert [(f.name, f.element_bytes) for f in modeled.fields] == [("src", 4)]
