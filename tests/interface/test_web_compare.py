@@ -178,6 +178,10 @@ const compared = { headline: "on H100-SXM5-80GB, ...: copy@2 is fastest", text: 
   await context.compareNow(); look("ok");
   answers.push(["/api/compare", 400, { error: "candidates[1]: 'x' is not in the catalog", part: "kernel" }]);
   await context.compareNow(); look("failed");
+  element("compare-with-form").checked = false;  // the box's lines alone
+  element("candidates").value = "d3q19-srt\nd3q19-srt:layout=zyxf";
+  answers.push(["/api/compare", 200, compared]);
+  await context.compareNow();
   process.stdout.write(JSON.stringify({ seen, posted }));
 })().catch((e) => { console.error(e); process.exit(1); });
 """
@@ -195,6 +199,7 @@ def test_the_page_posts_the_form_and_shows_the_table_and_a_failure_leaves_nothin
     body = out["posted"][0]
     assert body["candidates"] == ["star3d-r4", "copy@2", "star3d-r1+star3d-r1@1"]  # the form's kernel first
     assert body["device"] == H100 and body["folding"] == "" and body["model"] == ""
+    assert out["posted"][2]["candidates"] == ["d3q19-srt", "d3q19-srt:layout=zyxf"]  # unticked: the lines alone
     ok = out["seen"]["ok"]
     assert ok["headline"] == "on H100-SXM5-80GB, ...: copy@2 is fastest" and ok["plot"] is None
     assert "<td>copy@2</td>" in ok["table"] and "<td>3.02 us</td>" in ok["table"] and "<td>2.13</td>" in ok["table"]

@@ -181,14 +181,14 @@ async function devicesRankNow() {
   } catch (err) { $("devices-ranking").innerHTML = ""; dropStale(); showError(err); }
 }
 
-// Compare: the form's kernel (the catalog's, or the editor's TOML) and one candidate per line of the box (catalog
-// names, kernels launched in turn joined by "+", "@N" the updates they make), on the form's GPU with its overrides;
-// the table `warpspeed compare` prints, the JSON it writes and its command line
+// Compare: the form's kernel (the catalog's, or the editor's TOML; unless "with the kernel above" is unticked) and
+// one candidate per line of the box (catalog names, kernels launched in turn joined by "+", "@N" the updates they
+// make), on the form's GPU with its overrides; the table `warpspeed compare` prints, its JSON and command line
 async function compareNow() {
   const s = state(), first = s.toml !== undefined ? {toml: s.toml} : s.kernel;
   const others = $("candidates").value.split("\n").map((line) => line.trim()).filter((line) => line);
-  const body = {candidates: [first, ...others], device: s.device, overrides: s.overrides, folding: s.folding,
-                model: s.model};
+  const body = {candidates: $("compare-with-form").checked === false ? others : [first, ...others],
+                device: s.device, overrides: s.overrides, folding: s.folding, model: s.model};
   if (s.domain !== undefined) body.domain = s.domain;
   clearErrors();
   $("compare-headline").textContent = "";
