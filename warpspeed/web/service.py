@@ -592,7 +592,7 @@ def _page_candidates(value: object) -> list[_PageCandidate]:
     """The ``candidates`` field: 2 to :data:`MAX_COMPARE_CANDIDATES` of them, each a catalog text as the command
     line writes it (``KERNEL+KERNEL@N``; no paths) or a typed kernel ``{"toml": TEXT, "updates": N}``; at most
     :data:`MAX_COMPARE_KERNELS` kernels in all. Nothing is built here."""
-    from ..studies.comparison import SEQUENCE_SEPARATOR, UPDATES_SEPARATOR
+    from ..application.comparison import SEQUENCE_SEPARATOR, UPDATES_SEPARATOR
 
     if not isinstance(value, list) or not 2 <= len(value) <= MAX_COMPARE_CANDIDATES:
         raise PageError("kernel", f"candidates: a list of 2 to {MAX_COMPARE_CANDIDATES} candidates, each a catalog "
@@ -654,9 +654,8 @@ def compare_doc(doc: object, time_limit_s: float | None = None, clock: Callable[
     limit between kernels and after the comparison."""
     from dataclasses import replace
 
-    from ..application.comparison import compare
+    from ..application.comparison import Candidate, compare
     from ..render.compare_report import comparison_headline, comparison_text
-    from ..studies.comparison import Candidate
     from ..studies.space import block_shapes
 
     if not isinstance(doc, Mapping):
