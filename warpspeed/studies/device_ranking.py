@@ -172,11 +172,18 @@ def rank_devices(kernel: Kernel, devices: Sequence[Device], threads: int | Itera
     else:
         _in_pool(todo, tasks, done, executor, jobs, report)
     results = [_result(devs[i], fit[i], done.get(i), counts) for i in range(len(devs))]
-    running = sorted((r for r in results if r.runs), key=lambda r: r.time_s)  # stable: equal times keep the order
+    running = sorted((r for r in results if r.runs), key=_running_time_s)  # stable: equal times keep the order
     if running:
-        fastest = running[0].time_s
-        running = [replace(r, factor=r.time_s / fastest) for r in running]
+        fastest = _running_time_s(running[0])
+        running = [replace(r, factor=_running_time_s(r) / fastest) for r in running]
     return DeviceRanking(k.name, k.domain, model, (*running, *(r for r in results if not r.runs)))
+
+
+def _running_time_s(r: DeviceResult) -> float:
+    """The time per update of a device that runs the kernel (its best configuration has an estimate)."""
+    t = r.time_s
+    assert t is not None, f"{r.device.id} runs the kernel but its best configuration has no time"
+    return t
 
 
 def _wave_key(dev: Device) -> tuple:
