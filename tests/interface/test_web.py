@@ -71,6 +71,21 @@ def test_the_page_headline_is_not_the_command_lines_text_report(client, monkeypa
     assert client.post("/api/estimate", json=query).get_json()["headline"] == before
 
 
+def test_the_page_headline_says_a_first_estimate_on_a_device_whose_model_data_was_never_measured(client):
+    """As the command line's report: the summary, then the device's validation line where its family was not
+    measured (B200: Hopper's data assumed); nothing more on a measured one."""
+    from warpspeed.render.report import estimate_summary, validation_line
+
+    query = {"kernel": "star3d-r4", "block": "64,4,4", "domain": "256,256,128"}
+    on_b200 = client.post("/api/estimate", json={**query, "device": "B200"}).get_json()["headline"]
+    e = warpspeed.estimate("star3d-r4", "B200", (64, 4, 4), domain=(256, 256, 128))
+    summary, first = on_b200.split("\n")
+    assert summary == estimate_summary(e) and first == validation_line(e.device, e.device_validation)
+    assert "assumed from hopper" in first and "a first estimate" in first
+    on_h100 = client.post("/api/estimate", json={**query, "device": H100}).get_json()["headline"]
+    assert "\n" not in on_h100 and "GLup/s" in on_h100
+
+
 def test_a_typed_kernel_is_estimated_and_checked(client, capsys, tmp_path):
     toml = (ROOT / "kernels" / "star3d-r1.toml").read_text()
     doc = client.post("/api/estimate", json={"toml": toml, "device": A100, "block": "32,4,2"}).get_json()

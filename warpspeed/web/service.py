@@ -353,10 +353,12 @@ def _estimate(q: Query, deadline: Deadline):
 def estimate_doc(q: Query, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
     """The estimate's JSON (as ``warpspeed estimate --format json`` prints it), the text report's headline and
     the command line."""
-    from ..render.report import estimate_summary
+    from ..render.report import estimate_summary, validation_line
 
     e, _, _ = _estimate(q, Deadline(time_limit_s, clock))
-    return {"estimate": e.to_dict(), "headline": estimate_summary(e), "command": command(q, "estimate")}
+    first = validation_line(e.device, e.device_validation)  # a device whose model data was never measured
+    return {"estimate": e.to_dict(), "headline": estimate_summary(e) + (f"\n{first}" if first else ""),
+            "command": command(q, "estimate")}
 
 
 def _ranking(q: Query, deadline: Deadline):
