@@ -95,3 +95,41 @@ def population_kernels(draw, aos=False, populations=(4, 9), x_padding=(0, 3)):
     fields = [dict(src, stores=stores)] if draw(st.booleans()) else [src, dst]  # in place or two arrays
     return {"name": "populations", "precision": "fp64" if eb == 8 else "fp32", "flops_per_lup": 10,
             "domain": list(domain), "field": fields, "registers": draw(st.sampled_from([32, 64]))}
+
+
+@st.composite
+def box_kernels(draw, max_domain=(40, 16, 8)):
+    """Box-like stencils: every neighbour of a (2r+1)^d box, diagonals included (a 27-point box for r = 1,
+    d = 3), or a random part of it that keeps at least one corner, read from one or two fields (4 or 8 B,
+    odd row pitches and alignments, tuple or linear indices) and written to another at the centre."""
+    dims = draw(st.sampled_from([2, 3]))
+    nx, ny = draw(st.integers(1, max_domain[0])), draw(st.integers(1, max_domain[1]))
+    nz = draw(st.integers(1, max_domain[2])) if dims == 3 else 1
+    r = draw(st.integers(1, 2))
+    rz = r if dims == 3 else 0
+    box = [(x, y, z) for z in range(-rz, rz + 1) for y in range(-r, r + 1) for x in range(-r, r + 1)]
+    corners = [o for o in box if abs(o[0]) == r and abs(o[1]) == r and abs(o[2]) == rz]
+    if draw(st.booleans()):
+        offsets = box
+    else:
+        offsets = sorted({draw(st.sampled_from(corners)), *draw(st.lists(st.sampled_from(box), max_size=8))})
+    fields = []
+    for j in range(draw(st.integers(1, 2)) + 1):
+        eb = draw(st.sampled_from([4, 8]))
+        shape = [nx + 2 * r + draw(st.integers(0, 5)), ny + 2 * r + draw(st.integers(0, 2)),
+                 nz + 2 * rz + draw(st.integers(0, 1))]
+        linear = draw(st.booleans())
+
+        def access(o, shape=shape, linear=linear):
+            ix, iy, iz = f"tidx + {r + o[0]}", f"tidy + {r + o[1]}", f"tidz + {rz + o[2]}"
+            if linear:
+                return f"{ix} + {shape[0]}*({iy}) + {shape[0] * shape[1]}*({iz})"
+            return [ix, iy, iz]
+
+        store = j == 0
+        fields.append({"name": f"f{j}", "element_bytes": eb, "shape": shape,
+                       "offset": draw(st.sampled_from([0, 0, 1, 3, 5, 16, 31])),
+                       "loads": [] if store else [access(o) for o in offsets],
+                       "stores": [access((0, 0, 0))] if store else []})
+    return {"name": "box", "precision": "fp64", "flops_per_lup": len(offsets), "domain": [nx, ny, nz],
+            "field": fields, "registers": draw(st.sampled_from([32, 64]))}

@@ -14,7 +14,7 @@ import pytest
 from footprint_checks import FRACTIONS, assert_same_footprints, launch_with_ranges
 from hypothesis import given
 from hypothesis import strategies as st
-from kernel_strategies import PROFILE, population_kernels, stencil_kernels
+from kernel_strategies import PROFILE, box_kernels, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.model.cells import CellSet, cell_set
@@ -253,3 +253,11 @@ def test_near_indices_keep_every_index_that_shares_a_granule(lo, count, start, s
     kept = _near_indices(np.array(sorted(wanted), dtype=np.int64), lo, lo + count - 1, start, stride, per)
     assert kept == ((sharing[0], sharing[-1]) if sharing else None)
     assert _near_indices(None, lo, lo + count - 1, start, stride, per) == (lo, lo + count - 1)
+
+
+@PROFILE
+@given(spec=box_kernels(), block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]),
+       exact=st.booleans())
+def test_enumerated_footprints_equal_the_isl_ones_for_box_stencils(spec, block, ranges, granularity, exact):
+    """Diagonal neighbours (27-point boxes and parts of them with a corner), exact and per row alike."""
+    _compare_with_isl(spec, block, ranges, granularity, exact)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from bruteforce import brute_force, compare, from_estimate, known_deviations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from kernel_strategies import EXAMPLES, PROFILE, population_kernels, stencil_kernels
+from kernel_strategies import EXAMPLES, PROFILE, box_kernels, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.model.launch import LaunchError, make_launch
@@ -84,4 +84,12 @@ def test_population_fields_match_brute_force(spec, config):
 @given(spec=population_kernels(aos=True), config=configurations())
 def test_array_of_structures_populations_match_brute_force(spec, config):
     """Populations of a cell side by side: row phases that depend on x, y and z together."""
+    _compare(spec, *config)
+
+
+@PROFILE
+@given(spec=box_kernels(), config=configurations())
+def test_box_stencils_with_diagonal_neighbours_match_brute_force(spec, config):
+    """Diagonal neighbours (27-point boxes and parts of them with a corner): a warp's rows and planes, the
+    L1 line rule's lines and the L2 stages' volumes are what the brute force counts."""
     _compare(spec, *config)

@@ -13,7 +13,7 @@ import pytest
 from footprint_checks import FRACTIONS, assert_same_footprints, launch_with_ranges
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from kernel_strategies import PROFILE, population_kernels, stencil_kernels
+from kernel_strategies import PROFILE, box_kernels, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.errors import InputError
@@ -374,3 +374,16 @@ def test_boxes_of_one_extent_listed_together_keep_stretches_that_cross_rows_apar
             listed = EnumeratedFootprints(k, granularity, exact=False, slices=False)  # every cell's address
             assert together.size() == listed.footprint(cells, loads=True, stores=True).size()
     assert any(batched)  # the fallback ran on a batch of several boxes (the field counted per row at 128 B)
+
+
+@PROFILE
+@given(spec=box_kernels(), block=BLOCKS, fractions=FRACTIONS, granularity=st.sampled_from([32, 128]),
+       exact=st.booleans())
+def test_ranges_count_box_stencils_with_diagonal_neighbours_as_the_enumeration(spec, block, fractions, granularity,
+                                                                              exact):
+    """27-point boxes and parts of them with a corner: the rows a diagonal neighbour adds (y and z moved
+    together) are counted as the enumeration counts them."""
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, fractions)
+    assume(applies(kernel, granularity, exact))
+    assert_same_footprints(RangeFootprints(kernel, granularity, exact=exact),
+                           EnumeratedFootprints(kernel, granularity, exact=exact), launch, id_ranges)
