@@ -38,8 +38,8 @@ FLOORS = {
         dict(spearman=-0.06, top1=84.5, ratio=(0.85, 1.14),
              within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.18, dram_store=0.4, l1_cycles=0.32),
              roofline=dict(spearman=-0.22, top1=79.0)),
-    # diagonal neighbours (issue 46): the L2 load and L1 cycles of blocks 1-4 cells wide, the DRAM load of LBM
-    # blocks 1-4 cells wide are off (docs/model.md, known limits); recorded so that they cannot get worse
+    # diagonal neighbours (issue 46): the L2 load and L1 cycles of box3d-r1, the DRAM load of LBM blocks 1-2
+    # cells wide are off (docs/model.md, "Assumptions and limits"); recorded so that they cannot get worse
     ('box3d-r1-H100.csv', 'box3d-r1', '512x512x512'):
         dict(spearman=0.98, top1=97.0, ratio=(0.01, 0.31),
              within=dict(l1_load=0.99, l2_load=0.54, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.54),
