@@ -11,15 +11,7 @@ from .base import IDENTITY_KEYS, SCHEMA_VERSION, DeviceFileError, FrozenMap
 from .consistency import consistency_problems
 from .families import device_family
 from .hitrates import HIT_RATE_CURVES, HitRates
-from .keys import (
-    KEY_GROUPS,
-    KEYS,
-    KEYS_BY_ATTR,
-    KEYS_BY_NAME,
-    NOT_GIVEN,
-    value_problem,
-    value_text,
-)
+from .keys import KEY_GROUPS, KEYS, KEYS_BY_ATTR, value_problem, value_text
 from .overrides import changed_attributes, suffixed_id
 
 
@@ -178,19 +170,14 @@ class Device:
         if self.file:
             add("file", str(self.file))
         rows += device_family(self).text_lines()
-        listed = {k for _, keys in KEY_GROUPS for k in keys}
-        groups = (*KEY_GROUPS, ("other", tuple(k.key for k in KEYS if k.key not in listed)))
-        for title, keys in groups:
-            if not keys:
-                continue
-            rows.append(title)
-            for key in keys:
-                spec = KEYS_BY_NAME[key]
+        for group in KEY_GROUPS:
+            rows.append(group.title)
+            for spec in group.keys:
                 value = getattr(self, spec.attr)
                 if value is None:
-                    rows.append(f"  # {key}: not given ({NOT_GIVEN.get(key, 'unused')})")
+                    rows.append(f"  # {spec.key}: not given ({spec.absent})")
                 else:
-                    add(key, value_text(spec, value), self.sources.get(key, ""))
+                    add(spec.key, value_text(spec, value), self.sources.get(spec.key, ""))
         rows.append("hit-rate curves: hit(O) = a*exp(-b*exp(c*O)), O = oversubscription")
         for curve in HIT_RATE_CURVES:
             c = getattr(self.hit_rates, curve)
@@ -213,7 +200,7 @@ class Device:
 
     def _validate(self) -> None:
         problems = [p for spec in KEYS if (v := getattr(self, spec.attr)) is not None or spec.required
-                    or spec.key == "l2_effective_size"  # optional in a file, where it is derived when left out
+                    or spec.derived  # optional in a file, where it is derived when left out
                     if (p := value_problem(spec, v))]
         if problems:
             raise InputError(f"device {self.id}: " + "; ".join(problems) + ".")

@@ -16,7 +16,7 @@ from .consistency import consistency_problems
 from .description import Device, attribute_values
 from .families import FAMILY_FILE, family_curves, family_latency_values, hit_rate_families
 from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates, curve_from_table
-from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, LATENCY_KEYS, PEAK_OF, parse_value, require_typed_unit
+from .keys import FILE_KEYS, KEYS, KEYS_BY_NAME, PEAK_OF, parse_value, require_typed_unit
 from .overrides import changed_attributes, split_id, suffixed_id
 from .shipped import device_ids, looks_like_path, match_id, shipped_files
 from .tomlfile import file_entry, file_problem, read_device_file, read_toml, schema_problems
@@ -117,11 +117,11 @@ def load_device_bytes(data: bytes, path: str, *, stem: str, builtin: bool, depth
     missing += [k for k in FILE_KEYS if KEYS_BY_NAME[k].required and k not in doc]
     if missing:
         required = [k for k in FILE_KEYS if KEYS_BY_NAME[k].required]
+        optional = [k for k in FILE_KEYS if not KEYS_BY_NAME[k].required]
         problems.append(f"missing key(s) {', '.join(missing)}; a complete device file gives "
                         f"{', '.join(IDENTITY_KEYS[1:])} and {', '.join(required)} (optional: id, "
-                        f"l1_bytes_per_cycle_8B, l2_effective_size, a peak in the bandwidth tables and the "
-                        f"latency-model keys {', '.join(LATENCY_KEYS)}), or use "
-                        f"base = \"<id>\" to change an existing device.")
+                        f"{', '.join(optional)} and a peak in the bandwidth tables; a latency-model key left out "
+                        f"is its family's), or use base = \"<id>\" to change an existing device.")
     values, broken = _file_values(doc, bare_source=None, problems=problems)
     dev_id = doc.get("id", stem)
     if builtin and dev_id != stem:

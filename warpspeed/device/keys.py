@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import InputError
@@ -14,84 +14,138 @@ from .hitrates import HIT_RATE_CURVES
 
 
 @dataclass(frozen=True)
-class _Key:
+class DeviceKey:
+    """One numeric key of device files, ``--set`` and :meth:`~warpspeed.device.Device.with_overrides`, declared
+    once in :data:`KEY_GROUPS`. The :class:`~warpspeed.device.Device` field ``attr`` holds its value (a test holds
+    the fields to this table) and docs/device-format.md has its row (a test holds the rows to it)."""
+
     key: str        # name in files, --set and with_overrides
-    attr: str       # Device attribute
+    attr: str       # Device attribute (and key of ``devices show --format json``)
     kind: str       # units kind, or "dims" (three counts)
     minimum: float  # smallest valid value (clock and bandwidths: must be > 0)
-    required: bool = True
+    required: bool = True  # a complete device file must give it
     plausible: tuple[float, float] | None = None  # the range of a GPU, real or imagined (canonical units)
+    absent: str = "unused"  # what an optional key left out means (``devices show``: "not given (...)")
+    derived: bool = False  # optional in a file, derived when left out: every Device has a value
+    peak_of: str | None = None  # the key whose vendor peak this is (in a file: ``<peak_of>.peak``)
+    group: str = ""  # the section of ``devices show`` (set by :func:`_group`)
+
+
+@dataclass(frozen=True)
+class KeyGroup:
+    """A section of :meth:`Device.to_text`: its title and its keys, in the order ``devices show`` lists them."""
+
+    title: str
+    keys: tuple[DeviceKey, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(k.key for k in self.keys)
+
+
+def _group(title: str, *keys: DeviceKey) -> KeyGroup:
+    return KeyGroup(title, tuple(replace(k, group=title) for k in keys))
 
 
 MAX_BLOCK_DIM = 65536
 """The largest entry of ``max_block_dims`` (its plausible range: 1 to this; a GPU allows 64 to 1024)."""
 
+_K = DeviceKey
+_PAIRING = "the L1 pairing rule applies"
+_NO_PEAK = "no vendor peak recorded"
 
-KEYS: tuple[_Key, ...] = (
-    _Key("sm_count", "sm_count", "count", 1, plausible=(1, 10000)),
-    _Key("clock_GHz", "clock_GHz", "frequency", 0, plausible=(0.1, 10)),
-    _Key("warp_size", "warp_size", "count", 1, plausible=(1, 1024)),
-    _Key("l1_size", "l1_size_bytes", "bytes", 1, plausible=(1024, 67108864)),
-    _Key("l1_line", "l1_line_bytes", "bytes", 1, plausible=(1, 65536)),
-    _Key("l1_sector", "l1_sector_bytes", "bytes", 1, plausible=(1, 65536)),
-    _Key("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1, plausible=(1, 65536)),
-    _Key("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False, plausible=(1, 65536)),
-    _Key("l1_banks", "l1_banks", "count", 1, plausible=(1, 1024)),
-    _Key("l1_bank_width", "l1_bank_bytes", "bytes", 1, plausible=(1, 1024)),
-    _Key("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1, plausible=(1, 1048576)),
-    _Key("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False, plausible=(1, 1024)),
-    _Key("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False,
-         plausible=(1, 1024)),
-    _Key("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False, plausible=(0, 1024)),
-    _Key("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
-    _Key("l2_partitions", "l2_partitions", "count", 1, plausible=(1, 1024)),
-    _Key("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, plausible=(64, 17179869184)),
-    _Key("l2_line", "l2_line_bytes", "bytes", 1, plausible=(1, 65536)),
-    _Key("l2_sector", "l2_sector_bytes", "bytes", 1, plausible=(1, 65536)),
-    _Key("l2_bw", "l2_bw_GB_s", "bandwidth", 0, plausible=(10, 1000000.0)),
-    _Key("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0)),
-    _Key("dram_bw", "dram_bw_GB_s", "bandwidth", 0, plausible=(10, 200000.0)),
-    _Key("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 200000.0)),
-    _Key("dram_size", "dram_size_bytes", "bytes", 1, required=False, plausible=(67108864, 70368744177664)),
-    _Key("fp32_lanes", "fp32_lanes_per_sm", "count", 1, plausible=(1, 4096)),
-    _Key("fp64_lanes", "fp64_lanes_per_sm", "count", 1, plausible=(1, 4096)),
-    _Key("max_threads_per_sm", "max_threads_per_sm", "count", 1, plausible=(1, 65536)),
-    _Key("max_blocks_per_sm", "max_blocks_per_sm", "count", 1, plausible=(1, 4096)),
-    _Key("max_threads_per_block", "max_threads_per_block", "count", 1, plausible=(1, 65536)),
-    _Key("max_block_dims", "max_block_dims", "dims", 1),
-    _Key("registers_per_sm", "registers_per_sm", "count", 1, plausible=(1, 16777216)),
-    _Key("max_registers_per_thread", "max_registers_per_thread", "count", 1, plausible=(1, 65536)),
-    _Key("register_alloc_unit", "register_alloc_unit", "count", 1, plausible=(1, 65536)),
-    _Key("register_subpartitions", "register_subpartitions", "count", 1, plausible=(1, 1024)),
-    _Key("shared_per_sm", "shared_per_sm_bytes", "bytes", 0, plausible=(0, 1073741824)),
-    _Key("shared_per_block", "shared_per_block_bytes", "bytes", 0, plausible=(0, 1073741824)),
-    _Key("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1, plausible=(1, 1048576)),
-    _Key("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0, plausible=(0, 1048576)),
+KEY_GROUPS: tuple[KeyGroup, ...] = (
+    _group("compute",
+           _K("sm_count", "sm_count", "count", 1, plausible=(1, 10000)),
+           _K("clock_GHz", "clock_GHz", "frequency", 0, plausible=(0.1, 10)),
+           _K("warp_size", "warp_size", "count", 1, plausible=(1, 1024)),
+           _K("fp32_lanes", "fp32_lanes_per_sm", "count", 1, plausible=(1, 4096)),
+           _K("fp64_lanes", "fp64_lanes_per_sm", "count", 1, plausible=(1, 4096))),
+    _group("L1",
+           _K("l1_size", "l1_size_bytes", "bytes", 1, plausible=(1024, 67108864)),
+           _K("l1_line", "l1_line_bytes", "bytes", 1, plausible=(1, 65536)),
+           _K("l1_sector", "l1_sector_bytes", "bytes", 1, plausible=(1, 65536)),
+           _K("l1_bytes_per_cycle", "l1_bytes_per_cycle", "bytes", 1, plausible=(1, 65536)),
+           _K("l1_bytes_per_cycle_8B", "l1_bytes_per_cycle_8B", "bytes", 1, required=False, plausible=(1, 65536),
+              absent="8 B accesses run at l1_bytes_per_cycle"),
+           _K("l1_banks", "l1_banks", "count", 1, plausible=(1, 1024)),
+           _K("l1_bank_width", "l1_bank_bytes", "bytes", 1, plausible=(1, 1024)),
+           _K("l1_pairing_distance", "l1_pairing_distance_bytes", "bytes", 1, plausible=(1, 1048576)),
+           # the L1 line rule (warpspeed.model.l1): L1_LINE_KEYS
+           _K("l1_load_lines_per_wavefront", "l1_load_lines_per_wavefront", "count", 1, required=False,
+              plausible=(1, 1024), absent=_PAIRING),
+           _K("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False,
+              plausible=(1, 1024), absent=_PAIRING),
+           _K("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False, plausible=(0, 1024),
+              absent=_PAIRING)),
+    _group("L2",
+           _K("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
+           _K("l2_partitions", "l2_partitions", "count", 1, plausible=(1, 1024)),
+           _K("l2_effective_size", "l2_effective_size_bytes", "bytes", 1, required=False, derived=True,
+              plausible=(64, 17179869184)),
+           _K("l2_line", "l2_line_bytes", "bytes", 1, plausible=(1, 65536)),
+           _K("l2_sector", "l2_sector_bytes", "bytes", 1, plausible=(1, 65536))),
+    _group("DRAM and bandwidths",
+           _K("dram_size", "dram_size_bytes", "bytes", 1, required=False, plausible=(67108864, 70368744177664),
+              absent="no capacity recorded: no note on domains too large"),
+           _K("l2_bw", "l2_bw_GB_s", "bandwidth", 0, plausible=(10, 1000000.0)),
+           _K("l2_bw_peak", "l2_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0),
+              absent=_NO_PEAK, peak_of="l2_bw"),
+           _K("dram_bw", "dram_bw_GB_s", "bandwidth", 0, plausible=(10, 200000.0)),
+           _K("dram_bw_peak", "dram_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 200000.0),
+              absent=_NO_PEAK, peak_of="dram_bw")),
+    _group("occupancy limits",
+           _K("max_threads_per_sm", "max_threads_per_sm", "count", 1, plausible=(1, 65536)),
+           _K("max_blocks_per_sm", "max_blocks_per_sm", "count", 1, plausible=(1, 4096)),
+           _K("max_threads_per_block", "max_threads_per_block", "count", 1, plausible=(1, 65536)),
+           _K("max_block_dims", "max_block_dims", "dims", 1),
+           _K("registers_per_sm", "registers_per_sm", "count", 1, plausible=(1, 16777216)),
+           _K("max_registers_per_thread", "max_registers_per_thread", "count", 1, plausible=(1, 65536)),
+           _K("register_alloc_unit", "register_alloc_unit", "count", 1, plausible=(1, 65536)),
+           _K("register_subpartitions", "register_subpartitions", "count", 1, plausible=(1, 1024)),
+           _K("shared_per_sm", "shared_per_sm_bytes", "bytes", 0, plausible=(0, 1073741824)),
+           _K("shared_per_block", "shared_per_block_bytes", "bytes", 0, plausible=(0, 1073741824)),
+           _K("shared_alloc_unit", "shared_alloc_unit_bytes", "bytes", 1, plausible=(1, 1048576)),
+           _K("shared_reserved_per_block", "shared_reserved_per_block_bytes", "bytes", 0, plausible=(0, 1048576))),
     # memory parallelism (the latency model); a file may leave them to its family (devices/latency.toml)
-    _Key("l2_latency", "l2_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
-    _Key("dram_latency", "dram_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
-    _Key("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False, plausible=(1, 65536)),
-    _Key("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False, plausible=(0, 1048576)),
-    _Key("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-09)),
-    _Key("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 4)),
-    _Key("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0)),
+    _group("latency model",
+           _K("l2_latency", "l2_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
+           _K("dram_latency", "dram_latency_s", "time", 0, required=False, plausible=(1e-09, 0.0001)),
+           _K("sectors_in_flight_per_warp", "sectors_in_flight_per_warp", "count", 1, required=False,
+              plausible=(1, 65536)),
+           _K("dram_run_overhead", "dram_run_overhead_bytes", "bytes", 0, required=False, plausible=(0, 1048576)),
+           _K("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-09)),
+           _K("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 4)),
+           _K("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0))),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/model/tlb.py)
-    _Key("tlb_page", "tlb_page_bytes", "bytes", 1, required=False, plausible=(1, 17179869184)),
-    _Key("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False, plausible=(1, 70368744177664)),
-    _Key("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False, plausible=(1e-06, 100000.0)),
+    _group("TLB-page limiter (off unless given)",
+           _K("tlb_page", "tlb_page_bytes", "bytes", 1, required=False, plausible=(1, 17179869184)),
+           _K("tlb_reach", "tlb_reach_bytes", "bytes", 1, required=False, plausible=(1, 70368744177664)),
+           _K("tlb_walk_rate", "tlb_walks_per_ns", "rate", 0, required=False, plausible=(1e-06, 100000.0))),
 )
+"""THE table of device keys, by the sections of :meth:`Device.to_text`. Adding a key: an entry here, the
+:class:`Device` field of its ``attr``, the stage that reads it and its rows in docs/device-format.md (tests hold
+the fields and the rows to this table); files, ``--set``, checks, ``devices show`` and JSON follow."""
 
-LATENCY_KEYS = ("l2_latency", "dram_latency", "sectors_in_flight_per_warp", "dram_run_overhead", "dram_run_time",
-                "dram_run_exponent", "l2_request_rate")
+KEYS: tuple[DeviceKey, ...] = tuple(k for g in KEY_GROUPS for k in g.keys)
+"""Every key, in the order of :data:`KEY_GROUPS` (and of docs/device-format.md)."""
+
+
+def _keys_of(title: str) -> tuple[str, ...]:
+    return next(g.names for g in KEY_GROUPS if g.title == title)
+
+
+LATENCY_KEYS = _keys_of("latency model")
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
 """Keys of the L1 line rule (warpspeed.model.l1); a device that gives the first follows it, else the pairing rule."""
-TLB_KEYS = ("tlb_page", "tlb_reach", "tlb_walk_rate")
+TLB_KEYS = _keys_of("TLB-page limiter (off unless given)")
 """Keys of the TLB-page limiter (warpspeed.model.tlb): a device that gives all three has the limiter, none: off."""
 
 KEYS_BY_NAME = {k.key: k for k in KEYS}
 KEYS_BY_ATTR = {k.attr: k for k in KEYS}
-PEAK_OF = {"dram_bw": "dram_bw_peak", "l2_bw": "l2_bw_peak"}
+PEAK_OF = {k.peak_of: k.key for k in KEYS if k.peak_of is not None}
+"""Key -> the key of its vendor peak (``"dram_bw"`` -> ``"dram_bw_peak"``)."""
 HIT_RATE_KEYS = tuple(f"hit_rates.{c}.{p}" for c in HIT_RATE_CURVES for p in "abc")
 
 OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in KEYS) + HIT_RATE_KEYS
@@ -99,22 +153,7 @@ OVERRIDE_KEYS: tuple[str, ...] = tuple(k.key for k in KEYS) + HIT_RATE_KEYS
 KEY_ATTRIBUTES: Mapping[str, str] = FrozenMap((k.key, k.attr) for k in KEYS)
 """File/override key -> :class:`Device` attribute (``"l2_size"`` -> ``"l2_size_bytes"``)."""
 
-FILE_KEYS = tuple(k.key for k in KEYS if k.key not in PEAK_OF.values())  # peaks live in the bw tables
-
-KEY_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("compute", ("sm_count", "clock_GHz", "warp_size", "fp32_lanes", "fp64_lanes")),
-    ("L1", ("l1_size", "l1_line", "l1_sector", "l1_bytes_per_cycle", "l1_bytes_per_cycle_8B", "l1_banks",
-            "l1_bank_width", "l1_pairing_distance", *L1_LINE_KEYS)),
-    ("L2", ("l2_size", "l2_partitions", "l2_effective_size", "l2_line", "l2_sector")),
-    ("DRAM and bandwidths", ("dram_size", "l2_bw", "l2_bw_peak", "dram_bw", "dram_bw_peak")),
-    ("occupancy limits", ("max_threads_per_sm", "max_blocks_per_sm", "max_threads_per_block", "max_block_dims",
-                          "registers_per_sm", "max_registers_per_thread", "register_alloc_unit",
-                          "register_subpartitions", "shared_per_sm", "shared_per_block", "shared_alloc_unit",
-                          "shared_reserved_per_block")),
-    ("latency model", LATENCY_KEYS),
-    ("TLB-page limiter (off unless given)", TLB_KEYS),
-)
-"""The sections of :meth:`Device.to_text`; a key in none of them is listed under "other"."""
+FILE_KEYS = tuple(k.key for k in KEYS if k.peak_of is None)  # peaks live in the bw tables
 
 
 def override_kind(key: str) -> str:
@@ -131,13 +170,13 @@ def valid_override_keys() -> str:
         ", ".join(HIT_RATE_CURVES) + ")"
 
 
-def require_typed_unit(spec: _Key, raw: object, label: str) -> None:
+def require_typed_unit(spec: DeviceKey, raw: object, label: str) -> None:
     """A value a person typed needs its unit, unless the key names it (``clock_GHz = 1.5`` is 1.5 GHz)."""
     if spec.kind != "dims" and not spec.key.endswith("_GHz"):
         require_unit(raw, spec.kind, key=label)
 
 
-def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -> Any:
+def parse_value(spec: DeviceKey, raw: object, where: str, label: str | None = None) -> Any:
     label = label or f"{where}{spec.key}"
     if spec.kind == "dims":
         parts: object = raw
@@ -167,7 +206,7 @@ def parse_value(spec: _Key, raw: object, where: str, label: str | None = None) -
     return value
 
 
-def value_problem(spec: _Key, value: object) -> str:
+def value_problem(spec: DeviceKey, value: object) -> str:
     """What is wrong with ``value`` as the canonical value of ``spec``, or '': its type, its minimum and its
     plausible range. Every :class:`~warpspeed.device.Device` checks its values so, whoever built it (text a
     person typed is read by :func:`parse_value`, which says more: the unit that was probably meant)."""
@@ -194,7 +233,7 @@ def _is_int(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
-def _meant(spec: _Key, raw: object) -> str:
+def _meant(spec: DeviceKey, raw: object) -> str:
     """' ; did you mean ...?' with the number of ``raw`` in the unit that puts it in the plausible range."""
     from ..units import units_of
 
@@ -214,17 +253,7 @@ _SUGGESTED_UNITS = {"bytes": ("MiB", "KiB", "GiB", "TiB"), "bandwidth": ("GB/s",
                     "frequency": ("GHz", "MHz", "THz"), "rate": ("G/s", "M/s", "T/s"), "time": ("ns", "us", "ms", "s")}
 
 
-NOT_GIVEN = {
-    "l1_bytes_per_cycle_8B": "8 B accesses run at l1_bytes_per_cycle",
-    "l1_load_lines_per_wavefront": "the L1 pairing rule applies",
-    "l1_store_lines_per_wavefront": "the L1 pairing rule applies",
-    "l1_wavefronts_per_warp": "the L1 pairing rule applies",
-    "l2_bw_peak": "no vendor peak recorded", "dram_bw_peak": "no vendor peak recorded",
-    "dram_size": "no capacity recorded: no note on domains too large",
-}
-
-
-def value_text(spec: _Key, value: Any) -> str:
+def value_text(spec: DeviceKey, value: Any) -> str:
     """``value`` with its unit, as :meth:`Device.to_text` lists it; :func:`parse_value` reads it back exactly
     (a value that 6 significant digits would round is written in full)."""
     if spec.kind == "dims":
