@@ -1,7 +1,7 @@
 """GPU device descriptions: data files in ``warpspeed/devices/``, loaded into immutable :class:`Device`\\ s.
 
 The file format, every key with its unit kind and meaning, the provenance rules and the derived values are
-documented once, in docs/device-format.md; the key table itself is :data:`warpspeed.device.keys.KEYS` (the
+documented once, in docs/device-format.md; the key table itself is :data:`warpspeed.device.keys.KEY_GROUPS` (the
 documentation is tested against it). Modules, each importing only those before it: ``base``, ``hitrates``
 (the fitted hit-rate curves), ``keys`` (the keys, units and parsing), ``tomlfile``, ``families`` (per-architecture
 data: hit-rate curves, latency-model values), ``consistency`` (the rules between values), ``overrides``
