@@ -40,7 +40,8 @@ def test_the_device_fields_are_the_tables_attributes():
 def test_each_device_field_has_the_type_of_its_key(spec):
     """count and bytes: int, dims: three ints, the rest float; ``| None`` where a device may leave it out (an
     optional key that is not derived)."""
-    field = next(f for f in dataclasses.fields(Device) if f.name == spec.attr)
+    field = {f.name: f for f in dataclasses.fields(Device)}.get(spec.attr)
+    assert field is not None, f"Device has no field {spec.attr} (the attribute of the key {spec.key})"
     expected = PYTHON_TYPE.get(spec.kind, "float") + ("" if spec.required or spec.derived else " | None")
     assert field.type == expected, f"Device.{spec.attr}: {field.type}, but its key {spec.key} says {expected}"
 
