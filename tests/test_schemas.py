@@ -18,6 +18,7 @@ import warpspeed.studies.ranking as rank_module
 from warpspeed import schemas
 from warpspeed.interface.cli import main
 from warpspeed.render.report import CSV_COLUMNS
+from warpspeed.schemas import build
 
 DOCS = ROOT / "docs" / "outputs.md"
 DOMAIN = "128,128,64"
@@ -136,15 +137,54 @@ def test_schemas_are_draft_2020_12_and_shipped_as_package_data():
     assert setup["package-data"]["warpspeed.schemas"] == ["*.json"]
 
 
-def test_every_key_has_a_description_and_the_rank_schema_carries_the_estimate_definitions():
-    est, rnk = schemas.load("estimate"), schemas.load("rank")
-    for root in (est, rnk):
+def test_the_committed_schemas_are_what_the_builder_writes_from_their_sources():
+    """Each definition is written once (warpspeed/schemas/source/); the shipped files are generated from it."""
+    assert build.stale() == [], "run python -m warpspeed.schemas.build"
+    for name in schemas.NAMES:
+        assert build.schema(name) == schemas.load(name)
+    shared = json.loads((build.SOURCE / "definitions.json").read_text())["$defs"]
+    for name in schemas.NAMES:  # no document source copies a shared definition: it $refs or $includes it
+        own = json.loads((build.SOURCE / f"{name}.json").read_text()).get("$defs", {})
+        copied = [d for d in own if d in shared and own[d] != {"$include": d}]
+        assert not copied, f"source/{name}.json copies the shared {copied}"
+    est = schemas.load("estimate")["$defs"]
+    for name in ("rank", "compare", "device_ranking"):  # the estimate documents inside the others are the same
+        assert {d: v for d, v in schemas.load(name)["$defs"].items() if d in est} == est, name
+    assert schemas.load("rank")["$defs"]["ranking"]["properties"]["confidence"] == shared["ranking_confidence"]
+
+
+def test_a_shared_definition_edited_once_reaches_every_schema_that_uses_it(tmp_path, monkeypatch):
+    for f in build.SOURCE.glob("*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    defs = json.loads((tmp_path / "definitions.json").read_text())
+    defs["$defs"]["volumes"]["properties"]["l0_load"] = {"type": "number", "description": "A new volume."}
+    defs["$defs"]["ranking_confidence"]["properties"]["new_key"] = {"type": "integer", "description": "New."}
+    (tmp_path / "definitions.json").write_text(json.dumps(defs))
+    monkeypatch.setattr(build, "SOURCE", tmp_path)
+    for name in schemas.NAMES:
+        built = build.schema(name)
+        assert "l0_load" in built["$defs"]["volumes"]["properties"], name
+        assert (name == "estimate") == ("new_key" not in json.dumps(built)), name
+        assert list(built)[-1] == "$defs"
+    assert build.stale() == [f"{n}.schema.json" for n in schemas.NAMES]
+    assert build.main(["--check"]) == 1
+    (tmp_path / "rank.json").write_text(json.dumps({"title": "t", "$ref": "#/$defs/nowhere"}))
+    with pytest.raises(KeyError, match="rank: \\$ref to undefined nowhere"):
+        build.schema("rank")
+    (tmp_path / "rank.json").write_text(json.dumps({"title": "t", "x": {"$include": "nothing"}}))
+    with pytest.raises(KeyError, match="'nothing'.*definitions.json has estimate, occupancy"):
+        build.schema("rank")
+    with pytest.raises(ValueError, match="unknown schema 'whatif'"):
+        build.schema("whatif")
+
+
+def test_every_key_of_every_schema_has_a_description():
+    for name in schemas.NAMES:
+        root = schemas.load(name)
         for d in root["$defs"].values():
             for key, prop in d.get("properties", {}).items():
                 target = root["$defs"][prop["$ref"].removeprefix("#/$defs/")] if "$ref" in prop else prop
-                assert prop.get("description") or target.get("description"), key
-    for name, d in est["$defs"].items():
-        assert rnk["$defs"][name] == d, f"rank.schema.json's $defs/{name} differs from estimate.schema.json's"
+                assert prop.get("description") or target.get("description"), f"{name}: {key}"
 
 
 # ------------------------------------------------------------------------------------------ real outputs

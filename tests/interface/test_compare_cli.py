@@ -115,17 +115,6 @@ def test_broken_comparison_documents_fail_validation(doc, path, value):
     assert not jsonschema.Draft202012Validator(schemas.load("compare")).is_valid(d)
 
 
-def test_the_compare_schema_carries_the_estimate_and_ranking_confidence_definitions():
-    cmp, est, rnk = schemas.load("compare"), schemas.load("estimate"), schemas.load("rank")
-    for name, d in est["$defs"].items():
-        assert cmp["$defs"][name] == d, f"compare.schema.json's $defs/{name} differs from estimate.schema.json's"
-    assert cmp["$defs"]["ranking_confidence"] == rnk["$defs"]["ranking"]["properties"]["confidence"]
-    for d in cmp["$defs"].values():
-        for key, prop in d.get("properties", {}).items():
-            target = cmp["$defs"][prop["$ref"].removeprefix("#/$defs/")] if "$ref" in prop else prop
-            assert prop.get("description") or target.get("description"), key
-
-
 # ----------------------------------------------------------------------------------------------------- CSV
 
 def test_csv_has_one_row_per_candidate_with_the_documented_columns(capsys, doc):
