@@ -322,17 +322,24 @@ def command(q: Query, verb: str, sweep: str | None = None) -> str:
     else:
         if verb == "whatif":
             args += ["--sweep", str(sweep).strip()]
-        args += ["--threads", triple(map(str, q.threads))]
-        if q.folding != (1, 1, 1):
-            args += ["--folding", triple(map(str, q.folding))]
+        args += _space_options(q, q.threads)
         if verb != "whatif":
             args += ["--top", str(q.top), "--screen", str(q.top)]
-    if q.domain is not None:
-        args += ["--domain", triple(map(str, q.domain))]
-    if q.model != "latency":
-        args += ["--model", q.model]
+    args += _domain_and_model(q)
     plot = verb.split()[1] if verb.startswith("plot ") else None
     return shlex.join([*args, "-o", f"{plot}.png"] if plot else [*args, "--format", "json"])
+
+
+def _space_options(q: Query, threads: tuple[int, ...] | None) -> list[str]:
+    """``--threads`` (where given) and ``--folding`` (where not 1,1,1) of a command ranking the query's space."""
+    args = [] if threads is None else ["--threads", ",".join(map(str, threads))]
+    return args + (["--folding", ",".join(map(str, q.folding))] if q.folding != (1, 1, 1) else [])
+
+
+def _domain_and_model(q: Query) -> list[str]:
+    """``--domain`` and ``--model`` of a command, where the query sets them."""
+    args = [] if q.domain is None else ["--domain", ",".join(map(str, q.domain))]
+    return args + (["--model", q.model] if q.model != "latency" else [])
 
 
 def _estimate(q: Query, deadline: Deadline):
@@ -504,15 +511,7 @@ def _device_rank_command(q: Query, devices: tuple[str, ...] | None, threads: tup
     args = ["warpspeed", "devices", "rank", q.kernel if q.toml is None else "kernel.toml"]
     for d in devices or ():
         args += ["--device", d]
-    if threads is not None:
-        args += ["--threads", ",".join(map(str, threads))]
-    if q.folding != (1, 1, 1):
-        args += ["--folding", ",".join(map(str, q.folding))]
-    if q.domain is not None:
-        args += ["--domain", ",".join(map(str, q.domain))]
-    if q.model != "latency":
-        args += ["--model", q.model]
-    return shlex.join([*args, "--format", "json"])
+    return shlex.join([*args, *_space_options(q, threads), *_domain_and_model(q), "--format", "json"])
 
 
 def devices_rank_doc(doc: object, time_limit_s: float | None = None,
@@ -638,15 +637,7 @@ def _compare_command(q: Query, cands: list[_PageCandidate], threads: tuple[int, 
     args = ["warpspeed", "compare", *(c.text for c in cands), "--device", q.device]
     for k, v in q.overrides:
         args += ["--set", f"{k}={v}"]
-    if threads is not None:
-        args += ["--threads", ",".join(map(str, threads))]
-    if q.folding != (1, 1, 1):
-        args += ["--folding", ",".join(map(str, q.folding))]
-    if q.domain is not None:
-        args += ["--domain", ",".join(map(str, q.domain))]
-    if q.model != "latency":
-        args += ["--model", q.model]
-    return shlex.join([*args, "--format", "json"])
+    return shlex.join([*args, *_space_options(q, threads), *_domain_and_model(q), "--format", "json"])
 
 
 def compare_doc(doc: object, time_limit_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> dict:
