@@ -2,6 +2,7 @@
 document the CLI prints, and docs/outputs.md covering every key the schemas describe."""
 
 import copy
+import dataclasses
 import json
 import os
 import re
@@ -17,8 +18,12 @@ import warpspeed
 import warpspeed.studies.ranking as rank_module
 from warpspeed import schemas
 from warpspeed.interface.cli import main
+from warpspeed.model.levels import VOLUME_KEYS
+from warpspeed.model.results import CAUSES, FieldVolumes
+from warpspeed.model.roofline import LIMITS
 from warpspeed.render.report import CSV_COLUMNS
 from warpspeed.schemas import build
+from warpspeed.studies.timeview import DEFAULT_LINK, TimeView, links
 
 DOCS = ROOT / "docs" / "outputs.md"
 DOMAIN = "128,128,64"
@@ -176,6 +181,32 @@ def test_a_shared_definition_edited_once_reaches_every_schema_that_uses_it(tmp_p
         build.schema("rank")
     with pytest.raises(ValueError, match="unknown schema 'whatif'"):
         build.schema("whatif")
+
+
+def test_the_estimate_definitions_list_the_keys_the_typed_results_write_in_their_order():
+    """One place names each key: the typed results and the model's tables (levels, limits, causes) write the
+    keys, the schema's definition lists exactly those (in that order), and a new key without a schema entry
+    fails here naming it and the definition (docs/outputs.md is held to the schemas below)."""
+    e = warpspeed.estimate("star3d-r4", H100, (32, 4, 2), domain=(128, 128, 64))
+    d = e.to_dict()
+    view = TimeView(1.0, 2, 3, 4, links()[DEFAULT_LINK])
+    written = {
+        "estimate": [*d, "time_view"],  # the CLI adds time_view (--iterations) last
+        "occupancy": list(d["occupancy"]), "occupancy_limits": list(d["occupancy_limits"]),
+        "volumes": list(VOLUME_KEYS), "limiters": [lim.name for lim in LIMITS], "causes": list(CAUSES),
+        "field": [f.name for f in dataclasses.fields(FieldVolumes) if f.name != "name"],
+        "cause": list(e.l1_capacity.to_dict()), "device_validation": list(d["device_validation"]),
+        "time_view": list(view.to_dict()), "link": list(view.link.to_dict()),
+    }
+    defs = schemas.load("estimate")["$defs"]
+    assert set(written) | {"estimate"} <= set(defs)
+    for name, keys in written.items():
+        described = list(defs[name]["properties"])
+        assert described == keys, (f"$defs/{name}: not in the schema {sorted(set(keys) - set(described))}, "
+                                   f"not written {sorted(set(described) - set(keys))} (or another order)")
+    nested = defs["estimate"]["properties"]
+    assert list(nested["workload"]["properties"]) == list(e.workload.to_dict())
+    assert list(nested["performance_model"]["properties"]) == list(d["performance_model"])
 
 
 def test_every_key_of_every_schema_has_a_description():

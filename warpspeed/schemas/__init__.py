@@ -9,7 +9,8 @@
     jsonschema.validate(document, schemas.load("device_ranking"))  # `warpspeed devices rank --format json`
 
 Each schema file is self-contained (``schemas.path(name)`` is the file, for other tools). docs/outputs.md
-describes every key with its unit and meaning.
+describes every key with its unit and meaning. The files are generated from ``source/`` in the repository,
+where each definition is written once (:mod:`warpspeed.schemas.build`).
 
 ``SCHEMA_VERSION`` is the ``schema_version`` that the object-shaped JSON documents of the CLI carry
 (estimate, rank, compare, whatif, project, calibrate). It changes only when an existing key is renamed, removed or
@@ -39,5 +40,5 @@ def path(name: str) -> Traversable:
 
 
 def load(name: str) -> dict:
-    """The JSON Schema of ``name`` (``"estimate"``, ``"rank"`` or ``"compare"``) as a new dict."""
+    """The JSON Schema of ``name`` (one of :data:`NAMES`) as a new dict."""
     return json.loads(path(name).read_text(encoding="utf-8"))
