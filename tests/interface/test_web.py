@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("flask")
 
 from paths import ROOT
+from web_watch import served_page  # noqa: E402
 
 import warpspeed  # noqa: E402
 from warpspeed.interface.cli import main  # noqa: E402
 from warpspeed.web import service  # noqa: E402
-from warpspeed.web.app import create_app, make_page_server  # noqa: E402
+from warpspeed.web.app import create_app  # noqa: E402
 
 H100, A100 = "H100-SXM5-80GB", "A100-SXM4-40GB"
 
@@ -149,12 +150,8 @@ def test_limits_size_time_and_errors(client, monkeypatch):
 
 @pytest.fixture
 def server():
-    """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
-    srv = make_page_server("127.0.0.1", 0, create_app())
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_port}"
-    srv.shutdown()
+    with served_page() as url:
+        yield url
 
 
 def post(url: str, doc: dict, timeout: float = 60) -> tuple[int, dict]:

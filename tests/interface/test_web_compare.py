@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -15,8 +14,8 @@ from hypothesis import strategies as st
 pytest.importorskip("flask")
 
 from paths import ROOT  # noqa: E402
-from test_web_devices_rank import _audit, _opened  # noqa: E402
 from test_web_page_js import HARNESS  # noqa: E402
+from web_watch import post_watching, served_page  # noqa: E402
 
 from warpspeed import schemas  # noqa: E402
 from warpspeed.interface.cli import main  # noqa: E402
@@ -236,14 +235,7 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_comparison_and_no_n
     (tmp_path / "copy").write_text('name = "secret"\n')  # a file named as a catalog kernel is never read
     monkeypatch.chdir(tmp_path)
     body = {"device": H100, "domain": "64,64,32"} | body | {"candidates": candidates}
-    if not _opened.get("hooked"):
-        sys.addaudithook(_audit)
-        _opened["hooked"] = True
-    _opened.update(bait=str(tmp_path), seen=[])
-    try:
-        r = client.post("/api/compare", json=body)
-    finally:
-        seen, _opened["bait"] = list(_opened["seen"]), None
+    r, seen = post_watching(client, "/api/compare", body, tmp_path)
     doc = r.get_json()
     event(f"status {r.status_code}" + ("" if r.status_code == 200 else f" ({doc['part']})"))
     assert not seen, seen
@@ -258,16 +250,8 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_comparison_and_no_n
 
 @pytest.fixture
 def server():
-    """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
-    import threading
-
-    from warpspeed.web.app import make_page_server
-
-    srv = make_page_server("127.0.0.1", 0, create_app())
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_port}"
-    srv.shutdown()
+    with served_page() as url:
+        yield url
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

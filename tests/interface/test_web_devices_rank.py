@@ -5,7 +5,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 
 import jsonschema
 import pytest
@@ -16,6 +15,7 @@ pytest.importorskip("flask")
 
 from paths import ROOT  # noqa: E402
 from test_web_page_js import HARNESS  # noqa: E402
+from web_watch import post_watching, served_page  # noqa: E402
 
 from warpspeed import schemas  # noqa: E402
 from warpspeed.device import device_ids  # noqa: E402
@@ -163,17 +163,6 @@ def test_the_page_shows_the_table_and_chart_and_a_failure_leaves_neither(tmp_pat
     assert failed["launch_error"] == "the device ranking ran past 20 s"
 
 
-_opened: dict = {}  # while the fuzz below runs: "bait" -> the bait folder, "seen" -> bait files opened
-
-
-def _audit(event: str, args: tuple) -> None:
-    bait = _opened.get("bait")
-    if bait and event == "open" and isinstance(args[0], str | bytes | os.PathLike):
-        path = os.path.abspath(os.fsdecode(args[0]))
-        if path.startswith(bait + os.sep):
-            _opened["seen"].append(path)
-
-
 TEXTS = st.sampled_from([H100, A100, B200, "H100", "H100-FOO", "secret.toml", "./secret.toml", "~/x", "/etc/passwd",
                          "C:\\x", "..", "copy", "star3d-r1", "", " ", "\x00", "H100-SXM5-80GB+l2_size=1MiB", "a" * 300])
 VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2**40), st.floats(allow_nan=False, allow_infinity=False),
@@ -196,14 +185,7 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_ranking_and_no_name
         body["devices"] = devices  # every shipped device takes seconds: tested once above
     body.setdefault("domain", "64,64,32")
     body.setdefault("kernel", "copy")
-    if not _opened.get("hooked"):  # once: an audit hook cannot be removed (this one looks only while asked)
-        sys.addaudithook(_audit)
-        _opened["hooked"] = True
-    _opened.update(bait=str(tmp_path), seen=[])
-    try:
-        r = client.post("/api/devices-rank", json=body)
-    finally:
-        seen, _opened["bait"] = list(_opened["seen"]), None
+    r, seen = post_watching(client, "/api/devices-rank", body, tmp_path)
     doc = r.get_json()
     event(f"status {r.status_code}" + ("" if r.status_code == 200 else f" ({doc['part']})"))
     assert not seen, seen
@@ -218,16 +200,8 @@ def test_hostile_requests_get_a_4xx_naming_a_part_or_a_valid_ranking_and_no_name
 
 @pytest.fixture
 def server():
-    """The app on a free port of this machine, served on threads as `warpspeed serve` does."""
-    import threading
-
-    from warpspeed.web.app import make_page_server
-
-    srv = make_page_server("127.0.0.1", 0, create_app())
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{srv.server_port}"
-    srv.shutdown()
+    with served_page() as url:
+        yield url
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
