@@ -508,8 +508,6 @@ def _rankings(a):
 
 
 def _rank(a) -> str:
-    import csv
-    import io
 
     from ..application.ranking import reference_estimate, reference_label
     from ..render.report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
@@ -519,12 +517,7 @@ def _rank(a) -> str:
         docs = [r.to_dict() for r in rankings]
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2)
     if a.format == "csv":
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for r in rankings:
-            w.writerows(ranking_csv_rows(r))
-        return out.getvalue().rstrip("\n")
+        return _csv_text(CSV_COLUMNS, [row for r in rankings for row in ranking_csv_rows(r)])
     texts = []
     for dev, r in zip(devices, rankings, strict=True):
         ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers, model=a.model)
@@ -533,8 +526,6 @@ def _rank(a) -> str:
 
 
 def _compare(a) -> str:
-    import csv
-    import io
 
     from ..application.comparison import compare, parse_candidate
     from ..application.resolve import resolve_device
@@ -548,12 +539,20 @@ def _compare(a) -> str:
     if a.format == "json":
         return json.dumps(c.to_dict(), indent=2)
     if a.format == "csv":
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=COMPARE_CSV_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(comparison_csv_rows(c))
-        return out.getvalue().rstrip("\n")
+        return _csv_text(COMPARE_CSV_COLUMNS, comparison_csv_rows(c))
     return comparison_text(c)
+
+
+def _csv_text(columns, rows) -> str:
+    """A CSV document: the header of ``columns``, then ``rows`` (dicts), without the final line break."""
+    import csv
+    import io
+
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return out.getvalue().rstrip("\n")
 
 
 def _plot_top(text: str) -> int | str:
@@ -812,8 +811,6 @@ def _device_ranking(a, kernel: str):
 
 def _devices_rank(a) -> str:
     """``devices rank KERNEL``: the kernel's best configuration on each device (every shipped one by default)."""
-    import csv
-    import io
 
     from ..render.device_ranking_report import (
         DEVICE_RANKING_CSV_COLUMNS,
@@ -828,11 +825,7 @@ def _devices_rank(a) -> str:
     if a.format == "json":
         return json.dumps(r.to_dict(), indent=2)
     if a.format == "csv":
-        out = io.StringIO()
-        w = csv.DictWriter(out, fieldnames=DEVICE_RANKING_CSV_COLUMNS, lineterminator="\n")
-        w.writeheader()
-        w.writerows(device_ranking_csv_rows(r))
-        return out.getvalue().rstrip("\n")
+        return _csv_text(DEVICE_RANKING_CSV_COLUMNS, device_ranking_csv_rows(r))
     return device_ranking_text(r)
 
 
