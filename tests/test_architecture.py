@@ -8,7 +8,8 @@ CLI, and the CLI imports the web page only to serve it; the CLI and the web page
 studies only the performance models' names and the configuration space.
 
 The model's stages may use the kernel descriptions, the devices, the expressions, units, errors, schemas and
-the version. Every import is checked, also those inside functions.
+the version. Every import is checked, also those inside functions. No module imports a private name (one
+leading underscore) of another module of the package.
 """
 
 import ast
@@ -246,3 +247,27 @@ def test_the_model_refuses_names_and_the_face_resolves_them():
     by_name = warpspeed.estimate("copy", "A100-SXM4-40GB", (256, 1, 1), domain=(512, 64, 8))
     by_object = estimate(resolve_kernel("copy", (512, 64, 8)), resolve_device("A100-SXM4-40GB"), (256, 1, 1))
     assert by_name == by_object and by_name.performance_GLup_s > 0
+
+
+def private_names_imported(path: Path) -> list[str]:
+    """``line: module.name`` of every private name (one leading underscore) that ``path`` imports from another
+    module of the package; an alias of a whole module (``from ..studies import ranking as _ranking``) is not one."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("warpspeed")):
+            out += [f"{node.lineno}: {'.' * node.level}{node.module or ''}.{a.name}" for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")]
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_imports_a_private_name_of_another(path):
+    """A name with a leading underscore belongs to its module: what another module needs is public there."""
+    assert private_names_imported(path) == []
+
+
+def test_the_private_name_check_sees_relative_and_absolute_imports(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text("from .report import _num, shown\nfrom warpspeed.units import _unit\n"
+                      "from ..studies import ranking as _ranking\nfrom .x import __version__\n")
+    assert private_names_imported(module) == ["1: .report._num", "2: warpspeed.units._unit"]

@@ -1,4 +1,4 @@
-"""Linear combinations of atoms (``_Lin``): the simplifier's working form, with floor and mod folding."""
+"""Linear combinations of atoms (``Lin``): the simplifier's working form, with floor and mod folding."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .tree import Add, Const, Expr, FloorDiv, Mod, Mul, Var
 
 
 @dataclass
-class _Lin:
+class Lin:
     """``sum(coeff * atom) + const``; atoms are Var or canonical FloorDiv/Mod, coefficients non-zero."""
 
     terms: dict[Expr, int] = field(default_factory=dict)
@@ -22,7 +22,7 @@ class _Lin:
         return not self.terms
 
 
-def _lin_add(a: _Lin, b: _Lin, sign: int = 1) -> _Lin:
+def _lin_add(a: Lin, b: Lin, sign: int = 1) -> Lin:
     """``a + sign * b``."""
     terms = dict(a.terms)
     for atom, coeff in b.terms.items():
@@ -31,13 +31,13 @@ def _lin_add(a: _Lin, b: _Lin, sign: int = 1) -> _Lin:
             terms[atom] = new
         else:
             terms.pop(atom, None)
-    return _Lin(terms, a.const + sign * b.const)
+    return Lin(terms, a.const + sign * b.const)
 
 
-def _lin_scale(a: _Lin, factor: int) -> _Lin:
+def lin_scale(a: Lin, factor: int) -> Lin:
     if factor == 0:
-        return _Lin()
-    return _Lin({atom: coeff * factor for atom, coeff in a.terms.items()}, a.const * factor)
+        return Lin()
+    return Lin({atom: coeff * factor for atom, coeff in a.terms.items()}, a.const * factor)
 
 
 def _sort_key(e: Expr) -> tuple:
@@ -57,7 +57,7 @@ def _sort_key(e: Expr) -> tuple:
     raise InputError(f"expression node: unknown node type {type(e).__name__}")
 
 
-def _lin_to_expr(a: _Lin) -> Expr:
+def lin_to_expr(a: Lin) -> Expr:
     """Canonical tree of a linear combination (see the module docstring)."""
     terms: list[Expr] = []
     for atom in sorted(a.terms, key=_sort_key):
@@ -68,29 +68,29 @@ def _lin_to_expr(a: _Lin) -> Expr:
     return terms[0] if len(terms) == 1 else Add(tuple(terms))
 
 
-def _to_lin(e: Expr, subst: Mapping[str, _Lin] | None = None) -> _Lin:
+def to_lin(e: Expr, subst: Mapping[str, Lin] | None = None) -> Lin:
     """Canonical linear combination of ``e``, with variables optionally replaced."""
     if isinstance(e, Const):
-        return _Lin({}, e.value)
+        return Lin({}, e.value)
     if isinstance(e, Var):
         if subst is not None and e.name in subst:
             return subst[e.name]
-        return _Lin({e: 1}, 0)
+        return Lin({e: 1}, 0)
     if isinstance(e, Add):
-        acc = _Lin()
+        acc = Lin()
         for term in e.terms:
-            acc = _lin_add(acc, _to_lin(term, subst))
+            acc = _lin_add(acc, to_lin(term, subst))
         return acc
     if isinstance(e, Mul):
-        return _lin_scale(_to_lin(e.expr, subst), e.factor)
+        return lin_scale(to_lin(e.expr, subst), e.factor)
     if isinstance(e, FloorDiv):
-        return _floordiv(_to_lin(e.expr, subst), e.divisor)
+        return lin_floordiv(to_lin(e.expr, subst), e.divisor)
     if isinstance(e, Mod):
-        return _mod(_to_lin(e.expr, subst), e.divisor)
+        return lin_mod(to_lin(e.expr, subst), e.divisor)
     raise InputError(f"expression node: unknown node type {type(e).__name__}")
 
 
-def _mod_atom_range(a: _Lin) -> tuple[int, int] | None:
+def _mod_atom_range(a: Lin) -> tuple[int, int] | None:
     """Range of ``a`` when all its atoms are Mod nodes (each in [0, divisor)), else None."""
     lo = hi = a.const
     for atom, coeff in a.terms.items():
@@ -102,7 +102,7 @@ def _mod_atom_range(a: _Lin) -> tuple[int, int] | None:
     return lo, hi
 
 
-def _floordiv(a: _Lin, d: int) -> _Lin:
+def lin_floordiv(a: Lin, d: int) -> Lin:
     """Canonical ``floor(a / d)`` for ``d > 0``.
 
     Uses exact identities only: whole multiples of ``d`` move outside, a common factor of the
@@ -112,27 +112,27 @@ def _floordiv(a: _Lin, d: int) -> _Lin:
     if d == 1:
         return a
     if a.is_const():
-        return _Lin({}, a.const // d)
-    outside = _Lin({atom: c // d for atom, c in a.terms.items() if c % d == 0}, a.const // d)
-    rest = _Lin({atom: c for atom, c in a.terms.items() if c % d}, a.const % d)
+        return Lin({}, a.const // d)
+    outside = Lin({atom: c // d for atom, c in a.terms.items() if c % d == 0}, a.const // d)
+    rest = Lin({atom: c for atom, c in a.terms.items() if c % d}, a.const % d)
     if rest.is_const():
         return outside  # rest.const lies in [0, d): its floor is 0
     g = math.gcd(d, *rest.terms.values())
     if g > 1:
-        rest = _Lin({atom: c // g for atom, c in rest.terms.items()}, rest.const // g)
+        rest = Lin({atom: c // g for atom, c in rest.terms.items()}, rest.const // g)
         d //= g
     if len(rest.terms) == 1:
         ((atom, coeff),) = rest.terms.items()
         if coeff == 1 and isinstance(atom, FloorDiv):
-            inner = _lin_add(_to_lin(atom.expr), _Lin({}, atom.divisor * rest.const))
-            return _lin_add(outside, _floordiv(inner, atom.divisor * d))
+            inner = _lin_add(to_lin(atom.expr), Lin({}, atom.divisor * rest.const))
+            return _lin_add(outside, lin_floordiv(inner, atom.divisor * d))
     span = _mod_atom_range(rest)
     if span is not None and span[0] // d == span[1] // d:
-        return _lin_add(outside, _Lin({}, span[0] // d))
-    return _lin_add(outside, _Lin({FloorDiv(_lin_to_expr(rest), d): 1}, 0))
+        return _lin_add(outside, Lin({}, span[0] // d))
+    return _lin_add(outside, Lin({FloorDiv(lin_to_expr(rest), d): 1}, 0))
 
 
-def _mod(a: _Lin, d: int) -> _Lin:
+def lin_mod(a: Lin, d: int) -> Lin:
     """Canonical ``a mod d`` for ``d > 0``.
 
     Exact identities only: coefficients and constant reduce modulo ``d``, ``(e mod m) mod d``
@@ -140,23 +140,23 @@ def _mod(a: _Lin, d: int) -> _Lin:
     ``g * (a/g mod d/g) + const mod g``, and a Mod-only argument already inside ``[0, d)`` stays.
     """
     if d == 1:
-        return _Lin()
+        return Lin()
     while True:
         nested = [atom for atom in a.terms if isinstance(atom, Mod) and atom.divisor % d == 0]
         if not nested:
             break
         for atom in nested:
             coeff = a.terms[atom]
-            a = _lin_add(a, _Lin({atom: coeff}, 0), -1)
-            a = _lin_add(a, _lin_scale(_to_lin(atom.expr), coeff))
-    a = _Lin({atom: c % d for atom, c in a.terms.items() if c % d}, a.const % d)
+            a = _lin_add(a, Lin({atom: coeff}, 0), -1)
+            a = _lin_add(a, lin_scale(to_lin(atom.expr), coeff))
+    a = Lin({atom: c % d for atom, c in a.terms.items() if c % d}, a.const % d)
     if a.is_const():
         return a
     g = math.gcd(d, *a.terms.values())
     if g > 1:
-        reduced = _Lin({atom: c // g for atom, c in a.terms.items()}, a.const // g)
-        return _lin_add(_lin_scale(_mod(reduced, d // g), g), _Lin({}, a.const % g))
+        reduced = Lin({atom: c // g for atom, c in a.terms.items()}, a.const // g)
+        return _lin_add(lin_scale(lin_mod(reduced, d // g), g), Lin({}, a.const % g))
     span = _mod_atom_range(a)
     if span is not None and span[1] < d:
         return a  # coefficients are positive and the constant non-negative, so span[0] >= 0
-    return _Lin({Mod(_lin_to_expr(a), d): 1}, 0)
+    return Lin({Mod(lin_to_expr(a), d): 1}, 0)

@@ -9,19 +9,19 @@ import numpy as np
 
 from warpspeed.errors import InputError
 
-from .linear import _Lin, _lin_to_expr, _to_lin
+from .linear import Lin, lin_to_expr, to_lin
 from .tree import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var, render
 
 
 def simplify(e: Expr) -> Expr:
     """Canonical form of ``e``: equal affine functions (and many quasi-affine ones) compare equal."""
-    return _lin_to_expr(_to_lin(e))
+    return lin_to_expr(to_lin(e))
 
 
 def substitute(e: Expr, mapping: Mapping[str, Expr]) -> Expr:
     """Replace variables by expressions (e.g. ``tidy -> 2*tidy + 1`` for thread folding); simplified."""
-    subst = {name: _to_lin(value) for name, value in mapping.items()}
-    return _lin_to_expr(_to_lin(e, subst))
+    subst = {name: to_lin(value) for name, value in mapping.items()}
+    return lin_to_expr(to_lin(e, subst))
 
 
 def variables(e: Expr) -> frozenset[str]:
@@ -39,7 +39,7 @@ def variables(e: Expr) -> frozenset[str]:
 
 def is_affine(e: Expr) -> bool:
     """Whether ``e`` simplifies to a plain affine function of its variables (no floor/mod left)."""
-    return all(isinstance(atom, Var) for atom in _to_lin(e).terms)
+    return all(isinstance(atom, Var) for atom in to_lin(e).terms)
 
 
 def affine_form(e: Expr) -> tuple[tuple[int, int, int], int] | None:
@@ -47,7 +47,7 @@ def affine_form(e: Expr) -> tuple[tuple[int, int, int], int] | None:
 
     A variable other than the thread coordinates is an error, since it has no coefficient slot.
     """
-    lin = _to_lin(e)
+    lin = to_lin(e)
     coeffs = dict.fromkeys(THREAD_VARS, 0)
     for atom, coeff in lin.terms.items():
         if not isinstance(atom, Var):
@@ -125,10 +125,10 @@ def bounds(e: Expr, box: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
         if span[0] > span[1]:
             raise InputError(f"bounds: box entry for {name!r} is empty: lo {span[0]} > hi {span[1]}")
     clean = {name: (int(lo), int(hi)) for name, (lo, hi) in box.items()}
-    return _lin_bounds(_to_lin(e), clean)
+    return _lin_bounds(to_lin(e), clean)
 
 
-def _lin_bounds(a: _Lin, box: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
+def _lin_bounds(a: Lin, box: Mapping[str, tuple[int, int]]) -> tuple[int, int]:
     lo = hi = a.const
     for atom, coeff in a.terms.items():
         alo, ahi = _atom_bounds(atom, box)
@@ -145,7 +145,7 @@ def _atom_bounds(atom: Expr, box: Mapping[str, tuple[int, int]]) -> tuple[int, i
             raise InputError(f"bounds: the box gives no range for variable {atom.name!r}")
         return box[atom.name]
     assert isinstance(atom, FloorDiv | Mod)
-    lo, hi = _lin_bounds(_to_lin(atom.expr), box)
+    lo, hi = _lin_bounds(to_lin(atom.expr), box)
     d = atom.divisor
     if isinstance(atom, FloorDiv):
         return lo // d, hi // d

@@ -10,8 +10,8 @@ import numpy as np
 
 from warpspeed.errors import InputError
 
-from .linear import _floordiv, _Lin, _lin_scale, _lin_to_expr, _mod
-from .tree import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var, _fmt_int
+from .linear import Lin, lin_floordiv, lin_mod, lin_scale, lin_to_expr
+from .tree import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var, fmt_int
 
 MAX_TEXT_LENGTH = 10_000
 """Longest expression text :func:`parse` accepts."""
@@ -53,7 +53,7 @@ class _Token:
 class _Parser:
     """Tokenizer and recursive-descent parser producing canonical linear combinations.
 
-    Values are kept as ``_Lin`` while parsing, so every intermediate result is already simplified
+    Values are kept as ``Lin`` while parsing, so every intermediate result is already simplified
     and long chains (``1+1+...``, ``x*2*2*...``) stay flat and cheap.
     """
 
@@ -141,7 +141,7 @@ class _Parser:
     def advance(self) -> None:
         self.tok = next(self._tokens)
 
-    def parse(self) -> _Lin:
+    def parse(self) -> Lin:
         if self.tok.kind == "end":
             raise InputError(f"{self.where}: empty expression")
         value, _ = self.expr()
@@ -152,10 +152,10 @@ class _Parser:
             raise self.error(f"unexpected {_describe(tok)} after a complete expression", tok.pos)
         return value
 
-    def expr(self) -> tuple[_Lin, int]:
+    def expr(self) -> tuple[Lin, int]:
         """Returns the value and the start offset of its text."""
         acc, start = self.term()
-        acc = _Lin(dict(acc.terms), acc.const)
+        acc = Lin(dict(acc.terms), acc.const)
         while (tok := self.tok).text in ("+", "-") and tok.kind == "op":
             self.advance()
             right, _ = self.term()
@@ -169,7 +169,7 @@ class _Parser:
             acc.const += sign * right.const
         return acc, start
 
-    def term(self) -> tuple[_Lin, int]:
+    def term(self) -> tuple[Lin, int]:
         left, start = self.unary()
         while (tok := self.tok).kind == "op" and tok.text in ("*", "//", "%"):
             self.advance()
@@ -178,9 +178,9 @@ class _Parser:
             shown = _snippet(self.text[start:end].strip())
             if tok.text == "*":
                 if left.is_const():
-                    left = _lin_scale(right, left.const)
+                    left = lin_scale(right, left.const)
                 elif right.is_const():
-                    left = _lin_scale(left, right.const)
+                    left = lin_scale(left, right.const)
                 else:
                     raise self.error(
                         f"{shown} is not quasi-affine: a product needs a constant factor", tok.pos
@@ -195,10 +195,10 @@ class _Parser:
             if right.const <= 0:
                 raise self.error(
                     f"in {shown} the divisor {divisor_text} of {tok.text!r} must be a positive constant, "
-                    f"it is {_fmt_int(right.const)}",
+                    f"it is {fmt_int(right.const)}",
                     tok.pos,
                 )
-            left = _floordiv(left, right.const) if tok.text == "//" else _mod(left, right.const)
+            left = lin_floordiv(left, right.const) if tok.text == "//" else lin_mod(left, right.const)
             depth = max((_atom_depth(atom) for atom in left.terms), default=0)
             if depth > MAX_FLOOR_MOD_NESTING:
                 raise self.error(
@@ -206,7 +206,7 @@ class _Parser:
                 )
         return left, start
 
-    def unary(self) -> tuple[_Lin, int]:
+    def unary(self) -> tuple[Lin, int]:
         sign = 1
         start = self.tok.pos
         while (tok := self.tok).kind == "op" and tok.text in ("+", "-"):
@@ -214,22 +214,22 @@ class _Parser:
             if tok.text == "-":
                 sign = -sign
         value = self.primary()
-        return (value if sign == 1 else _lin_scale(value, -1)), start
+        return (value if sign == 1 else lin_scale(value, -1)), start
 
-    def primary(self) -> _Lin:
+    def primary(self) -> Lin:
         tok = self.tok
         if tok.kind == "int":
             self.advance()
-            return _Lin({}, int(tok.text))
+            return Lin({}, int(tok.text))
         if tok.kind == "name":
             self.advance()
             after = self.tok
             if after.kind == "op" and after.text == "(":
                 raise self.error(f"function calls are not allowed: {_snippet(tok.text + '(')}", tok.pos)
             if tok.text in THREAD_VARS:
-                return _Lin({Var(tok.text): 1}, 0)
+                return Lin({Var(tok.text): 1}, 0)
             if tok.text in self.names:
-                return _Lin({}, self.names[tok.text])
+                return Lin({}, self.names[tok.text])
             valid = ", ".join([*THREAD_VARS, *sorted(self.names)])
             raise self.error(f"unknown name {_snippet(tok.text)}; valid names are: {valid}", tok.pos)
         if tok.kind == "op" and tok.text == "(":
@@ -305,7 +305,7 @@ def parse(text: str, *, names: Mapping[str, int] | None = None, where: str = "ex
         raise InputError(
             f"{where}: expression is too long ({len(text)} characters, at most {MAX_TEXT_LENGTH})"
         )
-    result = _lin_to_expr(_Parser(text, names, where).parse())
+    result = lin_to_expr(_Parser(text, names, where).parse())
     if _too_large(result):
         raise InputError(
             f"{where}: {_snippet(text.strip())} has a constant larger than {MAX_CONSTANT} in magnitude"

@@ -97,10 +97,10 @@ def _check_divisor(expr: object, divisor: object, node: str) -> None:
         raise InputError(f"expression node: {node}.expr must be an Expr")
     _require_int(divisor, f"{node}.divisor")
     if divisor <= 0:  # type: ignore[operator]
-        raise InputError(f"expression node: {node}.divisor must be positive, got {_fmt_int(divisor)}")
+        raise InputError(f"expression node: {node}.divisor must be positive, got {fmt_int(divisor)}")
 
 
-def _fmt_int(value: object) -> str:
+def fmt_int(value: object) -> str:
     """Print an int, abbreviating huge ones (Python refuses to print ints over 4300 digits)."""
     if isinstance(value, int) and abs(value).bit_length() > 200:
         return "a number too large to show"

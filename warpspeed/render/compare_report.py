@@ -7,7 +7,7 @@ import textwrap
 from collections import Counter
 
 from ..studies.comparison import SEQUENCE_SEPARATOR, CandidateResult, Comparison, KernelChoice
-from .report import _num, _seconds, validation_line
+from .report import number_text, seconds_text, validation_line
 
 MEASURE_SHOWN = 8
 """Configurations listed per kernel on the text's measure lines (the JSON lists them all)."""
@@ -20,7 +20,8 @@ def comparison_headline(c: Comparison) -> str:
     d = "x".join(map(str, c.domain))
     slower = ", ".join(f"{r.name} {r.factor:.3g}x slower" for r in rest)
     head = (f"on {c.device}, per update of {d} cells: {best.name} is fastest "
-            f"({_num(best.performance_GLup_s)} GLup/s, {best.limiter}-bound)" + (f"; {slower}" if slower else ""))
+            f"({number_text(best.performance_GLup_s)} GLup/s, {best.limiter}-bound)"
+            + (f"; {slower}" if slower else ""))
     conf = c.confidence
     launches = sum(len(m.configurations) for m in conf.measure)
     first = validation_line(c.device, c.device_validation, launches)
@@ -38,7 +39,7 @@ def comparison_headline(c: Comparison) -> str:
 def _kernel_cell(k: KernelChoice, r: CandidateResult) -> str:
     e = k.best.estimate
     share = f" ({100 * k.time_s / r.time_s:.0f} % of the time)" if len(r.kernels) > 1 else ""
-    return f"{k.label} {k.best.configuration.label}: {_num(e.performance_GLup_s)} GLup/s {e.limiter}{share}"
+    return f"{k.label} {k.best.configuration.label}: {number_text(e.performance_GLup_s)} GLup/s {e.limiter}{share}"
 
 
 def comparison_table(c: Comparison) -> str:
@@ -48,8 +49,9 @@ def comparison_table(c: Comparison) -> str:
             f"{'x best':>7}  kernels: best block, GLup/s, limiter"]
     pad = " " * (2 + 2 + width + 8 + 13 + 9 + 2 + 8 + 7 + 2)
     for i, r in enumerate(c.candidates, start=1):
-        rows.append(f"{i:>2}  {r.name:<{width}}{r.updates:>8g}{_seconds(r.time_per_update_s):>13}"
-                    f"{_num(r.performance_GLup_s):>9}  {r.limiter:<8}{r.factor:>7.2f}  {_kernel_cell(r.kernels[0], r)}")
+        rows.append(f"{i:>2}  {r.name:<{width}}{r.updates:>8g}{seconds_text(r.time_per_update_s):>13}"
+                    f"{number_text(r.performance_GLup_s):>9}  {r.limiter:<8}{r.factor:>7.2f}  "
+                    f"{_kernel_cell(r.kernels[0], r)}")
         rows += [pad + _kernel_cell(k, r) for k in r.kernels[1:]]
     rows += textwrap.wrap("time/update: the candidate's kernels' best times added, divided by the updates of the "
                           "domain they make; GLup/s: cells of the domain per time/update; limiter: that of the "

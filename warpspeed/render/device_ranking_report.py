@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from ..studies.device_ranking import DeviceRanking, DeviceResult
-from .report import _num, _seconds
+from .report import number_text, seconds_text
 
 
 def _triple(t) -> str:
@@ -22,8 +22,8 @@ def device_ranking_headline(r: DeviceRanking) -> str:
     else:
         b = best.best
         assert b is not None  # a device that runs has a best configuration
-        head = (f"{where}: fastest on {best.device.id} ({_num(best.performance_GLup_s)} GLup/s, {best.limiter}-bound, "
-                f"block {b.configuration.label})")
+        head = (f"{where}: fastest on {best.device.id} ({number_text(best.performance_GLup_s)} GLup/s, "
+                f"{best.limiter}-bound, block {b.configuration.label})")
         if len(r.running) > 1:
             nxt = r.running[1]
             head += f"; next {nxt.device.id} {nxt.factor:.3g}x slower"
@@ -54,7 +54,7 @@ def _row(i: str, d: DeviceResult, width: int) -> str:
         return (f"{i:>2}  {d.device.id:<{width}}{'-':>8}{'-':>13}  {'-':<8}{'-':>7}  {'-':<14}{'-':<13}"
                 f"{d.family.validation}")
     conf = d.confidence.level if d.confidence is not None else "-"
-    return (f"{i:>2}  {d.device.id:<{width}}{_num(d.performance_GLup_s):>8}{_seconds(d.time_s or 0.0):>13}  "
+    return (f"{i:>2}  {d.device.id:<{width}}{number_text(d.performance_GLup_s):>8}{seconds_text(d.time_s or 0.0):>13}  "
             f"{d.limiter or '-':<8}{d.factor or 0.0:>7.2f}  {d.best.configuration.label:<14}{conf:<13}"
             f"{d.family.validation}")
 

@@ -32,7 +32,7 @@ _LEVEL_COLUMNS = tuple((f"{lv.name} cyc", 8) if lv.cycles_bound else (f"{lv.name
                        for lv in _OUTWARD)
 
 
-def _num(v: float, digits: int = 3) -> str:
+def number_text(v: float, digits: int = 3) -> str:
     if v is None or not math.isfinite(v):
         return "-"
     if abs(v) < 5e-4:
@@ -44,7 +44,7 @@ def _triple(t) -> str:
     return "(" + ", ".join(str(x) for x in t) + ")"
 
 
-def _seconds(t: float) -> str:
+def seconds_text(t: float) -> str:
     if not math.isfinite(t):
         return "-"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
@@ -59,8 +59,8 @@ def estimate_summary(e: Estimate) -> str:
     margin = e.margin
     tail = f"; next: {margin[0]} at {margin[1]:.2f}x" if margin else ""
     return (f"{e.kernel} on {e.device}, block {_triple(e.block)}, folding {_triple(e.folding)}: "
-            f"{_num(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
-            f"{_seconds(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
+            f"{number_text(e.performance_GLup_s)} GLup/s, {e.limiter}-bound{tail}; "
+            f"{seconds_text(e.time_s)} for {e.domain[0]}x{e.domain[1]}x{e.domain[2]} cells")
 
 
 def validation_line(device: str, validation: DeviceValidation | None, measure: int | None = None) -> str:
@@ -94,8 +94,8 @@ def text_report(e: Estimate) -> str:
         v = model_limits.get(k, math.inf)
         rel = v / e.performance_GLup_s if math.isfinite(v) and e.performance_GLup_s > 0 else math.inf
         mark = "  <- limiter" if k == e.limiter else ""
-        roof = f"{_num(e.limiters_GLup_s[k]) if k in e.limiters_GLup_s else '':>10}" if own else ""
-        lines.append(f"{k:<8}{_num(v):>12}{_num(rel):>9}{roof}{mark}".rstrip())
+        roof = f"{number_text(e.limiters_GLup_s[k]) if k in e.limiters_GLup_s else '':>10}" if own else ""
+        lines.append(f"{k:<8}{number_text(v):>12}{number_text(rel):>9}{roof}{mark}".rstrip())
     if own:
         norm = e.performance.detail.get("overlap_exponent", "p")
         lines += textwrap.wrap(MODEL_NOTE.format(model=e.model, norm=f"{norm:g}" if isinstance(norm, int | float)
@@ -107,21 +107,21 @@ def text_report(e: Estimate) -> str:
     lines.append("")
     lines.append(f"{'volume':<30}{'B/lup':>8}")
     for k, label in VOLUME_LABELS.items():
-        lines.append(f"{label:<30}{_num(e.volumes_B_per_lup[k]):>8}")
-    lines.append(f"{'L1 cycles per warp-lup':<30}{_num(e.l1_cycles_per_warp_lup):>8}")
+        lines.append(f"{label:<30}{number_text(e.volumes_B_per_lup[k]):>8}")
+    lines.append(f"{'L1 cycles per warp-lup':<30}{number_text(e.l1_cycles_per_warp_lup):>8}")
     lines += textwrap.wrap(FOOTPRINT_NOTE, 100)
     lines.append("")
     lines.append("causes (B/lup)                potential    O     hit rate   hit")
     for label, c in (("L1 redundant loads", e.l1_capacity), ("L2 y-layer reuse", e.layer_y),
                      ("L2 z-layer reuse", e.layer_z), ("L2 partial stores", e.partial_stores)):
-        lines.append(f"{label:<28}{_num(c.potential_B_per_lup):>11}{_num(c.oversubscription):>8}"
-                     f"{_num(c.hit_rate):>10}{_num(c.hit_B_per_lup):>8}")
+        lines.append(f"{label:<28}{number_text(c.potential_B_per_lup):>11}{number_text(c.oversubscription):>8}"
+                     f"{number_text(c.hit_rate):>10}{number_text(c.hit_B_per_lup):>8}")
     lines.append("")
     width = max([16] + [len(f.name) + 1 for f in e.fields])  # columns keep a blank between them
     lines.append(f"{'field':<{width}}{'L2 comp':>9}{'DRAM comp':>11}{'y hit':>9}{'z hit':>9}{'store':>9}")
     for f in e.fields:
-        lines.append(f"{f.name:<{width}}{_num(f.l2_load_compulsory):>9}{_num(f.dram_load_compulsory):>11}"
-                     f"{_num(f.dram_layer_y_hit):>9}{_num(f.dram_layer_z_hit):>9}{_num(f.dram_store):>9}")
+        lines.append(f"{f.name:<{width}}{number_text(f.l2_load_compulsory):>9}{number_text(f.dram_load_compulsory):>11}"
+                     f"{number_text(f.dram_layer_y_hit):>9}{number_text(f.dram_layer_z_hit):>9}{number_text(f.dram_store):>9}")
     for n in e.notes:
         if not n.startswith(DOES_NOT_FIT):  # the headline says it
             lines.append(f"note: {n}")
@@ -136,7 +136,7 @@ def ranking_headline(ranking, reference=None, reference_label: str | None = None
         return f"{ranking.kernel} on {ranking.device}: no configuration can launch ({best.error})"
     p = best.performance_GLup_s
     parts = [f"{ranking.kernel} on {ranking.device}: best block {_triple(best.configuration.block)}, folding "
-             f"{_triple(best.configuration.folding)}: {_num(p)} GLup/s, {best.limiter}-bound"]
+             f"{_triple(best.configuration.folding)}: {number_text(p)} GLup/s, {best.limiter}-bound"]
     if len(ranking.results) > 1 and not ranking.results[1].error:
         nxt = ranking.results[1]
         parts.append(f"next best {nxt.configuration.label} {100 * (1 - nxt.performance_GLup_s / p):.1f} % behind")
@@ -148,7 +148,7 @@ def ranking_headline(ranking, reference=None, reference_label: str | None = None
             behind = 100 * (1 - reference.performance_GLup_s / p)
             where = (f"{behind:.1f} % behind" if behind >= 0 else
                      f"{-behind:.1f} % ahead of the ranked blocks: rank its thread count too, --threads")
-            parts.append(f"{name} {reference.configuration.label} {_num(reference.performance_GLup_s)} "
+            parts.append(f"{name} {reference.configuration.label} {number_text(reference.performance_GLup_s)} "
                          f"GLup/s ({where})")
     notes = [f"note: {n}" for n in best.estimate.notes if not n.startswith("registers per thread")]
     conf = ranking.confidence
@@ -174,15 +174,15 @@ def ranking_table(ranking, top: int = 10) -> str:
         e = r.estimate
         lim = e.limits_GLup_s
         rows.append(f"{i:>3} {'x'.join(map(str, c.block)):<14}{'x'.join(map(str, c.folding)):<7}"
-                    f"{_num(e.performance_GLup_s):>8} {e.limiter:<8}"
-                    + "".join(f"{_num(lim.get(k)):>8}" for k in keys)
-                    + "".join(f"{_num(lv.cost(e.volumes_B_per_lup, e.l1_cycles_per_warp_lup)):>{width}}"
+                    f"{number_text(e.performance_GLup_s):>8} {e.limiter:<8}"
+                    + "".join(f"{number_text(lim.get(k)):>8}" for k in keys)
+                    + "".join(f"{number_text(lv.cost(e.volumes_B_per_lup, e.l1_cycles_per_warp_lup)):>{width}}"
                               for lv, (_, width) in zip(_OUTWARD, _LEVEL_COLUMNS, strict=True)))
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
     rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")
     if ranking.bounded:
         top_bound = ranking.bounded[0].bound_GLup_s
-        rows.append(f"{len(ranking.bounded)} more only bounded: at most {_num(top_bound)} GLup/s, below the "
+        rows.append(f"{len(ranking.bounded)} more only bounded: at most {number_text(top_bound)} GLup/s, below the "
                     f"{ranking.screen} best (--screen {ranking.screen}); not estimated in full")
     return "\n".join(rows)
 
