@@ -14,7 +14,7 @@ from ..measurement.validation import GroupReport, volume_errors
 from ..model.device_validation import DeviceValidation
 from ..model.estimate import DOES_NOT_FIT, Estimate
 from ..model.latency import run_overhead_bytes
-from ..model.levels import LEVELS, VOLUME_LABELS
+from ..model.levels import LEVELS, VOLUME_KEYS, VOLUME_LABELS
 from ..model.roofline import LIMITERS, limiter_names
 
 # what the two footprint rows are, and why the actual loads differ from them (docs/outputs.md has the details)
@@ -188,10 +188,11 @@ def ranking_table(ranking, top: int = 10) -> str:
 
 
 CSV_COLUMNS = ("rank", "kernel", "device", "block_x", "block_y", "block_z", "folding_x", "folding_y", "folding_z",
-               "domain_x", "domain_y", "domain_z", "performance_GLup_s", "limiter", "FP_GLup_s", "L1_GLup_s",
-               "L2_GLup_s", "DRAM_GLup_s", "l1_cycles_per_warp_lup", "l1_load", "l2_load_compulsory", "l2_load",
-               "l2_store", "dram_load_compulsory", "dram_load", "dram_store", "blocks_per_sm", "wave_blocks",
-               "occupancy_limited_by", "time_s", "error", "model", "latency_GLup_s", "dram_efficiency")
+               "domain_x", "domain_y", "domain_z", "performance_GLup_s", "limiter",
+               *(f"{k}_GLup_s" for k in LIMITERS), "l1_cycles_per_warp_lup", *VOLUME_KEYS, "blocks_per_sm",
+               "wave_blocks", "occupancy_limited_by", "time_s", "error", "model", "latency_GLup_s", "dram_efficiency")
+"""A ranking's CSV columns: a column per paper limiter (LIMITERS) and per volume of the memory levels (VOLUME_KEYS,
+model/levels.py), so that a new level's volumes reach the CSV without an edit here."""
 
 
 def ranking_csv_rows(ranking) -> list[dict]:
