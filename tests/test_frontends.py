@@ -59,6 +59,22 @@ def test_the_measurement_codes_and_the_reference_come_from_the_front_ends():
         assert kernel_files().reference.block(domain) == plugin.reference.block(domain) == block
 
 
+def test_a_kernel_object_keeps_the_front_end_that_described_it():
+    """A Kernel object passed directly is its plugin's when its source names the plugin's front end (the
+    pystencils plugin marks its kernels ``pystencils:<name>``); other sources are the kernel-file front end's."""
+    import warpspeed
+    from warpspeed.application.ranking import front_end_of
+    from warpspeed.file_frontend import kernel_files
+    from warpspeed.frontends import by_kernel_source, by_program_code
+
+    plugin = by_program_code("pystencils")
+    k = warpspeed.find_kernel("d3q19-srt")
+    assert k.source == "pystencils:d3q19-srt" and front_end_of(k) is plugin is front_end_of("d3q19-srt")
+    assert front_end_of(warpspeed.find_kernel("star3d-r1")) is kernel_files()
+    assert by_kernel_source("/home/me/kernels/x.toml") is None and by_kernel_source("<dict>") is None
+    assert by_kernel_source("C:/kernels/x.toml") is None and by_kernel_source("no-such-generator:x") is None
+
+
 def test_a_front_end_label_names_the_reference_in_the_headline():
     """The headline's words for the reference are the front end's: another label, another text."""
     import warpspeed

@@ -69,6 +69,16 @@ def program_codes() -> tuple[str, ...]:
     return (AUTO_CODE, *native, GENERATED_CODE)
 
 
+def by_kernel_source(source: str) -> FrontEnd | None:
+    """The plugin front end that built a kernel, from its ``Kernel.source``: a front end marks the kernels it
+    describes as ``"<its name>:<what>"`` (the pystencils plugin: ``pystencils:d3q19-srt``). None for any other
+    source (a file path, ``<dict>``): those kernels are the kernel-file front end's."""
+    name, sep, _ = source.partition(":")
+    if not sep:
+        return None
+    return next((fe for fe in plugin_front_ends() if fe.name == name), None)
+
+
 def by_program_code(code: str) -> FrontEnd | None:
     """The front end whose own programs carry ``code``, or None (auto, generated code, unknown)."""
     return next((fe for fe in plugin_front_ends() if fe.program_code == code), None)

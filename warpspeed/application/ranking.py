@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..device import Device
 from ..file_frontend import kernel_files
-from ..frontends import FrontEnd
+from ..frontends import FrontEnd, by_kernel_source
 from ..kernel import Kernel
 from ..studies import ranking as _ranking
 from ..studies.ranking import RankedResult, Ranking
@@ -43,10 +43,11 @@ def rank_on_devices(kernel: KernelSpec, devices: Sequence[DeviceSpec], threads: 
 
 
 def front_end_of(kernel: KernelSpec) -> FrontEnd:
-    """The front end a kernel comes from: a catalog name's entry says; files and Kernel objects are the
-    kernel-file front end's."""
+    """The front end a kernel comes from: a catalog name's entry says; a Kernel object its ``source`` (a
+    plugin's kernels are marked ``"<front end>:..."``); files and other kernels are the kernel-file front
+    end's."""
     if isinstance(kernel, Kernel):
-        return kernel_files()
+        return by_kernel_source(kernel.source) or kernel_files()
     from ..kernels import find_front_end  # plugins behind the catalog may import warpspeed: import lazily
 
     return find_front_end(str(kernel))
