@@ -70,6 +70,10 @@ class FootprintCounter(Protocol):
 
     def count_by_field(self, fp: FootprintSet) -> tuple[int, ...]: ...
 
+    def sizes_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> tuple[int, ...]:
+        """``count_by_field(footprint(...))``, possibly without listing the footprint (a count only)."""
+        ...
+
 
 class BoxCounter(Protocol):
     """Counts of many boxes' own footprints at once: what the block stage asks of the range counter at element

@@ -110,7 +110,7 @@ def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> W
     s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
     wave = cell_set(launch, s, e)
     f_wave = sectors.footprint(wave)
-    stores = sectors.count_by_field(sectors.footprint(wave, loads=False, stores=True))
+    stores = sectors.sizes_by_field(wave, loads=False, stores=True)
     (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
     # only the layers' sectors the wave loads again count: what lies too far from the wave need not be listed
     y_hits, over_y, over_z = sectors.empty(), None, None

@@ -124,7 +124,10 @@ def _ranges(boxes: Sequence[Box], accesses: list[SliceAccess], top: int) -> list
             groups.setdefault(r[:d] + r[d + 1:], []).append(r[d])
         out = []
         for rest, spans in groups.items():
-            out.extend(rest[:d] + ((lo, hi),) + rest[d:] for lo, hi in _merge_spans(spans))
+            if len(spans) == 1:  # most groups: nothing to merge
+                out.append(rest[:d] + (spans[0],) + rest[d:])
+            else:
+                out.extend(rest[:d] + ((lo, hi),) + rest[d:] for lo, hi in _merge_spans(spans))
     return out
 
 
@@ -303,12 +306,34 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[
     # first of the next: dropped there, not searched for in the whole list
     granules: list[np.ndarray] = []
     for c in chunks:
-        g = c.start // per + np.flatnonzero(_any_per_group(c.bits, per))
-        if granules and g.size and granules[-1].size and g[0] == granules[-1][-1]:
+        g = np.flatnonzero(_any_per_group(c.bits, per))
+        g += c.start // per  # in place: the chunk's granules are a fresh array, as large as the footprint
+        if granules and g.size and g[0] == granules[-1][-1]:
             g = g[1:]
         if g.size:
             granules.append(g)
+    if len(granules) == 1:
+        return granules[0]
     return np.concatenate(granules) if granules else np.empty(0, dtype=np.int64)
+
+
+def granule_count_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
+                            granularity: int) -> int | None:
+    """``granules_by_slices(...).size`` without listing the granules (None where slices do not apply): each
+    chunk's granules counted, less the one it shares with the chunk before (its first, their last)."""
+    chunks = _marked_chunks(fld, accesses, boxes, granularity)
+    if chunks is None:
+        return None
+    per = granularity // fld.element_bytes
+    count, last = 0, -1  # last: the highest granule counted so far
+    for c in chunks:
+        touched = _any_per_group(c.bits, per)
+        n = int(np.count_nonzero(touched))
+        if n:
+            first = c.start // per + int(np.argmax(touched))
+            count += n - (first == last)
+            last = c.start // per + touched.size - 1 - int(np.argmax(touched[::-1]))
+    return count
 
 
 def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int) -> int | None:
@@ -419,6 +444,14 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
     return np.asarray(bits.reshape(-1, per).any(axis=1))  # an array (numpy's stubs also allow a scalar)
 
 
+def _tagged(field: int, granules: np.ndarray) -> np.ndarray:
+    """The keys ``field << FIELD_SHIFT | granule`` of a field's granules (a fresh array of them, which this
+    changes: one pass over a footprint's keys the less)."""
+    if field:
+        granules |= np.int64(field) << FIELD_SHIFT
+    return granules
+
+
 class EnumeratedFootprints:
     """``isl_volumes.Footprints`` by enumeration (same methods; footprints are :class:`AddressSet`)."""
 
@@ -445,7 +478,7 @@ class EnumeratedFootprints:
         pieces = as_cell_set(cells)
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
-            keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, loads, stores))
+            keys.append(_tagged(i, self._field_footprint(i, f, pieces, loads, stores)))
         return AddressSet(np.concatenate(keys))
 
     def meet(self, cells: isl.Set, other: AddressSet) -> AddressSet:
@@ -457,7 +490,7 @@ class EnumeratedFootprints:
         for i, f in enumerate(self.kernel.fields):
             near = other.keys[bounds[i]:bounds[i + 1]] & GRANULE_MASK
             if near.size:
-                keys.append((np.int64(i) << FIELD_SHIFT) | self._field_footprint(i, f, pieces, True, False, near))
+                keys.append(_tagged(i, self._field_footprint(i, f, pieces, True, False, near)))
         return AddressSet(np.concatenate(keys)).intersect(other)
 
     def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool,
@@ -487,10 +520,27 @@ class EnumeratedFootprints:
             out.append(row_keys(granules, index // f.shape[0]) if per_row else granules)
         return distinct(np.concatenate(out))
 
+    def sizes_by_field(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> tuple[int, ...]:
+        """``count_by_field(footprint(...))``; fields marked by slices are counted without listing their keys."""
+        pieces = as_cell_set(cells)
+        return tuple(self._field_size(i, f, pieces, loads, stores) for i, f in enumerate(self.kernel.fields))
+
+    def _field_size(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool) -> int:
+        """``_field_footprint(...).size``, by counting the slice bitmaps' granules where they apply."""
+        slices = self._slices[i]
+        if slices is not None and not cells.points and not self._per_row[i] and (loads and f.loads or
+                                                                                 stores and f.stores):
+            ld, st = slices
+            n = granule_count_by_slices(f, (ld if loads else []) + (st if stores else []), cells.boxes,
+                                        self.granularity)
+            if n is not None:
+                return n
+        return int(self._field_footprint(i, f, cells, loads, stores).size)
+
     def footprint_size(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         """``footprint(...).size()``; fields counted per row are counted without listing their keys."""
         if not any(self._per_row):
-            return self.footprint(cells, loads=loads, stores=stores).size()
+            return sum(self.sizes_by_field(cells, loads=loads, stores=stores))
         pieces = as_cell_set(cells)
         total = 0
         for i, f in enumerate(self.kernel.fields):
@@ -503,7 +553,7 @@ class EnumeratedFootprints:
                 if n is None:
                     n = row_granule_count(f, wanted, pieces.boxes, self.granularity)
             if n is None:
-                n = self._field_footprint(i, f, pieces, loads, stores).size
+                n = self._field_size(i, f, pieces, loads, stores)
             total += n
         return total
 

@@ -283,6 +283,10 @@ class Footprints:
         """The cells' load footprint intersected with ``other``."""
         return self.footprint(cells).intersect(other)
 
+    def sizes_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> tuple[int, ...]:
+        """``count_by_field(footprint(...))``."""
+        return self.count_by_field(self.footprint(cells, loads=loads, stores=stores))
+
     def count_by_field(self, fp: Footprint) -> tuple[int, ...]:
         """Elements of a footprint (of these Footprints) per field."""
         out = [0] * self.nfields

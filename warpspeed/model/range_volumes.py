@@ -538,6 +538,10 @@ class RangeFootprints:
             return None
         return count_if_cheaper(f, accesses, cells.boxes, self.granularity, share * listed)
 
+    def sizes_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> tuple[int, ...]:
+        """``count_by_field(footprint(...))``."""
+        return self.count_by_field(self.footprint(cells, loads=loads, stores=stores))
+
     def count_by_field(self, fp: GranuleRanges) -> tuple[int, ...]:
         """Granules of a footprint per field."""
         n = np.bincount(fp.starts >> FIELD_SHIFT, weights=(fp.stops - fp.starts).astype(np.float64),
