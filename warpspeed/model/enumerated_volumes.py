@@ -317,6 +317,30 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[
     return np.concatenate(granules) if granules else np.empty(0, dtype=np.int64)
 
 
+def granules_meeting(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
+                     near: np.ndarray) -> np.ndarray | None:
+    """``granules_by_slices(...)`` intersected with the sorted distinct granules ``near`` (None where slices do
+    not apply): each chunk's granules are looked up for those of ``near`` in its span, instead of listed and
+    intersected (the chunks that share no granule with ``near`` are not marked)."""
+    chunks = _marked_chunks(fld, accesses, boxes, granularity, near)
+    if chunks is None:
+        return None
+    per = granularity // fld.element_bytes
+    out: list[np.ndarray] = []
+    for c in chunks:
+        touched = _any_per_group(c.bits, per)
+        lo = c.start // per  # the granule of the chunk's first group
+        i, j = np.searchsorted(near, (lo, lo + touched.size))
+        met = near[i:j][touched[near[i:j] - lo]]
+        if out and met.size and met[0] == out[-1][-1]:  # a granule this chunk shares with the one before
+            met = met[1:]
+        if met.size:
+            out.append(met)
+    if len(out) == 1:
+        return out[0]
+    return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+
+
 def granule_count_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
                             granularity: int) -> int | None:
     """``granules_by_slices(...).size`` without listing the granules (None where slices do not apply): each
@@ -489,9 +513,19 @@ class EnumeratedFootprints:
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
             near = other.keys[bounds[i]:bounds[i + 1]] & GRANULE_MASK
-            if near.size:
-                keys.append(_tagged(i, self._field_footprint(i, f, pieces, True, False, near)))
-        return AddressSet(np.concatenate(keys)).intersect(other)
+            if near.size and f.loads:
+                keys.append(_tagged(i, self._field_meet(i, f, pieces, near)))
+        return AddressSet(np.concatenate(keys))
+
+    def _field_meet(self, i: int, f: Field, cells: CellSet, near: np.ndarray) -> np.ndarray:
+        """One field's load granules of the cells that are among the sorted distinct granules ``near``."""
+        slices = self._slices[i]
+        if slices is not None and not cells.points and not self._per_row[i]:
+            met = granules_meeting(f, slices[0], cells.boxes, self.granularity, near)
+            if met is not None:
+                return met
+        own = self._field_footprint(i, f, cells, True, False, near)
+        return own[_members(own, near)]
 
     def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool,
                          near: np.ndarray | None = None) -> np.ndarray:
