@@ -263,3 +263,36 @@ def test_near_indices_keep_every_index_that_shares_a_granule(lo, count, start, s
 def test_enumerated_footprints_equal_the_isl_ones_for_box_stencils(spec, block, ranges, granularity, exact):
     """Diagonal neighbours (27-point boxes and parts of them with a corner), exact and per row alike."""
     _compare_with_isl(spec, block, ranges, granularity, exact)
+
+
+@PROFILE
+@given(spec=st.one_of(population_kernels(aos=True), stencil_kernels(max_domain=(40, 16, 8))), block=BLOCKS,
+       ranges=RANGES, granularity=st.sampled_from([32, 128]), chunk=st.sampled_from([5, 64, 1 << 25]),
+       keep=st.integers(1, 7), data=st.data())
+def test_a_meet_by_lookup_is_the_listed_granules_among_the_others(spec, block, ranges, granularity, chunk, keep,
+                                                                  data):
+    """``granules_meeting`` (each chunk's granules looked up among ``near``) equals every granule listed by the
+    slices that is in ``near``, a granule two chunks share once, for any subset ``near`` of the granules
+    around them (every ``keep``-th from a random start, listed granules and others alike)."""
+    import warpspeed.model.enumerated_volumes as ev
+    from warpspeed.model.field_encoding import field_slice_accesses
+
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    old = ev.CHUNK_ELEMENTS
+    ev.CHUNK_ELEMENTS = chunk
+    try:
+        for f in kernel.fields:
+            slices = field_slice_accesses(f, kernel.domain)
+            if slices is None or not slices[0]:
+                continue
+            for lo, hi in id_ranges:
+                boxes = cell_set(launch, lo, hi).boxes
+                listed = ev.granules_by_slices(f, slices[0], boxes, granularity)
+                if listed is None:
+                    continue
+                span = np.arange(max(0, int(listed[0]) - 3), int(listed[-1]) + 4) if listed.size else np.arange(4)
+                near = span[data.draw(st.integers(0, keep - 1))::keep]
+                met = ev.granules_meeting(f, slices[0], boxes, granularity, near)
+                assert np.array_equal(met, listed[np.isin(listed, near)])
+    finally:
+        ev.CHUNK_ELEMENTS = old
