@@ -46,3 +46,23 @@ def served_page() -> Iterator[str]:
         yield f"http://127.0.0.1:{srv.server_port}"
     finally:
         srv.shutdown()
+
+
+def check_hostile_answer(response, seen: list[str], schema: str, key: str, command: str) -> str:
+    """What every answer to a hostile request must be: no bait file opened; a 200 whose ``key`` validates against
+    the ``schema`` and whose command line starts with ``command``, or a 400/422 naming the part at fault in a
+    short message without a traceback. Returns the outcome's label (for hypothesis' ``event``)."""
+    import jsonschema
+
+    from warpspeed import schemas
+
+    doc = response.get_json()
+    assert not seen, seen
+    assert response.status_code in (200, 400, 422), (response.status_code, doc)
+    if response.status_code == 200:
+        jsonschema.Draft202012Validator(schemas.load(schema)).validate(doc[key])
+        assert doc["command"].startswith(command)
+        return "status 200"
+    assert set(doc) == {"error", "part"} and doc["part"] in ("kernel", "device", "launch"), doc
+    assert "Traceback" not in doc["error"] and len(doc["error"]) < 2000
+    return f"status {response.status_code} ({doc['part']})"
