@@ -19,7 +19,10 @@ def redeclared(assignments: Any, layout: str | None, dtype: str | None) -> Any:
         return assignments
     items = list(assignments.all_assignments) if isinstance(assignments, ps.AssignmentCollection) else assignments
     accesses = set().union(*(a.atoms(Field.Access) for a in items))
-    new = {f: _field_as(f, layout, dtype) for f in {a.field for a in accesses}}
+    fields = {a.field for a in accesses}
+    if layout is None and all(_has_dtype(f, dtype) for f in fields):
+        return assignments  # nothing changes: declared again, the same fields would compile differently
+    new = {f: _field_as(f, layout, dtype) for f in fields}
     subs = {a: Field.Access(new[a.field], a.offsets, a.index, a.is_absolute_access) for a in accesses}
 
     def swap(a: Any) -> Any:
@@ -29,6 +32,13 @@ def redeclared(assignments: Any, layout: str | None, dtype: str | None) -> Any:
         return assignments.copy([swap(a) for a in assignments.main_assignments],
                                 [swap(a) for a in assignments.subexpressions])
     return [swap(a) for a in items]
+
+
+def _has_dtype(f: Any, dtype: str | None) -> bool:
+    """Whether field ``f``'s elements are already of ``dtype`` (None: any)."""
+    from pystencils.types import create_type
+
+    return dtype is None or f.dtype == create_type(dtype)
 
 
 def _field_as(f: Any, layout: str | None, dtype: str | None) -> Any:

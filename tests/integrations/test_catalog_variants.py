@@ -68,6 +68,25 @@ def test_the_default_kernel_is_unchanged_by_the_new_options():
     assert _same_work(plain, named)
 
 
+@pytest.mark.parametrize("stencil, method, layout", [("D3Q19", "srt", "fzyx"), ("D3Q19", "srt", "zyxf"),
+                                                     ("D3Q27", "trt", "fzyx")])
+def test_a_named_layout_keeps_lbmpys_own_fields_as_users_and_the_measured_kernels_have_them(stencil, method, layout):
+    """With a layout name (and the element type lbmpy declares), the variant's PDF fields are the ones lbmpy
+    declares for ``field_layout`` (as ``create_lb_update_rule`` gives a user, and as the measured kernels were
+    built), not fields declared again: those compile to other code (D3Q19 SRT: 80 registers instead of 90)."""
+    from pystencils import Field
+    from warpspeed_pystencils import _variants
+    from warpspeed_pystencils._redeclare import redeclared
+
+    def fields(rule) -> set:
+        return {a.field for x in rule.all_assignments for a in x.atoms(Field.Access)}
+
+    lbmpy_own = catalog.lbm_update_rule(stencil, method, layout=layout)
+    variant = _variants.lbm_variant(f"lbm:stencil={stencil},method={method}", layout=layout, dtype="float64")
+    assert fields(variant.rules[0]) == fields(lbmpy_own)
+    assert fields(redeclared(lbmpy_own, layout, None)) != fields(lbmpy_own)  # what the check tells apart
+
+
 def test_the_issue_command_compares_pull_with_the_aa_pair(capsys):
     rc = main(["compare", "lbm:stencil=D3Q19,method=srt", ISSUE_AA, "lbm:stencil=D3Q19,method=srt,dtype=float32",
                "--device", H100, "--format", "json"])
