@@ -37,7 +37,7 @@ from .comparison import best_ranking
 from .confidence import Confidence
 from .ranking import RankedResult, Ranking
 from .space import block_shapes, configurations, thread_counts
-from .workers import WorkerPool, pool_size
+from .workers import pool_size, run_tasks
 
 
 @dataclass(frozen=True)
@@ -209,24 +209,14 @@ def _in_pool(todo: list[int], tasks: list[tuple], done: dict, executor: Executor
     batches = [([todo[n] for n in members], [tasks[n] for n in members])  # the largest groups first
                for members in sorted(groups.values(), key=len, reverse=True)]
 
-    def collect(futures: dict) -> None:
+    def collect(futures: list) -> None:
+        ids = {fut: device_ids for fut, (device_ids, _) in zip(futures, batches, strict=True)}
         for fut in as_completed(futures):
-            for i, result in zip(futures[fut], fut.result(), strict=True):
+            for i, result in zip(ids[fut], fut.result(), strict=True):
                 done[i] = result
             report()
 
-    if executor is None:
-        with WorkerPool(pool_size(jobs, len(batches))) as pool:
-            submitted = pool.submit_all(_devices_best, [(batch,) for _, batch in batches])
-            collect({fut: ids for fut, (ids, _) in zip(submitted, batches, strict=True)})
-        return
-    futures = {executor.submit(_devices_best, batch): ids for ids, batch in batches}
-    try:
-        collect(futures)
-    except BaseException:
-        for fut in futures:
-            fut.cancel()
-        raise
+    run_tasks(_devices_best, [(batch,) for _, batch in batches], executor, pool_size(jobs, len(batches)), collect)
 
 
 def _device_best(k: Kernel, dev: Device, counts: tuple[int, ...] | None, foldings, registers: int | None,

@@ -37,7 +37,7 @@ from .space import (
     thread_counts,
     without_idle_axes,
 )
-from .workers import WorkerPool, available_cores, pool_size
+from .workers import available_cores, pool_size, run_tasks
 
 
 @dataclass(frozen=True)
@@ -565,17 +565,7 @@ def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
                 finished(i, batch)
             report()
 
-    if executor is None:
-        with WorkerPool(workers) as pool:
-            collect(pool.submit_all(_evaluate_on_devices, tasks))
-        return
-    futures = [executor.submit(_evaluate_on_devices, *task) for task in tasks]
-    try:
-        collect(futures)
-    except BaseException:
-        for fut in futures:
-            fut.cancel()
-        raise
+    run_tasks(_evaluate_on_devices, tasks, executor, workers, collect)
 
 
 def _record(done: dict[Configuration, RankedResult], store: ResultCache | None, batch: list[RankedResult]) -> None:

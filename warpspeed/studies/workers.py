@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 
 
@@ -101,3 +101,21 @@ class WorkerPool:
             self.executor.shutdown(wait=True)
         else:
             self.stop()
+
+
+def run_tasks(fn, argument_lists: list[tuple], executor: Executor | None, workers: int,
+              collect: Callable[[list[Future]], None]) -> None:
+    """``fn(*args)`` for each tuple of arguments, on ``executor`` or (None) on a local :class:`WorkerPool` of
+    ``workers``; ``collect`` receives the futures in the order of the arguments. Whatever ``collect`` raises (an
+    interrupt included) stops the local pool or cancels the executor's tasks that have not started."""
+    if executor is None:
+        with WorkerPool(workers) as pool:
+            collect(pool.submit_all(fn, argument_lists))
+        return
+    futures = [executor.submit(fn, *args) for args in argument_lists]
+    try:
+        collect(futures)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
