@@ -19,6 +19,7 @@ from . import _cache
 from ._describe import describe_spec
 from ._errors import input_error
 from ._program import cuda_program
+from ._variants import DTYPES, LBM_METHODS, STREAMING, lbm_method_config
 
 #: Registers per thread measured with nvcc (CUDA 13, -arch=sm_80) on these kernels; used by the catalog
 #: entries only where neither nvcc nor its cached result is available (describe() warns in that case).
@@ -27,7 +28,6 @@ MEASURED_REGISTERS_SM80 = {"d3q19-srt": 90, "d3q15-allen-cahn": 94}
 _DTYPES = {"float64": "double", "double": "double", "fp64": "double",
            "float32": "float", "float": "float", "fp32": "float"}
 _STREAMING = ("pull", "push")
-_METHODS = ("srt", "trt", "mrt", "cumulant", "central_moment")
 LBM_DOMAIN = (256, 256, 256)
 
 
@@ -61,20 +61,17 @@ def lbm_update_rule(stencil: str = "D3Q19", method: str = "srt", *, layout: str 
     ``streaming="pull"`` loads the neighbours' populations at ``(-c_f, f)`` and stores at ``(0, f)``;
     ``"push"`` the reverse. ``layout`` is the lbmpy field layout (``fzyx`` = structure of arrays).
     """
-    import sympy as sp
-    from lbmpy import LBMConfig, LBMOptimisation, LBStencil, Method, Stencil, create_lb_update_rule
+    import dataclasses
+
+    from lbmpy import LBMOptimisation, create_lb_update_rule
 
     st = _stencil_name(stencil)
     m = str(method).lower()
-    if m not in _METHODS:
-        raise input_error(f"lbm_update_rule: method must be one of {list(_METHODS)}, got {method!r}.")
+    if m not in LBM_METHODS:
+        raise input_error(f"lbm_update_rule: method must be one of {list(LBM_METHODS)}, got {method!r}.")
     if streaming not in _STREAMING:
         raise input_error(f"lbm_update_rule: streaming must be 'pull' or 'push', got {streaming!r}.")
-    rates: dict[str, Any] = {"relaxation_rate": sp.Symbol("omega")}
-    if m == "trt":
-        rates = {"relaxation_rates": [sp.Symbol("omega"), sp.Symbol("omega_odd")]}
-    cfg = LBMConfig(stencil=LBStencil(getattr(Stencil, st)), method=getattr(Method, m.upper()),
-                    compressible=compressible, streaming_pattern=streaming, **rates)
+    cfg = dataclasses.replace(lbm_method_config(st, m), compressible=compressible, streaming_pattern=streaming)
     return create_lb_update_rule(lbm_config=cfg, lbm_optimisation=LBMOptimisation(cse_global=True,
                                                                                   field_layout=layout))
 
@@ -191,13 +188,10 @@ _LAYOUTS = ("fzyx", "zyxf", "soa", "aos", "f", "reverse_numpy", "c", "numpy")
 
 #: the streaming patterns of the catalog's LBM kernels; ``aa`` and ``esotwist`` are in place: one kernel per
 #: time step (``timestep=even|odd``), compared as the pair ``...,timestep=even+...,timestep=odd@2``
-_CATALOG_STREAMING = ("pull", "push", "aa", "esotwist")
 _IN_PLACE = ("aa", "esotwist")
 #: ``both``: the one kernel of pull and push streaming (lbmpy's ``Timestep.BOTH``)
 _TIMESTEPS = ("both", "even", "odd")
 #: the element types of the catalog's LBM kernels (``float64`` the default), and their other names
-_PRECISIONS = {"float64": "float64", "double": "float64", "fp64": "float64",
-               "float32": "float32", "float": "float32", "fp32": "float32"}
 
 
 def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method: Any = "srt",
@@ -205,15 +199,15 @@ def _checked_parameters(entry: str, layout: Any, streaming: Any = "pull", method
     """A catalog entry's parameters, checked before lbmpy builds anything (that costs seconds)."""
     if not isinstance(layout, str) or layout.lower() not in _LAYOUTS:
         raise input_error(f"{entry}: layout must be one of {list(_LAYOUTS)}, got {layout!r}.")
-    if streaming not in _CATALOG_STREAMING:
-        raise input_error(f"{entry}: streaming must be one of {list(_CATALOG_STREAMING)}, got {streaming!r}.")
-    if str(method).lower() not in _METHODS:
-        raise input_error(f"{entry}: method must be one of {list(_METHODS)}, got {method!r}.")
+    if streaming not in STREAMING:
+        raise input_error(f"{entry}: streaming must be one of {list(STREAMING)}, got {streaming!r}.")
+    if str(method).lower() not in LBM_METHODS:
+        raise input_error(f"{entry}: method must be one of {list(LBM_METHODS)}, got {method!r}.")
     if timestep not in _TIMESTEPS:
         raise input_error(f"{entry}: timestep must be one of {list(_TIMESTEPS[1:])} (with streaming=aa or "
                           f"esotwist), got {timestep!r}.")
-    if not isinstance(dtype, str) or dtype.lower() not in _PRECISIONS:
-        raise input_error(f"{entry}: dtype must be one of {list(_PRECISIONS)}, got {dtype!r}.")
+    if not isinstance(dtype, str) or dtype.lower() not in DTYPES:
+        raise input_error(f"{entry}: dtype must be one of {list(DTYPES)}, got {dtype!r}.")
     if streaming in _IN_PLACE and timestep == "both":
         raise input_error(f"{entry}: streaming={streaming} is in place, one kernel per time step: add "
                           f"timestep=even or timestep=odd (compare the pair as one candidate: "
@@ -228,7 +222,7 @@ def _lbm_parameters(entry: str, stencil: str, method: str, layout: str, streamin
                     dtype: str) -> tuple:
     _checked_parameters(entry, layout, streaming, method, timestep, dtype)
     return (("stencil", _stencil_name(stencil)), ("method", str(method).lower()), ("layout", layout),
-            ("streaming", streaming), ("timestep", timestep), ("dtype", _PRECISIONS[dtype.lower()]))
+            ("streaming", streaming), ("timestep", timestep), ("dtype", DTYPES[dtype.lower()]))
 
 
 def _d3q19_key(layout: str, streaming: str, timestep: str, dtype: str) -> tuple:
