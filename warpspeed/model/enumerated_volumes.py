@@ -308,13 +308,24 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[
     for c in chunks:
         g = np.flatnonzero(_any_per_group(c.bits, per))
         g += c.start // per  # in place: the chunk's granules are a fresh array, as large as the footprint
-        if granules and g.size and g[0] == granules[-1][-1]:
-            g = g[1:]
-        if g.size:
-            granules.append(g)
-    if len(granules) == 1:
-        return granules[0]
-    return np.concatenate(granules) if granules else np.empty(0, dtype=np.int64)
+        _append_chunk(granules, g)
+    return _joined(granules)
+
+
+def _append_chunk(parts: list[np.ndarray], granules: np.ndarray) -> None:
+    """Append a chunk's ascending granules to those of the chunks before, less the one granule it may share with
+    the chunk before (the last of that one and the first of this)."""
+    if parts and granules.size and granules[0] == parts[-1][-1]:
+        granules = granules[1:]
+    if granules.size:
+        parts.append(granules)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    """The chunks' granules as one ascending array (one chunk's array as it is)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.int64)
 
 
 def granules_meeting(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
@@ -331,14 +342,8 @@ def granules_meeting(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Bo
         touched = _any_per_group(c.bits, per)
         lo = c.start // per  # the granule of the chunk's first group
         i, j = np.searchsorted(near, (lo, lo + touched.size))
-        met = near[i:j][touched[near[i:j] - lo]]
-        if out and met.size and met[0] == out[-1][-1]:  # a granule this chunk shares with the one before
-            met = met[1:]
-        if met.size:
-            out.append(met)
-    if len(out) == 1:
-        return out[0]
-    return np.concatenate(out) if out else np.empty(0, dtype=np.int64)
+        _append_chunk(out, near[i:j][touched[near[i:j] - lo]])
+    return _joined(out)
 
 
 def granule_count_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
