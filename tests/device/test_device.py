@@ -33,7 +33,7 @@ IDS = ["V100-PCIe-32GB", "V100-SXM2-32GB", "A100-SXM4-40GB", "A100-SXM4-80GB", "
        "H100-SXM5-80GB", "H100-PCIe-80GB", "H200-SXM-141GB", "GH200",
        "A100-PCIe-40GB", "A100-PCIe-80GB", "H100-NVL-94GB", "V100-PCIe-16GB", "V100-SXM2-16GB",
        "B200", "GB200", "B300", "RTX-5090", "RTX-PRO-6000-Blackwell"]
-AMD_IDS = ["MI210", "MI250X-GCD", "MI300X"]
+AMD_IDS = ["MI210", "MI250X-GCD", "MI300X", "MI300A", "MI325X", "MI355X"]
 DEVICE_DIR = ROOT / "warpspeed" / "devices"
 MiB = 2**20
 
@@ -83,7 +83,8 @@ def test_every_shipped_file_loads_and_validates(dev_id):
 
 @pytest.mark.parametrize(("dev_id", "cus", "l1_line", "l2_sector", "l2_eff_MiB", "bpc", "bpc8", "fp64_TF"), [
     ("MI210", 104, 64, 64, 6, 64, 32, 22.63), ("MI250X-GCD", 110, 64, 64, 6, 64, 32, 23.94),
-    ("MI300X", 304, 128, 128, 4, 128, 128, 81.71),
+    ("MI300X", 304, 128, 128, 4, 128, 128, 81.71), ("MI300A", 228, 128, 128, 4, 128, 128, 61.29),
+    ("MI325X", 304, 128, 128, 4, 128, 128, 81.71), ("MI355X", 256, 128, 128, 4, 128, 128, 78.64),
 ])
 def test_amd_devices(dev_id, cus, l1_line, l2_sector, l2_eff_MiB, bpc, bpc8, fp64_TF):
     d = device(dev_id)
@@ -92,7 +93,7 @@ def test_amd_devices(dev_id, cus, l1_line, l2_sector, l2_eff_MiB, bpc, bpc8, fp6
     assert d.l2_effective_size_bytes == l2_eff_MiB * MiB
     assert (d.lsu_bytes_per_cycle(4), d.lsu_bytes_per_cycle(8)) == (bpc, bpc8)
     assert d.peak_GFLOP_s("fp64") / 1000 == pytest.approx(fp64_TF, abs=0.01)
-    assert d.architecture in ("cdna2", "cdna3")
+    assert d.architecture in ("cdna2", "cdna3", "cdna4")
     assert "no AMD measurement" in d.hit_rates.l2_z.source
 
 

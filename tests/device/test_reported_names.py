@@ -60,6 +60,10 @@ REPORTED = [
      "tells them apart, test_device_matching.py)"),
     ("AMD Instinct MI210", "MI210", f"{AMDGPU_IDS} (device 740F)"),
     ("AMD Instinct MI300X", "MI300X", f"{AMDGPU_IDS} (device 74A1)"),
+    ("AMD Instinct MI300A", "MI300A", f"{AMDGPU_IDS} (device 74A0)"),
+    ("AMD Instinct MI325X", "MI325X", f"{AMDGPU_IDS} (device 74A5)"),
+    ("AMD Instinct MI355X", "MI355X", "unslothai/unsloth PR #4051 (the device name and gcnArchName "
+     "gfx950:sramecc+:xnack- printed on an MI355X; amdgpu.ids of that snapshot has no MI355X row yet)"),
 ]
 
 #: (reported name, the closest shipped device the refusal names first, why no file describes it, source)
@@ -82,8 +86,8 @@ REFUSED = [
     ("AMD Instinct MI300X VF", "MI300X", "an SR-IOV virtual function: a share of the board",
      f"{AMDGPU_IDS} (device 74B5)"),
     ("AMD Instinct MI300X HF", "MI300X", "another board of the chip", f"{AMDGPU_IDS} (device 74A9)"),
-    ("AMD Instinct MI300A", "MI300X", "the APU: 228 CUs and memory shared with the CPUs",
-     f"{AMDGPU_IDS} (device 74A0)"),
+    ("AMD Instinct MI308X", "MI300X", "the China variant of the MI300X, a board of its own",
+     f"{AMDGPU_IDS} (devices 74A2 and 74B6)"),
 ]
 
 #: Names that say nothing the shipped devices could be matched on: refused with the list of shipped devices
