@@ -37,6 +37,20 @@ KNOWN_NAMES = {
     "B300": ("NVIDIA B300 SXM6 AC",),
     "RTX-PRO-6000-Blackwell": ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",),
 }
+#: The AMD Instinct boards of each LLVM target name, from ROCm's GPU hardware specification table
+#: (github.com/ROCm/legacy-rocm-build docs/reference/gpu-arch-specs.rst, as the device files cite it): ROCm
+#: reports the architecture (``gcnArchName``, e.g. ``"gfx942:sramecc+:xnack-"``) beside the name, and as the
+#: name where it knows no marketing name; an architecture alone never tells the board.
+ARCH_BOARDS = {
+    "gfx950": ("MI350X", "MI355X"),
+    "gfx942": ("MI300A", "MI300X", "MI325X"),
+    "gfx90a": ("MI210", "MI250", "MI250X"),
+    "gfx908": ("MI100",),
+    "gfx906": ("MI50", "MI60"),
+}
+#: An AMD architecture name as ROCm reports it: the target, then its features (``gfx942:sramecc+:xnack-``),
+#: possibly after the ISA's triple (``amdgcn-amd-amdhsa--gfx942:...``, as rocminfo prints it).
+_ARCH_NAME = re.compile(r"^(?:amdgcn-amd-amdhsa--)?(gfx[0-9a-f]{3,4})((?::[a-z0-9_]+[+-])*)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -90,12 +104,36 @@ def _same_board(ident: _Identity, device_id: str) -> bool:
     return not ident.other_words and _id_identity(device_id).form == ident.form and _same_memory(ident, device_id)
 
 
+def arch_of(reported: str) -> str | None:
+    """The AMD architecture (``"gfx942"``) a reported string names and nothing else, without its features;
+    None for any other name."""
+    found = _ARCH_NAME.match(reported.strip()) if isinstance(reported, str) else None
+    return found.group(1).lower() if found else None
+
+
+def arch_refusal(arch: str, reported: str | None = None) -> InputError:
+    """The error for a GPU known only by its architecture: the boards that share it and the shipped devices
+    of it, with how to name one."""
+    boards = ARCH_BOARDS.get(arch, ())
+    shipped = [d.id for d in (device(i) for i in device_ids()) if str(d.compute_capability).lower() == arch]
+    said = f"reports the name {reported!r} and the architecture" if reported else "reports only its architecture"
+    share = (f"{arch} is the architecture of the {', '.join(boards)} (ROCm's hardware table), which differ in "
+             "CUs, clocks and memory" if boards else f"no shipped device is of the architecture {arch}")
+    hint = (f"shipped devices of {arch}: {', '.join(shipped)}; pass the one your GPU is (device={shipped[0]!r})"
+            if shipped else "pass a device TOML file describing it (docs/device-format.md)")
+    return InputError(f"the GPU {said} {arch!r}: {share}; {hint}.")
+
+
 def device_for_gpu_name(reported: str) -> Device:
     """The shipped device a GPU's reported name denotes; an :class:`InputError` naming the closest
-    devices and how to pass one (with overrides) when none or several match."""
+    devices and how to pass one (with overrides) when none or several match. An AMD architecture name
+    (``gfx942``) is refused naming the boards that share it."""
     if not isinstance(reported, str) or not reported.strip():
         raise InputError(f"the GPU reported no usable name ({reported!r}); pass the device explicitly, e.g. "
                          f"device='H100-SXM5-80GB' (shipped: {', '.join(device_ids())}).")
+    arch = arch_of(reported)
+    if arch is not None:
+        raise arch_refusal(arch)
     if "MIG" in _words(reported):
         raise InputError(f"the GPU {reported!r} is a MIG slice of a GPU (a share of its SMs, L2 and memory "
                          "bandwidth); no shipped device describes a slice: pass one with the slice's numbers "
@@ -144,8 +182,29 @@ def _closest_by_name(reported: str, devices: list[Device]) -> list[Device]:
     return [by_name[n] for n in near]  # the closest first
 
 
+def _named_device(name: str, arch_name: object) -> Device:
+    """The device of a reported name, checked against the architecture ROCm reports beside it (cupy's
+    ``gcnArchName`` on ROCm): a name no device matches, with an architecture, is refused naming the boards of
+    that architecture; a name whose device is of another architecture is refused."""
+    if isinstance(arch_name, bytes):
+        arch_name = arch_name.decode(errors="replace")
+    arch = arch_of(arch_name) if isinstance(arch_name, str) else None
+    if arch is None:
+        return device_for_gpu_name(name)
+    try:
+        dev = device_for_gpu_name(name)
+    except InputError:
+        raise arch_refusal(arch, None if arch_of(name) else name) from None
+    if str(dev.compute_capability).lower() != arch:
+        raise InputError(f"the GPU reports the name {name!r}, which is the shipped {dev.id}, but the architecture "
+                         f"{arch!r}, and {dev.id} is {dev.compute_capability}: the name and the architecture "
+                         "disagree; pass the device explicitly (device='ID').")
+    return dev
+
+
 def detected_device(gpu_index: int | None = None) -> Device:
-    """The shipped device of a GPU that cupy sees (``gpu_index``: CUDA device number, default the current)."""
+    """The shipped device of a GPU that cupy sees (``gpu_index``: CUDA device number, default the current); on
+    ROCm the architecture cupy reports (``gcnArchName``) must agree with the device."""
     try:
         import cupy
     except ImportError:
@@ -160,7 +219,7 @@ def detected_device(gpu_index: int | None = None) -> Device:
                          "the device instead (device='H100-SXM5-80GB').") from None
     if isinstance(name, bytes):
         name = name.decode(errors="replace")
-    dev = device_for_gpu_name(str(name))
+    dev = _named_device(str(name), props.get("gcnArchName") if isinstance(props, dict) else None)
     sms = props.get("multiProcessorCount") if isinstance(props, dict) else None
     if isinstance(sms, int) and sms != dev.sm_count:
         raise InputError(f"the GPU {name!r} reports {sms} SMs, the shipped {dev.id} has {dev.sm_count}: another "

@@ -4,7 +4,10 @@ Kernels with more than 64 K registers per block refuse to launch, as on a real G
 registers per thread, or what the environment variable FAKE_CUPY_REGISTERS says). With the environment
 variable FAKE_CUPY_LOG set, every launch appends its kernel name to that file (the fake ncu reads it).
 The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says, and reports
-FAKE_CUPY_SM_COUNT streaming multiprocessors where that is set. Arrays made here (``zeros``, ``full``,
+FAKE_CUPY_SM_COUNT streaming multiprocessors where that is set. With FAKE_CUPY_HIP=1 it poses as cupy on ROCm, as
+cupy's runtime module does there: ``cuda.runtime.is_hip`` is True and the device properties hold
+``gcnArchName`` (FAKE_CUPY_GCN_ARCH, default ``gfx942:sramecc+:xnack-``, an MI300X's); the name is then
+"AMD Instinct MI300X" unless FAKE_CUPY_GPU_NAME says another. Arrays made here (``zeros``, ``full``,
 ``asarray``) are ``ndarray``: numpy arrays that live on device 0, as far as pystencils' cupy JIT can tell.
 """
 
@@ -64,8 +67,14 @@ class _Event:
         pass
 
 
+def _hip():
+    return os.environ.get("FAKE_CUPY_HIP") == "1"
+
+
 class _Runtime:
-    is_hip = False
+    @property
+    def is_hip(self):  # read when asked: a test sets FAKE_CUPY_HIP after importing this module
+        return _hip()
 
     @staticmethod
     def getDeviceCount():
@@ -77,7 +86,10 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(i):
-        props = {"name": os.environ.get("FAKE_CUPY_GPU_NAME", "Fake GPU").encode()}
+        default = "AMD Instinct MI300X" if _hip() else "Fake GPU"
+        props = {"name": os.environ.get("FAKE_CUPY_GPU_NAME", default).encode()}
+        if _hip():
+            props["gcnArchName"] = os.environ.get("FAKE_CUPY_GCN_ARCH", "gfx942:sramecc+:xnack-").encode()
         if os.environ.get("FAKE_CUPY_SM_COUNT"):
             props["multiProcessorCount"] = int(os.environ["FAKE_CUPY_SM_COUNT"])
         return props
@@ -101,7 +113,7 @@ class _Device:
 class cuda:  # noqa: N801 - the attribute name cupy uses
     Event = _Event
     Device = _Device
-    runtime = _Runtime
+    runtime = _Runtime()
 
     @staticmethod
     def get_elapsed_time(a, b):
