@@ -19,7 +19,7 @@ import warpspeed.studies.ranking as rank_module
 from warpspeed import schemas
 from warpspeed.interface.cli import main
 from warpspeed.model.levels import VOLUME_KEYS
-from warpspeed.model.results import CAUSES, FieldVolumes
+from warpspeed.model.results import CAUSES, MSC_CAUSES, FieldVolumes
 from warpspeed.model.roofline import LIMITS
 from warpspeed.render.report import CSV_COLUMNS
 from warpspeed.schemas import build
@@ -193,7 +193,7 @@ def test_the_estimate_definitions_list_the_keys_the_typed_results_write_in_their
     written = {
         "estimate": [*d, "time_view"],  # the CLI adds time_view (--iterations) last
         "occupancy": list(d["occupancy"]), "occupancy_limits": list(d["occupancy_limits"]),
-        "volumes": list(VOLUME_KEYS), "limiters": [lim.name for lim in LIMITS], "causes": list(CAUSES),
+        "volumes": list(VOLUME_KEYS), "limiters": [lim.name for lim in LIMITS], "causes": [*CAUSES, *MSC_CAUSES],
         "field": [f.name for f in dataclasses.fields(FieldVolumes) if f.name != "name"],
         "cause": list(e.l1_capacity.to_dict()), "device_validation": list(d["device_validation"]),
         "time_view": list(view.to_dict()), "link": list(view.link.to_dict()),

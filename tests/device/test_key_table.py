@@ -18,6 +18,7 @@ from warpspeed.device.keys import (
     KEYS_BY_NAME,
     L1_LINE_KEYS,
     LATENCY_KEYS,
+    MSC_KEYS,
     OVERRIDE_KEYS,
     PEAK_OF,
     TLB_KEYS,
@@ -58,7 +59,8 @@ def test_the_named_key_sets_come_from_the_table():
     assert LATENCY_KEYS == tuple(k.key for k in KEYS if k.group == "latency model")
     assert TLB_KEYS == tuple(k.key for k in KEYS if k.group.startswith("TLB"))
     assert set(L1_LINE_KEYS) <= {k.key for k in KEYS if k.group == "L1"}
-    assert PEAK_OF == {"l2_bw": "l2_bw_peak", "dram_bw": "dram_bw_peak"}
+    assert PEAK_OF == {"l2_bw": "l2_bw_peak", "dram_bw": "dram_bw_peak", "msc_bw": "msc_bw_peak"}
+    assert MSC_KEYS == tuple(k.key for k in KEYS if k.group.startswith("memory-side") and k.peak_of is None)
     for used, peak in PEAK_OF.items():  # a peak is an optional value of its key's kind, written <key>.peak
         assert KEYS_BY_NAME[peak].kind == KEYS_BY_NAME[used].kind and not KEYS_BY_NAME[peak].required
         assert peak not in FILE_KEYS and used in FILE_KEYS

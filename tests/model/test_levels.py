@@ -18,10 +18,12 @@ from warpspeed.model.estimate import VOLUME_KEYS as ESTIMATE_VOLUME_KEYS
 from warpspeed.model.levels import (
     LEVEL_NAMES,
     LEVELS,
+    MEASURED_LEVELS,
     MEASURED_VOLUMES,
     VOLUME_KEYS,
     bandwidths_GB_s,
     level,
+    levels_in,
     traffic_B_per_lup,
 )
 from warpspeed.model.performance import Workload
@@ -33,7 +35,7 @@ H100 = device("H100-SXM5-80GB")
 
 
 def test_the_table_is_consistent():
-    assert LEVEL_NAMES == ("L1", "L2", "DRAM")  # innermost first
+    assert LEVEL_NAMES == ("L1", "L2", "MSC", "DRAM")  # innermost first; the memory-side cache is optional
     assert ESTIMATE_VOLUME_KEYS == VOLUME_KEYS
     assert VOLUME_COLUMNS == MEASURED_VOLUMES == ("l1_load", "l2_load", "l2_store", "dram_load", "dram_store")
     for lv in LEVELS:
@@ -41,13 +43,14 @@ def test_the_table_is_consistent():
         assert {col for col, _, _ in lv.measured} <= set(VOLUME_KEYS), lv.name
         assert all(name in METRICS for name, _ in lv.ncu_traffic), lv.name
         assert all(name in METRICS for _, name, _ in lv.measured), lv.name
-        assert lv.name in LIMITERS  # every level is a roofline limiter of the same name
+        assert (lv.name in LIMITERS) != lv.optional  # every level is a roofline limiter of the same name (an
+        # optional one only on a device that has it)
     assert [lim.name for lim in LIMITS if lim.name in LEVEL_NAMES] == list(LEVEL_NAMES)
     assert sum(lv.cycles_bound for lv in LEVELS) == 1  # only L1's limit counts cycles
 
 
 def test_unknown_level_is_a_named_error():
-    with pytest.raises(InputError, match=r"unknown memory level 'L3': valid are L1, L2, DRAM"):
+    with pytest.raises(InputError, match=r"unknown memory level 'L3': valid are L1, L2, MSC, DRAM"):
         level("L3")
 
 
@@ -57,8 +60,9 @@ VOLUMES = {"l1_load": 40.0, "l2_load_compulsory": 20.0, "l2_load": 24.0, "l2_sto
 
 def test_traffic_and_costs_per_level():
     assert traffic_B_per_lup(VOLUMES) == {"L1": 48.0, "L2": 32.0, "DRAM": 20.0}  # L1: loads + write-through stores
-    assert [lv.cost(VOLUMES, 7.5) for lv in LEVELS] == [7.5, 32.0, 20.0]
+    assert [lv.cost(VOLUMES, 7.5) for lv in levels_in(VOLUMES)] == [7.5, 32.0, 20.0]
     bw = bandwidths_GB_s(H100)
+    assert list(bw) == ["L1", "L2", "DRAM"]  # no memory-side cache on an H100: no MSC level
     assert bw["L2"] == H100.l2_bw_GB_s and bw["DRAM"] == H100.dram_bw_GB_s
     assert bw["L1"] == pytest.approx(H100.sm_count * H100.clock_GHz * H100.l1_bytes_per_cycle)
 
@@ -76,7 +80,7 @@ def test_roofline_limits_divide_each_levels_rate_by_its_cost():
 def test_measured_traffic_by_level_name():
     t = Traffic.of_levels({"L1": 300.0, "L2": 200.0, "DRAM": 50.0})
     assert t == Traffic(l1_bytes=300.0, l2_bytes=200.0, dram_bytes=50.0)
-    assert [t.level(n) for n in LEVEL_NAMES] == [300.0, 200.0, 50.0]
+    assert [t.level(lv.name) for lv in MEASURED_LEVELS] == [300.0, 200.0, 50.0]  # ncu measures no MSC
     assert t.hits() == {"L1": 100.0, "L2": 150.0, "DRAM": 50.0}
     assert estimated_traffic(VOLUMES, 10) == Traffic(480.0, 320.0, 200.0)
 

@@ -22,6 +22,7 @@ from .keys import (
     KEY_ATTRIBUTES,
     L1_LINE_KEYS,
     LATENCY_KEYS,
+    MSC_KEYS,
     OVERRIDE_KEYS,
     TLB_KEYS,
     override_kind,
@@ -30,8 +31,8 @@ from .overrides import parse_set_options
 from .reported import detected_device, device_for_gpu_name
 
 __all__ = [
-    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "TLB_KEYS", "PROVENANCE",
-    "FrozenMap", "DeviceFileError",
+    "SCHEMA_VERSION", "OVERRIDE_KEYS", "KEY_ATTRIBUTES", "HIT_RATE_CURVES", "LATENCY_KEYS", "MSC_KEYS", "TLB_KEYS",
+    "PROVENANCE", "FrozenMap", "DeviceFileError",
     "HitRateCurve", "HitRates", "Device", "device", "device_ids", "hit_rate_families", "load_device_file",
     "parse_set_options", "override_kind", "L1_LINE_KEYS", "detected_device", "device_for_gpu_name",
 ]

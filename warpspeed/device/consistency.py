@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..units import format_quantity
-from .keys import KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, PEAK_OF, TLB_KEYS, value_problem
+from .keys import KEYS_BY_ATTR, KEYS_BY_NAME, L1_LINE_KEYS, MSC_KEYS, PEAK_OF, TLB_KEYS, value_problem
 
 
 def consistency_problems(v: Mapping[str, Any]) -> list[str]:
@@ -69,6 +69,13 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
         given = [k for k in tlb if v[KEYS_BY_NAME[k].attr] is not None]
         problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
                         f"{', '.join(given)}")
+    msc = [k for k in MSC_KEYS if KEYS_BY_NAME[k].attr in v]
+    if len(msc) == len(MSC_KEYS) and len({v[KEYS_BY_NAME[k].attr] is None for k in msc}) > 1:
+        given = [k for k in msc if v[KEYS_BY_NAME[k].attr] is not None]
+        problems.append(f"the memory-side cache needs both {' and '.join(MSC_KEYS)} (or neither: no such cache); "
+                        f"given only {', '.join(given)}")
+    if v.get("msc_bw_peak_GB_s") is not None and "msc_bw_GB_s" in v and v["msc_bw_GB_s"] is None:
+        problems.append("msc_bw.peak needs msc_bw (the bandwidth the model uses); give both or neither")
     for bw, peak in PEAK_OF.items():
         used, top = KEYS_BY_NAME[bw].attr, KEYS_BY_NAME[peak].attr
         if have(used, top) and v[top] is not None and v[used] > v[top] * (1 + 1e-9):

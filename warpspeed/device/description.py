@@ -75,6 +75,9 @@ class Device:
     dram_run_time_s: float | None = None
     dram_run_exponent: float | None = None
     l2_requests_per_ns: float | None = None  # L1 -> L2 requests per ns (latency model; None: no request limit)
+    msc_size_bytes: int | None = None  # memory-side cache (None: the device has none; warpspeed.model.levels)
+    msc_bw_GB_s: float | None = None
+    msc_bw_peak_GB_s: float | None = None
     tlb_page_bytes: int | None = None
     tlb_reach_bytes: int | None = None
     tlb_walks_per_ns: float | None = None

@@ -53,6 +53,7 @@ MAX_BLOCK_DIM = 65536
 _K = DeviceKey
 _PAIRING = "the L1 pairing rule applies"
 _NO_PEAK = "no vendor peak recorded"
+_NO_MSC = "no memory-side cache: the L2's misses go to DRAM"
 
 KEY_GROUPS: tuple[KeyGroup, ...] = (
     _group("compute",
@@ -117,6 +118,13 @@ KEY_GROUPS: tuple[KeyGroup, ...] = (
            _K("dram_run_time", "dram_run_time_s", "time", 0, required=False, plausible=(1e-18, 1e-09)),
            _K("dram_run_exponent", "dram_run_exponent", "number", 0, required=False, plausible=(0.01, 4)),
            _K("l2_request_rate", "l2_requests_per_ns", "rate", 0, required=False, plausible=(1, 100000.0))),
+    # the memory-side cache between the L2 and the DRAM (AMD's Infinity Cache; off unless a device gives both)
+    _group("memory-side cache (off unless given)",
+           _K("msc_size", "msc_size_bytes", "bytes", 1, required=False, plausible=(65536, 68719476736),
+              absent=_NO_MSC),
+           _K("msc_bw", "msc_bw_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0), absent=_NO_MSC),
+           _K("msc_bw_peak", "msc_bw_peak_GB_s", "bandwidth", 0, required=False, plausible=(10, 1000000.0),
+              absent=_NO_PEAK, peak_of="msc_bw")),
     # the TLB-page limiter (off unless a device gives all three; warpspeed/model/tlb.py)
     _group("TLB-page limiter (off unless given)",
            _K("tlb_page", "tlb_page_bytes", "bytes", 1, required=False, plausible=(1, 17179869184)),
@@ -139,6 +147,8 @@ LATENCY_KEYS = _keys_of("latency model")
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
 L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
 """Keys of the L1 line rule (warpspeed.model.l1); a device that gives the first follows it, else the pairing rule."""
+MSC_KEYS = ("msc_size", "msc_bw")
+"""Keys of the memory-side cache (warpspeed.model.levels, MSC): a device that gives both has the level, none: not."""
 TLB_KEYS = _keys_of("TLB-page limiter (off unless given)")
 """Keys of the TLB-page limiter (warpspeed.model.tlb): a device that gives all three has the limiter, none: off."""
 

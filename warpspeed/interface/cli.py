@@ -510,14 +510,14 @@ def _rankings(a):
 def _rank(a) -> str:
 
     from ..application.ranking import reference_estimate, reference_label
-    from ..render.report import CSV_COLUMNS, ranking_csv_rows, ranking_headline, ranking_table
+    from ..render.report import ranking_csv_table, ranking_headline, ranking_table
 
     devices, rankings, one_domain = _rankings(a)
     if a.format == "json":
         docs = [r.to_dict() for r in rankings]
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2)
     if a.format == "csv":
-        return _csv_text(CSV_COLUMNS, [row for r in rankings for row in ranking_csv_rows(r)])
+        return _csv_text(*ranking_csv_table(rankings))
     texts = []
     for dev, r in zip(devices, rankings, strict=True):
         ref = reference_estimate(r, a.kernel, dev, domain=one_domain, registers=a.registers, model=a.model)

@@ -21,7 +21,11 @@ from dataclasses import dataclass
 
 from ..device import Device
 from ..errors import InputError
-from ..model.levels import LEVEL_NAMES, LEVELS, bandwidths_GB_s, traffic_B_per_lup
+from ..model.levels import MEASURED_LEVELS, bandwidths_GB_s, traffic_B_per_lup
+
+# the levels Nsight Compute measures (a memory-side cache has no counter there: measured runs leave it out)
+LEVELS = MEASURED_LEVELS
+LEVEL_NAMES = tuple(lv.name for lv in LEVELS)
 
 
 def _field(level_name: str) -> str:

@@ -8,6 +8,15 @@ by the lines allocated since the layer ran. Stores reach DRAM once per distinct 
 that no single block writes completely may leave the L2 before its neighbours complete it, and each
 such miss costs one read (to merge) and one extra write. Volumes are in B/lup of the wave's valid cells.
 Counting the sectors is the job of a :class:`~warpspeed.model.counters.FootprintCounter`.
+
+A device with a memory-side cache (``msc_size``, ``msc_bw``: the ``MSC`` level) puts it between the L2 and
+the DRAM. The L2's misses and write-backs go to it: what the stage computes with the L2's capacity is then the
+L2<->MSC traffic (``msc_load``, ``msc_store``), and the same stage with the MSC's capacity gives the DRAM
+traffic. Assumed, for want of measurements: the MSC is shared by every SM (memory-side, as AMD's Infinity
+Cache is by all XCDs), so the whole ``msc_size`` holds the layers of every SM's blocks; it keeps the layers and
+partial stores along the L2 curves of the device's family (``l2_y``, ``l2_z``, ``l2_store``) at its own
+oversubscription, with the same lines allocated (every L2 miss allocates in it); and what the L2 keeps never
+reaches it, so the capacity in front of the DRAM is at least the L2's (the DRAM moves no more than the MSC).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from dataclasses import dataclass
 from ..device import Device, HitRateCurve
 from ..kernel import Kernel
 from .capacity import CacheReuse, reuse
-from .cells import cell_set
+from .cells import cell_set, linear_layers
 from .counters import FootprintCounter
 from .launch import Launch
 
@@ -33,8 +42,21 @@ class FieldWaveTraffic:
 
 
 @dataclass(frozen=True)
+class MemorySideTraffic:
+    """The L2<->MSC volumes in B/lup of a device with a memory-side cache, and the reuse of each cause in front
+    of the DRAM (the MSC's capacity)."""
+
+    msc_load: float  # the L2's misses: MSC -> L2
+    msc_store: float  # the L2's write-backs: L2 -> MSC
+    layer_y: CacheReuse  # MSC reuse from the y-layer thread set
+    layer_z: CacheReuse
+    partial_stores: CacheReuse
+
+
+@dataclass(frozen=True)
 class WaveTraffic:
-    """The wave's DRAM<->L2 volumes in B/lup, the reuse of each cause, and each field's share."""
+    """The wave's DRAM<->L2 volumes in B/lup, the reuse of each cause, and each field's share; with a memory-side
+    cache (``memory_side``) the L2's misses go to it, and the DRAM volumes are what it misses."""
 
     dram_load_compulsory: float
     dram_load: float
@@ -42,7 +64,16 @@ class WaveTraffic:
     layer_y: CacheReuse  # L2 reuse from the y-layer thread set
     layer_z: CacheReuse  # L2 reuse from the z-layer thread set
     partial_stores: CacheReuse  # partially written sectors whose misses are read from DRAM (and written twice)
-    fields: tuple[FieldWaveTraffic, ...]
+    fields: tuple[FieldWaveTraffic, ...]  # shares of the DRAM volumes
+    memory_side: MemorySideTraffic | None = None  # None: the device has no memory-side cache
+
+    @property
+    def msc_load(self) -> float | None:
+        return None if self.memory_side is None else self.memory_side.msc_load
+
+    @property
+    def msc_store(self) -> float | None:
+        return None if self.memory_side is None else self.memory_side.msc_store
 
 
 def layer_ranges(grid: tuple[int, int, int], start: int, count: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -59,6 +90,15 @@ def layer_ranges(grid: tuple[int, int, int], start: int, count: int) -> tuple[tu
         ya = min(yb, (ya // gx + 1) * gx)
     za, zb = max(0, s - gx * gy), min(s, e - gx * gy) if gz > 1 else 0
     return (ya, yb), (za, zb)
+
+
+def wave_layers(launch: Launch) -> tuple[tuple[int, int], tuple[int, int], int, int]:
+    """The wave's y- and z-layer block ranges (:func:`layer_ranges`), the y below which a y-layer cell counts
+    and the blocks of one block plane; a ``linear1d`` launch's from its cells (``cells.linear_layers``)."""
+    if launch.linear:
+        return linear_layers(launch)
+    y, z = layer_ranges(launch.grid, launch.wave_start, launch.wave_blocks)
+    return y, z, (launch.grid[1] - 1) * launch.cells_per_block[1], launch.grid[0] * launch.grid[1]
 
 
 @dataclass(frozen=True)
@@ -111,12 +151,11 @@ def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> W
     wave = cell_set(launch, s, e)
     f_wave = sectors.footprint(wave)
     stores = sectors.sizes_by_field(wave, loads=False, stores=True)
-    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
+    (ya, yb), (za, zb), y_limit, _ = wave_layers(launch)
     # only the layers' sectors the wave loads again count: what lies too far from the wave need not be listed
     y_hits, over_y, over_z = sectors.empty(), None, None
     if ya < yb:  # the y-layer's cells below the last block row
-        y_hits = sectors.meet(cell_set(launch, ya, yb).below_y((launch.grid[1] - 1) * launch.cells_per_block[1]),
-                              f_wave)
+        y_hits = sectors.meet(cell_set(launch, ya, yb).below_y(y_limit), f_wave)
         over_y = sectors.count_by_field(y_hits)
     if za < zb:
         over_z = sectors.count_by_field(sectors.meet(cell_set(launch, za, zb), f_wave).subtract(y_hits))
@@ -128,9 +167,8 @@ def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines
     """Count the wave's sectors (unless ``counted`` gives them) and lines (``sectors`` and ``lines`` count at
     the L2's sector and line size)."""
     s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
-    (ya, yb), (za, zb) = layer_ranges(launch.grid, s, launch.wave_blocks)
+    (ya, yb), (za, zb), _, plane = wave_layers(launch)  # plane: the z layer's first block to its wave block
     y_lines = lines.footprint_size(cell_set(launch, ya, e), stores=True) if ya < yb else 0
-    plane = launch.grid[0] * launch.grid[1]  # the z layer's first block and the wave block one plane on
     z_lines = lines.footprint_size(cell_set(launch, za, za + plane), stores=True) if za < zb else 0
     return WaveCounts(counted if counted is not None else wave_sectors(kernel, launch, sectors), y_lines, z_lines,
                       lines.footprint_size(cell_set(launch, s, e), stores=True))
@@ -150,10 +188,25 @@ def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: Footpr
 def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int,
                       valid_lups: int) -> WaveTraffic:
     """The wave traffic on ``device`` from its counts: the L2's hit rates turn the layers' overlap into hits
-    and the partially written sectors into misses."""
+    and the partially written sectors into misses; with a memory-side cache, the L2's misses are the MSC's
+    traffic and the DRAM's come from the same counts at the MSC's capacity."""
+    l2 = _traffic_at(kernel, device, counts, full_store_sectors, valid_lups, device.l2_effective_size_bytes)
+    if device.msc_size_bytes is None:
+        return l2
+    # what the L2 keeps never reaches the MSC: in front of the DRAM, at least the L2's capacity
+    msc = _traffic_at(kernel, device, counts, full_store_sectors, valid_lups,
+                      max(device.msc_size_bytes, device.l2_effective_size_bytes))
+    side = MemorySideTraffic(l2.dram_load, l2.dram_store, msc.layer_y, msc.layer_z, msc.partial_stores)
+    return WaveTraffic(l2.dram_load_compulsory, msc.dram_load, msc.dram_store, l2.layer_y, l2.layer_z,
+                       l2.partial_stores, msc.fields, side)
+
+
+def _traffic_at(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int, valid_lups: int,
+                cap: int) -> WaveTraffic:
+    """The traffic that misses a cache of ``cap`` bytes in front of the DRAM (the L2's share for one SM, or the
+    memory-side cache), along the device's L2 hit-rate curves."""
     per_lup = 1.0 / valid_lups
     S2 = device.l2_sector_bytes
-    cap = device.l2_effective_size_bytes
     nf = len(kernel.fields)
 
     def layer(over: tuple[int, ...] | None, allocated_lines: int, curve: HitRateCurve):
@@ -182,5 +235,5 @@ def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_s
         layer_y=ly, layer_z=lz, partial_stores=ps, fields=fields)
 
 
-__all__ = ["FieldWaveTraffic", "WaveCounts", "WaveSectors", "WaveTraffic", "layer_ranges", "traffic_of_counts",
-           "wave_counts", "wave_sectors", "wave_traffic"]
+__all__ = ["FieldWaveTraffic", "MemorySideTraffic", "WaveCounts", "WaveSectors", "WaveTraffic", "layer_ranges",
+           "traffic_of_counts", "wave_counts", "wave_sectors", "wave_traffic"]

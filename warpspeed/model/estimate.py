@@ -28,7 +28,7 @@ from .inputs import device_given, kernel_for
 from .l1 import cycles_per_warp_lup
 from .l2 import BlockTraffic, block_traffic
 from .launch import Launch, make_launch
-from .levels import VOLUME_KEYS
+from .levels import VOLUME_KEYS, volume_keys
 from .notes import DOES_NOT_FIT, REGISTERS_UNKNOWN, SHORT_KERNEL_S, launch_notes
 from .patterns import strided_fields
 from .performance import PerformanceModel, Workload, models, performance_model
@@ -97,26 +97,32 @@ def performance_bound(kernel: Kernel, device: Device, block: Sequence[int],
     if least_dram:
         counted = analysis.wave_sectors(launch, dev.l2_sector_bytes)
         dram_load, dram_store = counted.least_dram_B_per_lup(dev.l2_sector_bytes, blocks.counts.valid_lups)
-    least = _LeastDram(dram_load_compulsory=dram_load, dram_load=dram_load, dram_store=dram_store)
-    return pm.predict(_workload(k, dev, launch, blocks, l1_cycles, bt, stage_volumes(bt, least),
+    # a memory-side cache moves at least what the DRAM does (the L2's misses): the least of both
+    least = _LeastDram(dram_load_compulsory=dram_load, dram_load=dram_load, dram_store=dram_store,
+                       msc_load=dram_load, msc_store=dram_store)
+    return pm.predict(_workload(k, dev, launch, blocks, l1_cycles, bt, stage_volumes(bt, least, keys=volume_keys(dev)),
                                 blocks.counts.load_run_bytes, 0.0), dev).GLup_s
 
 
 class _LeastDram(NamedTuple):
-    """The DRAM volumes of a bound (B/lup): named as the wave traffic's (warpspeed.model.dram.WaveTraffic)."""
+    """The DRAM (and memory-side cache) volumes of a bound (B/lup): named as the wave traffic's
+    (warpspeed.model.dram.WaveTraffic)."""
 
     dram_load_compulsory: float
     dram_load: float
     dram_store: float
+    msc_load: float
+    msc_store: float
 
 
-def stage_volumes(*stages: object) -> dict[str, float]:
-    """Every level's volumes (:data:`warpspeed.model.levels.VOLUME_KEYS`, in that order) in B/lup, each read
-    from the first stage result with an attribute of its name: the block traffic has the L1's and the L2's,
-    the wave traffic the DRAM's. The keys are declared once, in the levels; a volume no stage gives is an
-    error naming it."""
+def stage_volumes(*stages: object, keys: Sequence[str] = VOLUME_KEYS) -> dict[str, float]:
+    """Every level's volumes (``keys``: :data:`warpspeed.model.levels.VOLUME_KEYS`, less the levels a device
+    lacks: :func:`~warpspeed.model.levels.volume_keys`, in that order) in B/lup, each read from the first stage
+    result with an attribute of its name: the block traffic has the L1's and the L2's, the wave traffic the
+    memory-side cache's and the DRAM's. The keys are declared once, in the levels; a volume no stage gives is
+    an error naming it."""
     volumes = {}
-    for key in VOLUME_KEYS:
+    for key in keys:
         given = [getattr(s, key) for s in stages if hasattr(s, key)]
         if not given:
             raise TypeError(f"no stage result gives the volume {key!r} (warpspeed.model.levels): "
@@ -162,7 +168,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     counts = blocks.counts
     wt = traffic_of_counts(k, dev, an.wave_counts(launch, dev.l2_sector_bytes, dev.l2_line_bytes),
                            blocks.full_store_sectors, counts.valid_lups)
-    volumes = stage_volumes(bt, wt)  # every level's volumes (warpspeed.model.levels), in its order
+    volumes = stage_volumes(bt, wt, keys=volume_keys(dev))  # the device's levels' volumes, in their order
     fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
                                 fw.dram_store)
                    for f, l2, fw in zip(k.fields, bt.field_l2_load_compulsory, wt.fields, strict=True))
@@ -176,7 +182,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
         kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
         grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks,
         wave_valid_lups=counts.valid_lups, workload=work, fields=fields, l1_capacity=bt.l1_capacity,
-        layer_y=wt.layer_y, layer_z=wt.layer_z, partial_stores=wt.partial_stores, limiters_GLup_s=FrozenMap(roof),
+        layer_y=wt.layer_y, layer_z=wt.layer_z, partial_stores=wt.partial_stores, memory_side=wt.memory_side,
+        limiters_GLup_s=FrozenMap(roof),
         performance=performance, notes=tuple(launch_notes(k, dev, launch, min(roof.values()))),
         unvalidated=strided_fields(k, an.instructions(launch.folding), dev.l1_sector_bytes),
         device_validation=device_validation(dev))

@@ -27,7 +27,8 @@ Three effects explain the data with a few device-level numbers (``devices/latenc
   sectors) while coalesced blocks move 8 TB/s in full-line requests. t_L2req = L2 requests per lup /
   ``l2_request_rate`` (a device without it has no request limit).
 
-FP, L1, L2 (and any further roofline limiter the device has, e.g. the TLB) keep the roofline's times. The
+FP, L1, L2 (and any further roofline limiter the device has, e.g. the TLB or a memory-side cache, MSC) keep
+the roofline's times. A memory-side cache's hits wait the DRAM latency (none of their own is known). The
 times per lup combine as a 4-norm,
 t = (Σ t_i^4)^(1/4): a single dominant limit gives its own time; two equal ones are 19 % slower than
 either, as partly overlapped pipelines are. The limiter is the largest time.
@@ -109,8 +110,9 @@ class LatencyModel:
         l2_bytes = _L2.traffic_B_per_lup(v)
         t["DRAM"] = _DRAM.traffic_B_per_lup(v) / (efficiency * d.dram_bw_GB_s)  # B / (GB/s) = ns
 
-        # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM
-        dram_sectors = min(v["dram_load"], v["l2_load"]) / SECTOR_BYTES
+        # Little's law over the L1 <-> L2 sectors of one lup; what misses in L2 waits for DRAM (a memory-side
+        # cache's hits too: no latency of its own is known, so the L2's misses, msc_load, wait as long)
+        dram_sectors = min(v.get("msc_load", v["dram_load"]), v["l2_load"]) / SECTOR_BYTES
         l2_sectors = l2_bytes / SECTOR_BYTES - dram_sectors
         sectors = l2_sectors + dram_sectors
         per_iteration = sectors * d.warp_size * workload.lups_per_thread  # sectors one warp moves per iteration

@@ -14,6 +14,7 @@ from ..errors import InputError
 from ..schemas import SCHEMA_VERSION
 from .capacity import CacheReuse
 from .device_validation import DeviceValidation
+from .dram import MemorySideTraffic
 from .launch import Occupancy
 from .workload import Performance, Workload
 
@@ -40,6 +41,9 @@ class FieldVolumes:
 
 CAUSES = ("l1_capacity", "layer_y", "layer_z", "partial_stores")
 """The causes of reuse an estimate reports (its fields of these names, its JSON's ``causes``), in their order."""
+MSC_CAUSES = {"msc_layer_y": "layer_y", "msc_layer_z": "layer_z", "msc_partial_stores": "partial_stores"}
+"""The causes of reuse at a memory-side cache (JSON ``causes`` key -> :class:`MemorySideTraffic` field), after
+:data:`CAUSES`: only an estimate on a device with one (MSC, warpspeed.model.levels) reports them."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class Estimate:
     notes: tuple[str, ...] = field(default=())
     unvalidated: tuple[str, ...] = ()  # why the access pattern lies outside the validated ones (confidence.py)
     device_validation: DeviceValidation | None = None  # how far the device's model data was checked (estimate sets it)
+    memory_side: MemorySideTraffic | None = None  # the memory-side cache's volumes and reuse (None: no such cache)
 
     @property
     def l1_cycles_per_warp_lup(self) -> float:
@@ -133,7 +138,7 @@ class Estimate:
             "registers": self.occupancy.registers, "registers_source": self.occupancy.registers_source,
             "occupancy_limits": dict(self.occupancy.limits),
             "fields": {f.name: f.to_dict() for f in self.fields},
-            "causes": {k: getattr(self, k).to_dict() for k in CAUSES},
+            "causes": {**{k: getattr(self, k).to_dict() for k in CAUSES}, **self._msc_causes()},
             "notes": list(self.notes), "unvalidated": list(self.unvalidated),
             "device_validation": None if self.device_validation is None else self.device_validation.to_dict(),
             "warpspeed_version": __version__,
@@ -142,6 +147,10 @@ class Estimate:
             "wave_valid_lups": self.wave_valid_lups, "workload": self.workload.to_dict(),
             "schema_version": SCHEMA_VERSION,  # last: the keys above keep their places
         }
+
+    def _msc_causes(self) -> dict[str, dict]:
+        side = self.memory_side
+        return {} if side is None else {k: getattr(side, f).to_dict() for k, f in MSC_CAUSES.items()}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> Estimate:
@@ -154,6 +163,10 @@ class Estimate:
                             tuple(d["occupancy_limits"].items()), d["registers"], d["registers_source"])
             causes = {k: CacheReuse.from_dict(d["causes"][k]) for k in CAUSES}
             volumes = FrozenMap(d["volumes_B_per_lup"])
+            side = None
+            if "msc_load" in volumes:  # a device with a memory-side cache
+                side = MemorySideTraffic(volumes["msc_load"], volumes["msc_store"],
+                                         **{f: CacheReuse.from_dict(d["causes"][k]) for k, f in MSC_CAUSES.items()})
             return cls(
                 kernel=d["kernel"], device=d["device"], block=tuple(d["block"]), folding=tuple(d["folding"]),
                 domain=tuple(d["domain"]), grid=tuple(d["grid"]), occupancy=occ,
@@ -163,7 +176,7 @@ class Estimate:
                 limiters_GLup_s=FrozenMap({k: math.inf if v is None else v for k, v in d["limiters_GLup_s"].items()}),
                 performance=Performance.from_dict(d["performance_model"], d["performance_GLup_s"], d["limiter"]),
                 notes=tuple(d["notes"]), unvalidated=tuple(d["unvalidated"]),
-                device_validation=DeviceValidation.from_dict(d["device_validation"]), **causes)
+                device_validation=DeviceValidation.from_dict(d["device_validation"]), memory_side=side, **causes)
         except (KeyError, TypeError, AttributeError) as e:
             raise InputError(f"not an estimate document (docs/outputs.md): {type(e).__name__} {e}") from None
 
@@ -177,4 +190,4 @@ def sweep_time_s(valid_lups: int, GLup_s: float) -> float:
     return valid_lups / (GLup_s * 1e9) if 0 < GLup_s < math.inf else (0.0 if GLup_s == math.inf else math.inf)
 
 
-__all__ = ["CAUSES", "Estimate", "FieldVolumes", "sweep_time_s"]
+__all__ = ["CAUSES", "Estimate", "MSC_CAUSES", "FieldVolumes", "sweep_time_s"]

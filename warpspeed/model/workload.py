@@ -13,7 +13,7 @@ from typing import Protocol
 
 from ..device import Device, FrozenMap
 from ..kernel import Flops
-from .levels import LEVELS
+from .levels import levels_in
 from .roofline import roofline_limits
 
 
@@ -24,7 +24,7 @@ class Workload:
     precision: str
     flops: Flops
     l1_cycles_per_warp_lup: float
-    volumes_B_per_lup: Mapping[str, float]  # the keys of levels.VOLUME_KEYS
+    volumes_B_per_lup: Mapping[str, float]  # the keys of levels.volume_keys(device)
     warps_per_sm: int  # resident warps per SM (blocks per SM x warps per block)
     lups_per_thread: int  # cells one thread updates (the folding product)
     load_run_bytes: float  # mean run of bytes one thread block loads (footprint.count_runs; 0: no loads)
@@ -68,7 +68,8 @@ class Workload:
 
     def costs(self) -> dict[str, float]:
         """The workload's use of each limiter's resource per lup (warpspeed.model.roofline.LIMITS)."""
-        levels = {lv.name: lv.cost(self.volumes_B_per_lup, self.l1_cycles_per_warp_lup) for lv in LEVELS}
+        v = self.volumes_B_per_lup  # the levels of the device (a memory-side cache only where it has one)
+        levels = {lv.name: lv.cost(v, self.l1_cycles_per_warp_lup) for lv in levels_in(v)}
         return {"FP": self.flops.instructions, **levels, "TLB": self.tlb_pages_per_lup}
 
     def roofline_GLup_s(self, device: Device) -> dict[str, float]:

@@ -4,7 +4,7 @@ measured run where given."""
 from __future__ import annotations
 
 from ..measurement.measured import MeasuredProjection
-from ..model.levels import LEVELS
+from ..model.levels import levels_in
 from ..studies.projection import Projection
 from .report import validation_line
 
@@ -21,7 +21,7 @@ def projection_lines(p: Projection) -> list[str]:
         v = r.estimate.volumes_B_per_lup
         lines.append(f"  {dev.id:<18} block {tuple(r.configuration.block)} folding {tuple(r.configuration.folding)}: "
                      f"{r.limiter}-bound; "
-                     + ", ".join(f"{lv.name} {lv.traffic_B_per_lup(v):.3g} B/lup" for lv in reversed(LEVELS)
+                     + ", ".join(f"{lv.name} {lv.traffic_B_per_lup(v):.3g} B/lup" for lv in reversed(levels_in(v))
                                  if not lv.cycles_bound))
     return lines + [f"  - {reason}" for reason in p.reasons()]
 

@@ -14,7 +14,7 @@ from ..measurement.validation import GroupReport, volume_errors
 from ..model.device_validation import DeviceValidation
 from ..model.estimate import DOES_NOT_FIT, Estimate
 from ..model.latency import run_overhead_bytes
-from ..model.levels import LEVELS, VOLUME_KEYS, VOLUME_LABELS
+from ..model.levels import LEVELS, VOLUME_KEYS, VOLUME_LABELS, MemoryLevel
 from ..model.roofline import LIMITERS, limiter_names
 
 # what the two footprint rows are, and why the actual loads differ from them (docs/outputs.md has the details)
@@ -27,9 +27,11 @@ FP_NOTE = ("FP is the kernel's own ceiling: its flop mix (an FMA counts once) at
            "clock, not the spec sheet's peak")
 
 
-_OUTWARD = tuple(reversed(LEVELS))  # the rank table's level columns: DRAM first, L1 cycles last
-_LEVEL_COLUMNS = tuple((f"{lv.name} cyc", 8) if lv.cycles_bound else (f"{lv.name} B/lup", max(10, len(lv.name) + 7))
-                       for lv in _OUTWARD)
+def _level_columns(volumes: Sequence) -> tuple[tuple[MemoryLevel, str, int], ...]:
+    """The rank table's level columns (level, title, width), outermost first (DRAM, L1 cycles last): the levels
+    whose volumes any of ``volumes`` holds (a memory-side cache only where a device has one)."""
+    return tuple((lv, f"{lv.name} cyc", 8) if lv.cycles_bound else (lv, f"{lv.name} B/lup", max(10, len(lv.name) + 7))
+                 for lv in reversed(LEVELS) if any(lv.present_in(v) for v in volumes))
 
 
 def number_text(v: float, digits: int = 3) -> str:
@@ -107,13 +109,19 @@ def text_report(e: Estimate) -> str:
     lines.append("")
     lines.append(f"{'volume':<30}{'B/lup':>8}")
     for k, label in VOLUME_LABELS.items():
-        lines.append(f"{label:<30}{number_text(e.volumes_B_per_lup[k]):>8}")
+        if k in e.volumes_B_per_lup:  # the device's levels (a memory-side cache only where it has one)
+            lines.append(f"{label:<30}{number_text(e.volumes_B_per_lup[k]):>8}")
     lines.append(f"{'L1 cycles per warp-lup':<30}{number_text(e.l1_cycles_per_warp_lup):>8}")
     lines += textwrap.wrap(FOOTPRINT_NOTE, 100)
     lines.append("")
     lines.append("causes (B/lup)                potential    O     hit rate   hit")
-    for label, c in (("L1 redundant loads", e.l1_capacity), ("L2 y-layer reuse", e.layer_y),
-                     ("L2 z-layer reuse", e.layer_z), ("L2 partial stores", e.partial_stores)):
+    causes = [("L1 redundant loads", e.l1_capacity), ("L2 y-layer reuse", e.layer_y),
+              ("L2 z-layer reuse", e.layer_z), ("L2 partial stores", e.partial_stores)]
+    if e.memory_side is not None:  # in front of the DRAM: the memory-side cache's capacity
+        m = e.memory_side
+        causes += [("MSC y-layer reuse", m.layer_y), ("MSC z-layer reuse", m.layer_z),
+                   ("MSC partial stores", m.partial_stores)]
+    for label, c in causes:
         lines.append(f"{label:<28}{number_text(c.potential_B_per_lup):>11}{number_text(c.oversubscription):>8}"
                      f"{number_text(c.hit_rate):>10}{number_text(c.hit_B_per_lup):>8}")
     lines.append("")
@@ -162,8 +170,9 @@ def ranking_table(ranking, top: int = 10) -> str:
     and the latency limit), volumes and L1 cycles; the last line counts the limiters."""
     shown = [r for r in ranking.results[:top] if not r.error]
     keys = limiter_names(k for r in shown for k in r.estimate.limits_GLup_s)
+    columns = _level_columns([r.estimate.volumes_B_per_lup for r in shown])
     head = (f"{'#':>3} {'block':<14}{'fold':<7}{'GLup/s':>8} {'limiter':<8}" + "".join(f"{k:>8}" for k in keys)
-            + "".join(f"{title:>{width}}" for title, width in _LEVEL_COLUMNS))
+            + "".join(f"{title:>{width}}" for _, title, width in columns))
     rows = [head]
     for i, r in enumerate(ranking.results[:top], start=1):
         c = r.configuration
@@ -177,7 +186,7 @@ def ranking_table(ranking, top: int = 10) -> str:
                     f"{number_text(e.performance_GLup_s):>8} {e.limiter:<8}"
                     + "".join(f"{number_text(lim.get(k)):>8}" for k in keys)
                     + "".join(f"{number_text(lv.cost(e.volumes_B_per_lup, e.l1_cycles_per_warp_lup)):>{width}}"
-                              for lv, (_, width) in zip(_OUTWARD, _LEVEL_COLUMNS, strict=True)))
+                              for lv, _, width in columns))
     counts = ", ".join(f"{k}: {n}" for k, n in ranking.limiter_counts.items() if n)
     rows.append(f"{len(ranking.results)} configurations; limiters: {counts}")
     if ranking.bounded:
@@ -189,10 +198,23 @@ def ranking_table(ranking, top: int = 10) -> str:
 
 CSV_COLUMNS = ("rank", "kernel", "device", "block_x", "block_y", "block_z", "folding_x", "folding_y", "folding_z",
                "domain_x", "domain_y", "domain_z", "performance_GLup_s", "limiter",
-               *(f"{k}_GLup_s" for k in LIMITERS), "l1_cycles_per_warp_lup", *VOLUME_KEYS, "blocks_per_sm",
+               *(f"{k}_GLup_s" for k in LIMITERS), *(f"{lv.name}_GLup_s" for lv in LEVELS if lv.optional),
+               "l1_cycles_per_warp_lup", *VOLUME_KEYS, "blocks_per_sm",
                "wave_blocks", "occupancy_limited_by", "time_s", "error", "model", "latency_GLup_s", "dram_efficiency")
 """A ranking's CSV columns: a column per paper limiter (LIMITERS) and per volume of the memory levels (VOLUME_KEYS,
-model/levels.py), so that a new level's volumes reach the CSV without an edit here."""
+model/levels.py), so that a new level's volumes reach the CSV without an edit here; an optional level (the
+memory-side cache) has its limit's column too. A CSV leaves out the columns of an optional level that none of its
+devices has (:func:`ranking_csv_table`)."""
+_OPTIONAL_COLUMNS = tuple((f"{lv.name}_GLup_s", *lv.volume_keys) for lv in LEVELS if lv.optional)
+
+
+def ranking_csv_table(rankings: Sequence) -> tuple[tuple[str, ...], list[dict]]:
+    """The CSV of ``rankings``: its columns (:data:`CSV_COLUMNS` less those of an optional level no ranking's
+    device has: an H100's CSV has no MSC column) and its rows (:func:`ranking_csv_rows`, in those columns)."""
+    rows = [row for r in rankings for row in ranking_csv_rows(r)]
+    unused = {c for cols in _OPTIONAL_COLUMNS if not any(row[cols[1]] != "" for row in rows) for c in cols}
+    columns = tuple(c for c in CSV_COLUMNS if c not in unused)
+    return columns, [{c: row[c] for c in columns} for row in rows]
 
 
 def ranking_csv_rows(ranking) -> list[dict]:
@@ -209,6 +231,9 @@ def ranking_csv_rows(ranking) -> list[dict]:
             for k in LIMITERS:
                 v = d["limiters_GLup_s"][k]
                 row[f"{k}_GLup_s"] = "" if v is None else v
+            for cols in _OPTIONAL_COLUMNS:  # the limit of a level the device has (empty as the others: no load)
+                v = d["limiters_GLup_s"].get(cols[0].removesuffix("_GLup_s"))
+                row[cols[0]] = "" if v is None else v
             row.update(d["volumes_B_per_lup"])
             row.update(l1_cycles_per_warp_lup=d["l1_cycles_per_warp_lup"], time_s=d["time_s"],
                        blocks_per_sm=d["occupancy"]["blocks_per_sm"], wave_blocks=d["occupancy"]["wave_blocks"],

@@ -59,7 +59,8 @@ class Projection:
         else:
             out.append(f"the limiter shifts from {s.limiter} on {self.source.id} to {t.limiter} "
                        f"on {self.target.id}")
-        ratios = {lv.name: lv.rate(self.target, "fp64") / lv.rate(self.source, "fp64") for lv in LEVELS}
+        ratios = {lv.name: lv.rate(self.target, "fp64") / lv.rate(self.source, "fp64")  # type: ignore[operator]
+                  for lv in LEVELS if lv.present(self.target) and lv.present(self.source)}
         ratios["FP"] = self.target.peak_GFLOP_s("fp64") / self.source.peak_GFLOP_s("fp64")
         lim = t.limiter
         if lim in ratios:
@@ -70,7 +71,7 @@ class Projection:
                 out.append(f"the {lim} limit of the target is {vt / vs:.2f}x the source's ({vt:.3g} vs "
                            f"{vs:.3g} GLup/s at their best configurations)")
         for lv in LEVELS:
-            if lv.cycles_bound:
+            if lv.cycles_bound or not (lv.present_in(s.volumes_B_per_lup) and lv.present_in(t.volumes_B_per_lup)):
                 continue
             vs, vt = lv.traffic_B_per_lup(s.volumes_B_per_lup), lv.traffic_B_per_lup(t.volumes_B_per_lup)
             if vs > 0 and abs(vt / vs - 1) > 0.02:

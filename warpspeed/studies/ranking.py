@@ -91,9 +91,10 @@ class RankedResult:
         if self.estimate is None:
             return (1, 0.0, *(0.0 for _ in LEVELS), c.block, c.folding, c.domain or ())
         v, cycles = self.estimate.volumes_B_per_lup, self.estimate.l1_cycles_per_warp_lup
-        # ties: less traffic at the outermost level first (DRAM, then L2), then fewer L1 cycles
-        return (0, -self.performance_GLup_s, *(lv.cost(v, cycles) for lv in reversed(LEVELS)), -c.block[0],
-                c.block, c.folding, c.domain or ())
+        # ties: less traffic at the outermost level first (DRAM, then the MSC, L2), then fewer L1 cycles; a level
+        # the device lacks moves nothing
+        costs = (lv.cost(v, cycles) if lv.present_in(v) else 0.0 for lv in reversed(LEVELS))
+        return (0, -self.performance_GLup_s, *costs, -c.block[0], c.block, c.folding, c.domain or ())
 
 
 @dataclass(frozen=True)
