@@ -25,7 +25,7 @@ from ..device import device as get_device
 from ..errors import InputError, install_hint
 from ..measurement.measurements import VOLUME_COLUMNS
 from ..measurement.validation import L1_CYCLES, WITHIN, measured_value, predicted_value
-from ..model.levels import LEVELS, bandwidths_GB_s, level
+from ..model.levels import bandwidths_GB_s, level, levels_in
 from ..model.roofline import limiter_names
 from ..studies.space import Configuration
 
@@ -37,8 +37,8 @@ __all__ = ["LIMITER_COLORS", "block_color", "roofline_plot", "ranking_plot", "ra
            "whatif_plot", "device_value", "projection_plot", "limiter_color", "log_ticks", "plain_log_ticks", "save",
            "FORMATS", "new_figure", "validation_plot", "calibration_plot", "devices_plot"]
 
-LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "DRAM": "tab:blue", "latency": "tab:brown",
-                  None: "0.6"}
+LIMITER_COLORS = {"FP": "tab:red", "L1": "tab:orange", "L2": "tab:green", "MSC": "teal", "DRAM": "tab:blue",
+                  "latency": "tab:brown", None: "0.6"}
 _SPARE_COLORS = ("tab:purple", "tab:pink", "tab:olive", "tab:cyan")
 
 
@@ -47,8 +47,8 @@ def limiter_color(name: str | None) -> str:
     if name in LIMITER_COLORS:
         return LIMITER_COLORS[name]
     return _SPARE_COLORS[sum(map(ord, name or "")) % len(_SPARE_COLORS)]
-LEVEL_MARKERS = {"L1": "s", "L2": "^", "DRAM": "o"}
-LEVEL_SIZES = {"L1": 150, "L2": 90, "DRAM": 40}  # nested, so that coinciding points stay visible
+LEVEL_MARKERS = {"L1": "s", "L2": "^", "MSC": "D", "DRAM": "o"}
+LEVEL_SIZES = {"L1": 150, "L2": 90, "MSC": 60, "DRAM": 40}  # nested, so that coinciding points stay visible
 FORMATS = ("png", "svg", "pdf")
 
 
@@ -99,7 +99,7 @@ def level_bytes_per_lup(data: dict, dev: Device) -> dict[str, float]:
     """Bytes per lup at each level of the hierarchical roofline (L1: wavefront-equivalent bytes)."""
     v, cycles = data["volumes_B_per_lup"], data["l1_cycles_per_warp_lup"]
     return {lv.name: cycles / 32 * dev.l1_bytes_per_cycle if lv.cycles_bound else lv.traffic_B_per_lup(v)
-            for lv in LEVELS}
+            for lv in levels_in(v)}  # the levels of the estimate's device (a memory-side cache only where it has one)
 
 
 def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup: float = 0.0):
@@ -112,8 +112,8 @@ def roofline_plot(estimate, device: Device | str | None = None, *, flops_per_lup
     dev = get_device(device if device is not None else data["device"])
     work = flops_per_lup if flops_per_lup > 0 else 1.0
     unit = "FLOP" if flops_per_lup > 0 else "lup"
-    bw = bandwidths_GB_s(dev)
     per_lup = level_bytes_per_lup(data, dev)
+    bw = {k: b for k, b in bandwidths_GB_s(dev).items() if k in per_lup}  # the roofs of the estimate's levels
     perf = data["performance_GLup_s"] * work
     oi = {lvl: work / b for lvl, b in per_lup.items() if b > 0}
     fp = data["limiters_GLup_s"]["FP"]
