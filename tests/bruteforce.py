@@ -327,7 +327,7 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         "valid_lups": valid_lups,
         "instructions": len(instrs),
         "l1_cycles": cycles,
-        "l1_cycles_per_warp_lup": cycles * 32 / valid_lups,
+        "l1_cycles_per_warp_lup": cycles * ws / valid_lups,  # per warp of the device's lanes
         "l1_load": warp_load_sectors * S1 * per,
         "l2_store": warp_store_sectors * S1 * per,
         "l2_load_compulsory": block_load_sectors * S1 * per,

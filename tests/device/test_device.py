@@ -714,6 +714,7 @@ def test_a_device_built_in_python_is_held_to_the_same_ranges(attr, value):
 KEY_KEY = {attr: key for key, attr in KEY_ATTRIBUTES.items()}
 STAR, COPY = warpspeed.find_kernel("star3d-r4"), warpspeed.find_kernel("copy")
 TLB_ON = {"tlb_page": "2MiB", "tlb_reach": "1GiB", "tlb_walk_rate": "1G/s"}  # the limiter needs all three
+MSC_ON = {"msc_size": "256MiB", "msc_bw": "10TB/s"}  # a memory-side cache needs both (and its peak, its bandwidth)
 
 
 def _shown_limit(key: str, at: float):
@@ -738,8 +739,8 @@ def test_every_key_has_a_range_its_ends_load_and_give_finite_estimates(key):
     for base in ("H100-SXM5-80GB", "A100-SXM4-40GB", "MI250X-GCD"):
         for at in (lo, hi):
             try:
-                d = device(base).with_overrides(**{**TLB_ON, key: _shown_limit(key, at)} if key in TLB_ON else
-                                                {key: _shown_limit(key, at)})
+                together = TLB_ON if key in TLB_ON else MSC_ON if key.startswith("msc_") else {}
+                d = device(base).with_overrides(**{**together, key: _shown_limit(key, at)})
             except InputError as e:
                 assert f"{key} = " not in str(e) and f"{key}: " not in str(e), str(e)
                 continue  # a rule between keys (a line not a multiple of its sector, ...)

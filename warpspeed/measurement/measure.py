@@ -53,6 +53,7 @@ from .ncu import METRICS, metric
 _C_TYPES = {4: "float", 8: "double"}
 #: Placeholder for the kernel function's name in a :class:`CudaProgram` source (see ``CudaProgram.named``).
 NAME_TOKEN = "WS_KERNEL_NAME"
+NCU_WARP_SIZE = 32  # lanes per warp of the GPUs ncu measures (NVIDIA): the model's warp-lup on those devices
 ARG_TYPES = ("array", "int32", "int64", "uint32", "uint64", "float32", "float64")  # numpy type names
 _HELPERS = """
 __device__ __forceinline__ long long ws_floordiv(long long a, long long d) {
@@ -459,7 +460,7 @@ def counters_per_lup(rows: list[dict], lups: int) -> dict:
         return "" if v is None else v * factor / lups
 
     volumes = {column: per_lup(name, unit_bytes) for lv in LEVELS for column, name, unit_bytes in lv.measured}
-    return {"l1_cycles_per_warp_lup": per_lup("l1_wavefronts", 32.0), **volumes,
+    return {"l1_cycles_per_warp_lup": per_lup("l1_wavefronts", float(NCU_WARP_SIZE)), **volumes,
             "cycles": "" if not rows or metric(rows, METRICS["cycles"]) is None else metric(rows, METRICS["cycles"])}
 
 

@@ -19,7 +19,7 @@ repeats                    timed launches after warm-up
 time_s                     median kernel time of the timed launches (CUDA events)
 time_min_s                 fastest timed launch
 GLup_s                     valid lattice updates of the domain / time_s / 1e9
-l1_cycles_per_warp_lup     ncu ``l1tex__data_pipe_lsu_wavefronts.sum`` x 32 / lups
+l1_cycles_per_warp_lup     ncu ``l1tex__data_pipe_lsu_wavefronts.sum`` x 32 (lanes/warp) / lups
 l1_load                    ncu global-load sectors requested from L1 x 32 B / lups (B/lup)
 l2_load                    ncu L2 sectors read by L1 x 32 B / lups
 l2_store                   ncu L2 sectors written by L1 x 32 B / lups

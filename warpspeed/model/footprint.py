@@ -113,7 +113,8 @@ def _packed_rows(keys: np.ndarray) -> np.ndarray:
 class BlockAddresses:
     """Byte addresses (k, n_instr, T) and activity of every lane of the representative blocks.
 
-    Threads of a block are in x-y-z order (x fastest), so warps are consecutive runs of 32.
+    Threads of a block are in x-y-z order (x fastest), so warps are consecutive runs of the device's
+    ``warp_size`` lanes (32 on NVIDIA, 64 on CDNA).
     ``valid_cells`` (k,) counts the valid lups of each representative block. ``addresses`` is None where
     only the activity was asked for.
     """

@@ -119,10 +119,11 @@ def warp_cycles(busy: np.ndarray, device: Device) -> np.ndarray:
 
 def cycles_per_warp_lup(busy: np.ndarray, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
                         weights: np.ndarray, device: Device, valid_lups: int) -> float:
-    """L1 cycles per 32 lups of the wave: every representative block's wavefronts (plus the line rule's
-    fixed cost per warp, ``busy``: warps with an active lane per block), weighted by its class size, over the
-    wave's ``valid_lups``."""
+    """L1 cycles per warp-lup of the wave (per ``device.warp_size`` lups: 32 on NVIDIA, 64 on CDNA): every
+    representative block's wavefronts (plus the line rule's fixed cost per warp, ``busy``: warps with an active
+    lane per block), weighted by its class size, over the wave's ``valid_lups``. The L1 limit multiplies by the
+    same lanes per warp (:data:`warpspeed.model.levels.LEVELS`), so the limit does not depend on the unit."""
     per_block = wavefronts(patterns, instructions, device).sum(axis=1) + warp_cycles(busy, device)
     cycles = (per_block * weights).sum()
     cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
-    return cycles * 32 / valid_lups
+    return cycles * device.warp_size / valid_lups

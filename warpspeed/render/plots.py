@@ -98,7 +98,7 @@ def _label(block: Sequence[int], folding: Sequence[int]) -> str:
 def level_bytes_per_lup(data: dict, dev: Device) -> dict[str, float]:
     """Bytes per lup at each level of the hierarchical roofline (L1: wavefront-equivalent bytes)."""
     v, cycles = data["volumes_B_per_lup"], data["l1_cycles_per_warp_lup"]
-    return {lv.name: cycles / 32 * dev.l1_bytes_per_cycle if lv.cycles_bound else lv.traffic_B_per_lup(v)
+    return {lv.name: cycles / dev.warp_size * dev.l1_bytes_per_cycle if lv.cycles_bound else lv.traffic_B_per_lup(v)
             for lv in levels_in(v)}  # the levels of the estimate's device (a memory-side cache only where it has one)
 
 
