@@ -22,9 +22,13 @@ from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, bounds, parse, simplify
 
 PRECISIONS = ("fp32", "fp64")
+INDEXING = ("linear3d", "linear1d")
+"""How threads map to cells (docs/kernel-format.md, "Threads and cells"): ``linear3d``, thread (tidx, tidy, tidz)
+updates that cell; ``linear1d``, the t-th thread of a one-dimensional launch updates the t-th cell of the
+iteration space linearised x fastest (pystencils' Linear1D indexing scheme)."""
 # the vocabulary of a kernel description (docs/kernel-format.md, tested against it): top-level, field, flops keys
 KERNEL_KEYS = frozenset({"name", "precision", "flops_per_lup", "flops", "registers", "domain", "params", "field",
-                         "fields", "shared_bytes_per_block", "description"})
+                         "fields", "shared_bytes_per_block", "description", "indexing"})
 FIELD_KEYS = frozenset({"name", "element_bytes", "shape", "offset", "loads", "stores"})
 FLOP_KEYS = frozenset({"fma", "add", "mul", "other"})
 
@@ -96,13 +100,14 @@ class Kernel:
     shared_bytes_per_block: int = 0
     source: str = "<dict>"
     spec: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}), compare=False, repr=False)
+    indexing: str = "linear3d"  # one of INDEXING: how the launch's threads map to cells
 
     def __hash__(self) -> int:
         """The hash of the compared fields, computed once (a kernel keys the caches of every estimate)."""
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash((self.name, self.precision, self.flops, self.registers, self.domain, self.fields,
-                      self.shared_bytes_per_block, self.source))
+                      self.shared_bytes_per_block, self.source, self.indexing))
             object.__setattr__(self, "_hash", h)
         return h
 
@@ -296,6 +301,10 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
     precision = data.get("precision", "fp64")
     if precision not in PRECISIONS:
         raise InputError(f"{where}: 'precision' must be one of {list(PRECISIONS)}, got {precision!r}.")
+    indexing = data.get("indexing", "linear3d")
+    if not isinstance(indexing, str) or indexing not in INDEXING:
+        raise InputError(f"{where}: 'indexing' must be one of {list(INDEXING)} (how threads map to cells; "
+                         f"docs/kernel-format.md), got {indexing!r}.")
     flops = _flops(data, where)
     registers = data.get("registers")
     if registers is not None:
@@ -313,7 +322,7 @@ def kernel_from_dict(data: Mapping[str, Any], *, source: str = "<dict>",
     spec = dict(data)
     return Kernel(name=name, precision=precision, flops=flops, registers=registers, domain=dom,
                   fields=tuple(fields), params=MappingProxyType(params), shared_bytes_per_block=shared,
-                  source=source, spec=MappingProxyType(spec))
+                  source=source, spec=MappingProxyType(spec), indexing=indexing)
 
 
 def _params(params_raw: object, where: str) -> dict[str, int]:

@@ -159,7 +159,7 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
     k, instrs = an.kernel, an.instructions(launch.folding)
     classes = block_classes(k, launch, instrs, modulus)
     w = classes.weights
-    elements = an.element_ranges
+    elements = None if launch.linear else an.element_ranges  # linear1d blocks are no boxes of cells
     # affine kernels that the range counter counts need no lane's address: patterns and footprints by rows
     lanes_free = (elements is not None and all(ins.affine is not None for ins in instrs)
                   and elements_fit(k, dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes))

@@ -62,6 +62,10 @@ class CellSet:
 
 def cell_set(launch: Launch, start: int, stop: int) -> CellSet:
     """Valid cells of the blocks with linear ids [start, stop), as a union of boxes."""
+    if launch.linear:  # the blocks' threads take the cells [start N, stop N) of the linearised domain in turn
+        n = launch.threads_per_block
+        first, last = min(start * n, launch.cells), min(stop * n, launch.cells)
+        return CellSet(tuple((lo, tuple(h - 1 for h in hi)) for lo, hi in id_range_boxes(first, last, launch.domain)))  # type: ignore[misc]
     bf = launch.cells_per_block
     boxes = []
     for lo, hi in id_range_boxes(start, stop, launch.grid):
@@ -70,6 +74,30 @@ def cell_set(launch: Launch, start: int, stop: int) -> CellSet:
         if all(a <= b for a, b in zip(first, last, strict=True)):
             boxes.append((first, last))
     return CellSet(tuple(boxes))  # type: ignore[arg-type]
+
+
+def linear_layers(launch: Launch) -> tuple[tuple[int, int], tuple[int, int], int, int]:
+    """The layer thread sets of a ``linear1d`` launch's wave (as :func:`warpspeed.model.dram.layer_ranges` gives
+    them for blocks of cells): the block ranges [a, b) of the y and z layers (the blocks that hold the cells one
+    row, one plane before the wave's cells), the y below which a y-layer cell counts (the y layer's cells in a
+    plane's last row of blocks are no row's predecessors), and the blocks of one plane of cells.
+
+    Where the blocks tile the domain as boxes (N dividing nx, or N a multiple of nx dividing a plane, or of a
+    plane), these are the ranges of the linear3d launch of those boxes."""
+    n, (nx, ny, nz) = launch.threads_per_block, launch.domain
+    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
+    rows = n // nx if n % nx == 0 else 1  # the rows of cells one block holds, where it holds whole rows
+
+    def before(cells: int, exists: bool) -> tuple[int, int]:
+        if not exists:
+            return 0, 0
+        return max(0, (s * n - cells) // n), min(s, -(-(e * n - cells) // n))
+
+    ya, yb = before(nx, ny > 1 and n < nx * ny)
+    if ya < yb and (ya * n // nx) % ny >= ny - rows:  # starts in a plane's last row of blocks: from the next plane
+        ya = min(yb, -(-(ya * n // (nx * ny) + 1) * nx * ny // n))
+    za, zb = before(nx * ny, nz > 1 and n < nx * ny * nz)
+    return (ya, yb), (za, zb), ny - rows, -(-(nx * ny) // n)
 
 
 def as_cell_set(cells: CellSet | isl.Set) -> CellSet:
@@ -97,4 +125,4 @@ def as_isl(cells: CellSet | isl.Set) -> isl.Set:
     return cells.isl if isinstance(cells, CellSet) else cells
 
 
-__all__ = ["Box", "CellSet", "as_cell_set", "as_isl", "cell_set"]
+__all__ = ["Box", "CellSet", "as_cell_set", "as_isl", "cell_set", "linear_layers"]

@@ -74,6 +74,8 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
                   modulus_bytes: int = 128, coords: np.ndarray | None = None) -> BlockClasses:
     """Group blocks (default: the wave) by address shift modulo ``modulus_bytes`` and valid extent."""
     b = launch.wave_block_coords() if coords is None else coords
+    if launch.linear:
+        return _linear_block_classes(launch, instructions, b, modulus_bytes)
     cells = np.asarray(launch.cells_per_block, dtype=np.int64)
     origin = b * cells  # first cell of each block
     valid = np.minimum(cells, np.asarray(launch.domain, dtype=np.int64) - origin)
@@ -94,6 +96,41 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
     _, first, counts = np.unique(packed, axis=None if packed.ndim == 1 else 0, return_index=True, return_counts=True)
     order = np.argsort(first)
     return BlockClasses(b[first[order]], counts[order].astype(np.int64))
+
+
+def linear_cells(launch: Launch, first: np.ndarray, threads: np.ndarray) -> np.ndarray:
+    """Cell coordinates (k, 3, T) of the threads ``threads`` (T,) of ``linear1d`` blocks whose first thread is
+    ``first`` (k,): the t-th thread updates the t-th cell of the domain linearised x fastest (a thread past the
+    last cell gets a z beyond the domain)."""
+    nx, ny, _ = launch.domain
+    t = first[:, None] + threads[None, :]
+    return np.stack([t % nx, (t // nx) % ny, t // (nx * ny)], axis=1)
+
+
+def _linear_block_classes(launch: Launch, instructions: tuple[Instruction, ...], b: np.ndarray,
+                          modulus_bytes: int) -> BlockClasses:
+    """:func:`block_classes` of a ``linear1d`` launch. Two blocks whose first cells have the same x, whose
+    first plane boundary falls on the same thread and whose threads all have cells (or the same count) hold cells
+    that differ by one shift in y and z: their addresses differ by one shift per address slope."""
+    n = launch.threads_per_block
+    nx, ny, _ = launch.domain
+    first = b[:, 0] * n
+    cell = linear_cells(launch, first, np.zeros(1, dtype=np.int64))[:, :, 0]  # (k, 3)
+    columns = [cell[:, :1], np.minimum(n, nx * ny - first % (nx * ny))[:, None],
+               np.minimum(n, launch.cells - first)[:, None]]
+    slopes = set()
+    for ins in instructions:
+        if ins.affine is None:  # quasi-affine: enumerate every block
+            columns.append(np.arange(len(b), dtype=np.int64)[:, None])
+            break
+        slopes.add((ins.affine[0], ins.element_bytes))
+    for coeff, eb in sorted(slopes):
+        columns.append((((cell * np.asarray(coeff, dtype=np.int64)).sum(axis=1) * eb) % modulus_bytes)[:, None])
+    packed = _packed_rows(np.concatenate(columns, axis=1))
+    _, first_index, counts = np.unique(packed, axis=None if packed.ndim == 1 else 0, return_index=True,
+                                       return_counts=True)
+    order = np.argsort(first_index)
+    return BlockClasses(b[first_index[order]], counts[order].astype(np.int64))
 
 
 def _packed_rows(keys: np.ndarray) -> np.ndarray:
@@ -144,7 +181,10 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
     gives the lanes' activity and the valid cells only (``addresses`` is then None)."""
     fx, fy, fz = launch.folding
     local = _local_threads(launch)
-    tid = coords[:, :, None] * np.asarray(launch.block, dtype=np.int64)[None, :, None] + local[None]  # (k,3,T)
+    if launch.linear:  # (k, 3, T): the cells of the blocks' threads
+        tid = linear_cells(launch, coords[:, 0] * launch.threads_per_block, local[0])
+    else:
+        tid = coords[:, :, None] * np.asarray(launch.block, dtype=np.int64)[None, :, None] + local[None]  # (k,3,T)
     dom = np.asarray(launch.domain, dtype=np.int64)
     fold = np.asarray(launch.folding, dtype=np.int64)
     k, T = coords.shape[0], local.shape[1]
@@ -323,7 +363,7 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     the threads the warp holds: the same for most warps), its first lane's address mod ``modulus``, its
     kind and which lanes are active; those keys are grouped first, and one row is built per key."""
     forms = [ins.affine for ins in instructions if ins.affine is not None]
-    if len(forms) < len(instructions) or warp_size > 62:
+    if len(forms) < len(instructions) or warp_size > 62 or launch.linear:  # linear1d: lanes wrap rows
         return None
     k, n, T = active.shape
     slope_of: dict[tuple, int] = {}

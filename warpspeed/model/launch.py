@@ -69,6 +69,7 @@ class Launch:
     occupancy: Occupancy
     wave_start: int  # first linear block id of the representative wave
     wave_blocks: int  # blocks in the representative wave (the whole grid when it is smaller)
+    indexing: str = "linear3d"  # the kernel's thread->cell mapping (warpspeed.kernel.INDEXING)
 
     @property
     def cells_per_block(self) -> Triple:
@@ -83,10 +84,24 @@ class Launch:
     def grid_blocks(self) -> int:
         return math.prod(self.grid)
 
+    @property
+    def linear(self) -> bool:
+        """Whether the threads take the cells of the linearised iteration space in turn (``linear1d``)."""
+        return self.indexing == "linear1d"
+
+    @property
+    def cells(self) -> int:
+        """Cells of the iteration space."""
+        return math.prod(self.domain)
+
     def active_warps_per_block(self, warp_size: int) -> float:
         """Mean warps per block of the grid with at least one cell in the domain. A warp without a cell
         exits at once and keeps nothing in flight, though its block holds the SM's resources: a block wider
         than the domain, or the last block of a row that the domain ends inside."""
+        if self.linear:  # every thread has a cell but those past the last cell, in the last block
+            n, g = self.threads_per_block, self.grid_blocks
+            last = self.cells - (g - 1) * n
+            return ((g - 1) * -(-n // warp_size) + -(-last // warp_size)) / g
         per_axis = []  # per axis: thread masks (kinds, threads) and blocks of each kind; x, y, z
         for n, b, f, g in zip(self.domain, self.block, self.folding, self.grid, strict=True):
             last = n - (g - 1) * b * f  # cells of the last block along this axis (1 .. b x f)
@@ -208,7 +223,12 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         if n > m:
             raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
                               f"(max block {list(d.max_block_dims)}).")
-    grid = grid_of(dom, blk, fold)
+    linear = kernel.indexing == "linear1d"
+    if linear:
+        _check_linear(blk, fold)
+        grid: Triple = (-(-math.prod(dom) // threads), 1, 1)
+    else:
+        grid = grid_of(dom, blk, fold)
     if over := grid_excess(grid):
         axis, g, most = over
         raise LaunchError(f"grid {list(grid)} (domain {list(dom)} / (block {list(blk)} x folding "
@@ -226,8 +246,37 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
     occ = occupancy(d, threads, regs, kernel.shared_bytes_per_block, source)
     total = math.prod(grid)
     wave = occ.blocks_per_sm * d.sm_count
-    start, count = (0, total) if total <= wave else (wave_start(grid, wave), wave)
-    return Launch(blk, fold, dom, grid, occ, start, count)
+    if total <= wave:
+        start, count = 0, total
+    else:
+        start, count = (linear_wave_start(dom, threads, total, wave) if linear else wave_start(grid, wave)), wave
+    return Launch(blk, fold, dom, grid, occ, start, count, kernel.indexing)
+
+
+def _check_linear(block: Triple, folding: Triple) -> None:
+    """A ``linear1d`` kernel launches one-dimensional blocks and updates one cell per thread."""
+    if block[1] != 1 or block[2] != 1:
+        raise LaunchError(f"block {list(block)}: a kernel of linear1d indexing launches one-dimensional blocks; "
+                          f"give its threads per block as (N, 1, 1), such as ({math.prod(block)}, 1, 1).")
+    if folding != (1, 1, 1):
+        raise InputError(f"folding {list(folding)}: a kernel of linear1d indexing updates one cell per thread; "
+                         "give the folding 1,1,1.")
+
+
+def linear_wave_start(domain: Triple, block_threads: int, blocks: int, wave_blocks: int) -> int:
+    """First block id of the representative wave of a ``linear1d`` launch: :func:`wave_start`'s rule applied to
+    the wave's cells (centred in the middle row of cells when they fit in a row, in the middle plane when they
+    fit in a plane, else in the iteration space), rounded down to a block. Where the blocks tile the domain in
+    rows (``block_threads`` dividing nx), it is the block :func:`wave_start` gives for the same blocks."""
+    nx, ny, nz = domain
+    cells = wave_blocks * block_threads
+    if cells <= nx:
+        first, size = ((nz // 2) * ny + ny // 2) * nx, nx
+    elif cells <= nx * ny:
+        first, size = (nz // 2) * nx * ny, nx * ny
+    else:
+        first, size = 0, nx * ny * nz
+    return min(max(0, (first + (size - cells) // 2) // block_threads), blocks - wave_blocks)
 
 
 def wave_start(grid: Triple, wave_blocks: int) -> int:

@@ -44,6 +44,8 @@ def launch_notes(k: Kernel, dev: Device, launch: Launch, roofline_GLup_s: float)
         notes.append(f"{REGISTERS_UNKNOWN}: assumed {launch.occupancy.registers}")
     blocks, full_wave = math.prod(launch.grid), launch.occupancy.blocks_per_sm * dev.sm_count
     small = [f"{v} {n} < {c}" for v, n, c in zip("xyz", k.domain, launch.cells_per_block, strict=True) if n < c]
+    if launch.linear:  # the threads take the cells in turn: only the last block can have idle threads
+        small = [f"{k.valid_lups} cells < {launch.threads_per_block} threads"] if blocks == 1 and small else []
     if small:
         idle = 1 - k.valid_lups / (blocks * math.prod(launch.cells_per_block))
         notes.append(f"the domain is smaller than one block's cells ({', '.join(small)}): {percent(idle)} of the "
