@@ -8,13 +8,17 @@ from typing import Any
 
 from ._errors import input_error
 
+#: The most registers per thread a kernel can have: 255 on NVIDIA GPUs; on AMD's CDNA2/CDNA3 512 per lane
+#: (256 VGPRs and 256 accumulation VGPRs, one file), the limit for a HIP kernel.
+MAX_REGISTERS, MAX_HIP_REGISTERS = 255, 512
 
-def registers_argument(registers: Any) -> int | None:
-    """``registers=`` checked: None (counted or assumed) or 1 to 255 per thread."""
+
+def registers_argument(registers: Any, limit: int = MAX_REGISTERS) -> int | None:
+    """``registers=`` checked: None (counted or assumed) or 1 to ``limit`` per thread."""
     if registers is None:
         return None
-    if isinstance(registers, bool) or not isinstance(registers, int) or not 1 <= registers <= 255:
-        raise input_error(f"registers must be an integer from 1 to 255 (per thread), got {registers!r}.")
+    if isinstance(registers, bool) or not isinstance(registers, int) or not 1 <= registers <= limit:
+        raise input_error(f"registers must be an integer from 1 to {limit} (per thread), got {registers!r}.")
     return registers
 
 

@@ -18,12 +18,12 @@ NOT_IN_THE_CHOICE = ("jobs", "executor", "progress")  # options that change how 
 
 def choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int | None, fallback: int | None,
                  describe_options: dict, rank_options: dict, folding_given: bool,
-                 default_block: Sequence[int] | None = None) -> list | None:
+                 default_block: Sequence[int] | None = None, hip: bool = False) -> list | None:
     """Everything but the kernel that keys ``create_kernel``'s choice: the shape and layout, the device's full
     description, every option that can change the ranking or its summary (whether ``folding`` was given, the
-    config's own default block: the summary compares with it),
-    whether nvcc can count the registers, and the versions of this plugin, pystencils, lbmpy and warpspeed's
-    code and data. None where an option is not plain data (the choice is not cached)."""
+    config's own default block: the summary compares with it), whether nvcc (``hip``: hipcc) can count the
+    registers, and the versions of this plugin, pystencils, lbmpy and warpspeed's code and data. None where an
+    option is not plain data (the choice is not cached)."""
     import warpspeed
 
     from . import _registers
@@ -40,7 +40,8 @@ def choice_parts(shape: Sequence[int], device: Any, layout: str, registers: int 
         return None
     default = None if default_block is None else [int(b) for b in default_block]
     return [extent, layout, registers, fallback, described, options, folding_given, dev, default,
-            registers is None and _registers.find_nvcc() is not None, _cache.code_version(), _cache.model_version()]
+            registers is None and (_registers.find_hipcc() if hip else _registers.find_nvcc()) is not None,
+            _cache.code_version(), _cache.model_version()]
 
 
 def choice_key(kernel: Any, code: str, parts: list) -> str:

@@ -38,10 +38,12 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     ``device`` and arrays of ``shape`` in the fields' declared layouts (``layout=``/``index_layout=``
     override them, as in ``describe``), and
     the kernel is created from a copy of ``config`` with ``config.gpu.default_block_size`` = the best block.
-    ``config=None`` means ``Target.CUDA`` with ``jit=ps.no_jit`` (no cupy needed); a given config keeps its
-    target. The winning estimate (the JSON of ``warpspeed estimate``) is ``kernel.metadata["warpspeed"]``,
-    with a ``"ranking"`` summary (best block, folding, performance, limiter, the ranking's ``confidence``, the
-    estimate for pystencils' default block).
+    ``config=None`` means ``Target.CUDA`` with ``jit=ps.no_jit`` (no cupy needed), ``Target.HIP`` for an AMD
+    device; a given config keeps its target. A HIP kernel is estimated on an AMD device only (64-lane
+    wavefronts; ``device="auto"`` takes the GPU cupy on ROCm reports, a named NVIDIA device is refused naming
+    the AMD ones), its registers counted by ROCm's hipcc. The winning estimate (the JSON of ``warpspeed
+    estimate``) is ``kernel.metadata["warpspeed"]``, with a ``"ranking"`` summary (best block, folding,
+    performance, limiter, the ranking's ``confidence``, the estimate for pystencils' default block).
 
     The ranking is screened (``screen=1``: configurations whose upper bound is below the best found are not
     estimated in full; ``screen=None`` ranks all) and cached across runs (``$WARPSPEED_CACHE_DIR``, default
@@ -57,7 +59,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     import pystencils as ps
     from pystencils.codegen import Kernel
 
-    from . import _registers
+    from . import _hip, _registers
 
     if isinstance(assignments, Kernel):
         raise input_error("create_kernel needs the assignments (the kernel is created with the chosen block "
@@ -68,12 +70,14 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         return launch_time_kernel(assignments, config, device, layout, registers, rank_options)
     if isinstance(shape, Iterator):  # read once: the key and the description both need it
         shape = tuple(shape)
-    base = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA, jit=ps.no_jit)
-    check_gpu_target(base)
     if isinstance(device, str) and device == "auto":
-        from warpspeed import detected_device
-
-        device = detected_device()
+        device = _hip.detected(config is not None and _hip.is_hip(config))
+    base = config.copy() if config is not None else ps.CreateKernelConfig(target=_hip.default_target(device),
+                                                                          jit=ps.no_jit)
+    check_gpu_target(base)
+    hip = _hip.is_hip(base)
+    if hip:  # a HIP kernel is estimated on an AMD device, with the config's warp size (if set) the device's
+        _hip.check_warp_size(base, _hip.check_device(device))
     folding_given = "folding" in rank_options
     model = rank_options.get("model")
     rank_options.setdefault("folding", ((1, 1, 1),))
@@ -82,7 +86,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     dkw = {k: rank_options.pop(k) for k in DESCRIBE_KEYS if k in rank_options and k != "config"}
     fallback = rank_options.pop("fallback_registers", None)
     parts = choice_parts(shape, device, layout, registers, fallback, dkw, rank_options, folding_given,
-                         base.gpu.get_option("default_block_size")) \
+                         base.gpu.get_option("default_block_size"), hip=hip) \
         if "cache" not in rank_options else None  # None: no choice is cached (cache=, or options not plain data)
     inputs = inputs_key(assignments, base, parts) if parts is not None else None
     if inputs is not None:  # a second run: one code generation, with the block chosen before
@@ -97,7 +101,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         if cached is not None:
             check_layout_matches(made[0], layout, stacklevel=3, index_layout=dkw.get("index_layout"))
             return keep_inputs(with_block(assignments, base, *cached), code, inputs, choice)
-    dkw.setdefault("arch", arch_for(device))
+    dkw.setdefault("arch", arch_for(device, hip=hip))
     # nvcc now (from its cache where it counted this code before): everything up to the ranking runs beside it
     count = _registers.RegisterCount(code, dkw["arch"]) if registers is None else None
     try:
@@ -145,8 +149,12 @@ def launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str, 
     if layout is not None or "index_layout" in options:
         raise input_error("create_kernel without shape takes the layout from the arrays of each launch; drop "
                           "layout=/index_layout= (or give shape= to choose for one layout now).")
-    cfg = config.copy() if config is not None else ps.CreateKernelConfig(target=ps.Target.CUDA)
+    from . import _hip
+
+    cfg = config.copy() if config is not None else ps.CreateKernelConfig(target=_hip.default_target(device))
     check_gpu_target(cfg)
+    if _hip.is_hip(cfg) and not (isinstance(device, str) and device == "auto"):
+        _hip.check_warp_size(cfg, _hip.check_device(device))
     scheme = getattr(cfg.gpu.get_option("indexing_scheme"), "name", "Linear3D")
     if scheme != "Linear3D":
         raise input_error(f"launch-time block choice describes kernels of pystencils' Linear3D indexing scheme; "

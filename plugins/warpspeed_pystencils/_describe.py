@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ._arguments import registers_argument
+from ._arguments import MAX_HIP_REGISTERS, MAX_REGISTERS, registers_argument
 from ._errors import input_error
 from ._generate import as_kernel
 from ._layouts import check_layout_matches
@@ -35,24 +35,47 @@ def describe(kernel_or_assignments: Any, shape: Sequence[int], *, layout: str | 
     ``"fzyx"``/``"f"``, ``"zyxf"``) describes every field so, with a warning where that contradicts a
     declaration (pystencils' threads follow the declaration). ``index_layout``: the same for the fields with
     an index dimension only (default: ``layout``).
-    ``registers``: per thread; when None they come from ``nvcc -arch=<arch> --resource-usage`` (cached), else
-    warpspeed's default is assumed with a warning; ``arch`` defaults to the compute capability of ``device``
-    (a warpspeed device id or ``Device``) where one is given, else ``sm_80``. Every load and store becomes a
+    ``registers``: per thread; when None they come from ``nvcc -arch=<arch> --resource-usage`` (cached; for a
+    HIP kernel from ROCm's ``hipcc --offload-arch=<arch>``), else warpspeed's default is assumed with a warning;
+    ``arch`` defaults to the compute capability of ``device`` (a warpspeed device id or ``Device``; for a HIP
+    kernel an AMD one, its ``gfx942``) where one is given, else ``sm_80`` (a HIP kernel needs ``device``,
+    ``arch`` or ``registers``). Every load and store becomes a
     warpspeed access in
     ``tidx, tidy, tidz`` (deduplicated), the iteration space comes from the kernel's guard, flops from
     ``count_operations`` on the assignments (else from the AST). Bad input raises ``warpspeed.InputError``.
     """
     if arch is None:
-        arch = arch_for(device) if device is not None else DEFAULT_ARCH
+        arch = _arch_of(kernel_or_assignments, config, device, registers)
     return describe_kernel(kernel_or_assignments, shape, layout=layout, registers=registers, name=name,
                            index_layout=index_layout, arch=arch, config=config)
 
 
-def arch_for(device: Any) -> str:
-    """nvcc ``-arch`` for a warpspeed device (id or Device): compute capability 8.0 -> ``sm_80``."""
+def _arch_of(kernel_or_assignments: Any, config: Any, device: Any, registers: int | None) -> str:
+    """``describe``'s default ``arch``: the device's, else ``sm_80`` for CUDA; a HIP kernel (or assignments with
+    a HIP config) without a device is refused where its registers are to be counted: an AMD device has no
+    default, and an NVIDIA one would count them for another compiler."""
+    from ._hip import amd_device_ids, is_hip
+
+    hip = is_hip(kernel_or_assignments) or (config is not None and is_hip(config))
+    if device is not None:
+        return arch_for(device, hip=hip)
+    if hip and registers is None:
+        raise input_error(f"describing a HIP kernel counts its registers with ROCm's compiler for an AMD GPU: pass "
+                          f"device= (an AMD device: {', '.join(amd_device_ids())}), arch='gfx942' or registers=N.")
+    return DEFAULT_ARCH
+
+
+def arch_for(device: Any, *, hip: bool = False) -> str:
+    """The compiler's architecture for a warpspeed device (id or Device): for nvcc ``-arch``, compute capability
+    8.0 -> ``sm_80``; for a HIP kernel (``hip``) the AMD device's ``gfx942`` (a device of another vendor refused,
+    see ``_hip.check_device``)."""
     import warpspeed
 
     dev = warpspeed.device(device) if not isinstance(device, warpspeed.Device) else device
+    if hip:
+        from ._hip import check_device, hip_arch
+
+        return hip_arch(check_device(dev))
     cc = str(getattr(dev, "compute_capability", "") or "")
     digits = cc.replace(".", "")
     return f"sm_{digits}" if digits.isdigit() else DEFAULT_ARCH
@@ -130,7 +153,7 @@ def describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, la
     ``_registers.RegisterCount``, where the caller started it (else it starts here)."""
     from . import _extract, _registers
 
-    registers = registers_argument(registers)
+    registers = registers_argument(registers, MAX_HIP_REGISTERS if _registers.is_hip_arch(arch) else MAX_REGISTERS)
     if any(v is not None and not isinstance(v, str) for v in (layout, index_layout)):
         raise input_error(f"layout and index_layout must be layout names such as 'c' or 'fzyx' (or None: the "
                           f"fields' declared layouts), got {layout!r}, {index_layout!r}.")
@@ -164,8 +187,9 @@ def describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, la
         else:
             from warpspeed.plugin_api import DEFAULT_REGISTERS
 
+            tool = "hipcc (ROCm)" if _registers.is_hip_arch(arch) else "nvcc"
             warnings.warn(f"warpspeed_pystencils: registers per thread of kernel '{name}' unknown ({source}); "
-                          f"warpspeed assumes {DEFAULT_REGISTERS}. Pass registers=N or put nvcc on PATH.",
+                          f"warpspeed assumes {DEFAULT_REGISTERS}. Pass registers=N or put {tool} on PATH.",
                           stacklevel=3)
             source = f"unknown ({source}): warpspeed's default {DEFAULT_REGISTERS}"
     spec["description"] += f"; registers from {source}"

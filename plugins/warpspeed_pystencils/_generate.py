@@ -1,4 +1,4 @@
-"""pystencils' code generation as the plugin calls it: a CUDA kernel from assignments, without a JIT (no cupy
+"""pystencils' code generation as the plugin calls it: a CUDA (or HIP) kernel from assignments, without a JIT (no cupy
 needed) or with a chosen block, pystencils' errors and what warpspeed does not describe (reductions, a CPU
 target) reported as an ``InputError``."""
 
@@ -10,7 +10,8 @@ from ._errors import input_error
 
 
 def as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
-    """(GpuKernel, assignments or None): create a CUDA kernel (no JIT) when given assignments."""
+    """(GpuKernel, assignments or None): create a CUDA kernel (no JIT) when given assignments; a HIP one where
+    ``config`` targets HIP."""
     import pystencils as ps
     from pystencils.codegen import GpuKernel, Kernel
 
@@ -30,7 +31,7 @@ def as_kernel(obj: Any, config: Any = None) -> tuple[Any, list | None]:
         raise input_error("pystencils plugin: expected a pystencils GpuKernel, an AssignmentCollection (e.g. an "
                           f"lbmpy update rule) or a list of Assignments, got {_what_is(obj)}.")
     cfg = config.copy() if config is not None else ps.CreateKernelConfig()
-    cfg.target = ps.Target.CUDA
+    cfg.target = ps.Target.HIP if cfg.get_option("target") == ps.Target.HIP else ps.Target.CUDA
     cfg.jit = ps.no_jit
     return created(obj if isinstance(obj, ps.AssignmentCollection) else assignments, cfg), assignments
 
@@ -42,7 +43,7 @@ def created(assignments: Any, cfg: Any) -> Any:
     try:
         return ps.create_kernel(assignments, cfg)
     except Exception as e:
-        raise input_error(f"pystencils could not create a CUDA kernel from the assignments: "
+        raise input_error(f"pystencils could not create a {cfg.get_option('target').name} kernel from the assignments: "
                           f"{type(e).__name__}: {e}") from None
 
 

@@ -25,9 +25,10 @@ from pystencils.jit import JitBase, KernelWrapper
 from warpspeed import InputError
 
 from . import _cache
-from ._arguments import registers_argument, thread_counts
+from ._arguments import MAX_HIP_REGISTERS, MAX_REGISTERS, registers_argument, thread_counts
 from ._describe import arch_for, describe_spec
 from ._extract import ArrayLayout
+from ._hip import check_device, is_hip
 from ._layouts import check_layout_matches, declared_layouts
 from ._rank import CREATE_KERNEL_THREADS, ranking_cache, within_launch_bounds
 from ._summary import ranking_summary
@@ -186,13 +187,14 @@ def read_call(signature: CallSignature, arguments: Mapping[str, Any]) -> dict[st
     return layouts
 
 
-def _compiled_registers(inner: Any) -> int | None:
-    """Registers per thread of the compiled kernel (cupy's ``RawKernel.num_regs``), None if unknown."""
+def _compiled_registers(inner: Any, limit: int = MAX_REGISTERS) -> int | None:
+    """Registers per thread of the compiled kernel (cupy's ``RawKernel.num_regs``; on ROCm the kernel's VGPRs,
+    which HIP reports as ``numRegs``, up to ``limit`` = 512 there), None if unknown."""
     try:
         n = inner.raw_kernel.num_regs
     except Exception:  # no cupy kernel behind this wrapper, or the compiler failed: pystencils says why
         return None
-    return n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= 255 else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and 0 < n <= limit else None
 
 
 def _checked_options(options: dict[str, Any]) -> dict[str, Any]:
@@ -267,6 +269,8 @@ class LaunchTimeJit(JitBase):
             raise InputError(f"kernel '{kernel.name}': its {spatial} spatial coordinates are not on {spatial} thread "
                              "axes; launch-time block choice describes kernels of pystencils' Linear3D indexing "
                              "scheme: leave gpu.indexing_scheme at its default.")
+        if is_hip(kernel) and not isinstance(self.device, str):  # "auto": checked at the launch
+            check_device(self.device, kernel.name)
         compiled = (self.inner or CupyJit()).compile(kernel)
         config = getattr(compiled, "launch_config", None)
         if not callable(getattr(config, "trim_block_size", None)):
@@ -303,6 +307,7 @@ class LaunchTimeKernel(KernelWrapper):
         self._trials: dict[tuple, _Trial] = {}
         self._block: tuple[int, int, int] | None = None  # the block of the last launch (None: pystencils' own)
         self.signature = CallSignature.of(kernel)
+        self.hip = is_hip(kernel)
         from ._internals import launch_state
 
         self._pystencils_state = launch_state(compiled.launch_config)  # the launch as pystencils would make it
@@ -372,9 +377,12 @@ class LaunchTimeKernel(KernelWrapper):
             check_layout_matches(self.kernel, arrays=layouts)
             if index not in self._devices:
                 self._devices[index] = self.jit.resolve_device(index)  # an unknown GPU is refused here
+                if self.hip:  # a HIP kernel on an AMD GPU only (cupy on ROCm runs no other)
+                    check_device(self._devices[index], self.kernel.name)
             try:
                 self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
-                                                 compiled_registers=_compiled_registers(self.compiled),
+                                                 compiled_registers=_compiled_registers(
+                                                     self.compiled, MAX_HIP_REGISTERS if self.hip else MAX_REGISTERS),
                                                  default_block=self._default_block(), **self.jit.options)
             except InputError as e:  # arrays or a kernel the description does not cover
                 return key, self._pystencils_default(key, e)
@@ -438,7 +446,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     code = kernel.get_c_code()
     threads = within_launch_bounds(tuple(CREATE_KERNEL_THREADS if threads is None else threads), code)
-    registers = registers_argument(registers)
+    registers = registers_argument(registers, MAX_HIP_REGISTERS if is_hip(kernel) else MAX_REGISTERS)
     regs, regs_source = ((registers, "the registers argument") if registers is not None else
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
     key = _cache.content_key("launch-choice", code, declared_layouts(kernel),
@@ -452,7 +460,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
             candidates = tuple(tuple(b) for b in found["candidates"]) if measure else ()
             return LaunchChoice(tuple(found["block"]), dev.id, found["summary"], candidates, key)
     spec = describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
-                         arch=arch_for(dev))
+                         arch=arch_for(dev, hip=is_hip(kernel)))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
     # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
     launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))

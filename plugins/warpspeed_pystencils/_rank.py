@@ -41,7 +41,10 @@ def rank_block_sizes(kernel_or_assignments: Any, shape: Sequence[int], *, device
 
         if isinstance(kernel_or_assignments, GpuKernel):  # generated with launch bounds: no block above them
             threads = within_launch_bounds(tuple(threads), kernel_or_assignments.get_c_code())
-        dkw.setdefault("arch", arch_for(device))
+        from ._hip import is_hip
+
+        hip = is_hip(kernel_or_assignments) or (dkw.get("config") is not None and is_hip(dkw["config"]))
+        dkw.setdefault("arch", arch_for(device, hip=hip))  # a HIP kernel: an AMD device, its gfx target
         kernel = describe_kernel(kernel_or_assignments, shape, layout=layout, registers=registers,
                                  fallback_registers=fallback, **dkw)
     opts.setdefault("jobs", 1)

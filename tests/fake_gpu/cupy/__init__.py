@@ -1,7 +1,8 @@
 """A stand-in for cupy (tests only): numpy arrays, kernels that record their launches, 2 ms per launch.
 
 Kernels with more than 64 K registers per block refuse to launch, as on a real GPU (every kernel has 90
-registers per thread, or what the environment variable FAKE_CUPY_REGISTERS says). With the environment
+registers per thread, or what the environment variable FAKE_CUPY_REGISTERS says); posing as ROCm (below), those
+whose waves need more than a SIMD's 512 VGPRs. With the environment
 variable FAKE_CUPY_LOG set, every launch appends its kernel name to that file (the fake ncu reads it).
 The GPU calls itself "Fake GPU", or what the environment variable FAKE_CUPY_GPU_NAME says, and reports
 FAKE_CUPY_SM_COUNT streaming multiprocessors where that is set. With FAKE_CUPY_HIP=1 it poses as cupy on ROCm, as
@@ -50,7 +51,11 @@ class RawKernel:
         self.name, self.num_regs, self.options = name, REGISTERS, options
 
     def __call__(self, grid, block, args):
-        if int(np.prod(block)) * self.num_regs > 65536:
+        threads = int(np.prod(block))
+        if _hip():  # a CDNA CU: the block's 64-lane waves over 4 SIMDs of 512 VGPRs, allocated in granules of 8
+            if -(-threads // 256) * (-(-self.num_regs // 8) * 8) > 512:
+                raise RuntimeError("hipErrorLaunchOutOfResources: too many resources requested")
+        elif threads * self.num_regs > 65536:
             raise RuntimeError("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: too many resources requested")
         launches.append((self.name, grid, block, args))
         log = os.environ.get("FAKE_CUPY_LOG")
