@@ -77,6 +77,14 @@ def block_threads(bcoords, block):
     return (bx[:, None] * Bx + tx[None, :], by[:, None] * By + ty[None, :], bz[:, None] * Bz + tz[None, :])
 
 
+def linear_threads(ids, threads, domain):
+    """The cells (cx, cy, cz), each (nblocks, threads), of the threads of linear1d blocks ``ids``: thread t of
+    the launch updates the t-th cell of the domain linearised x fastest (t past the last cell: z >= nz)."""
+    nx, ny, _ = domain
+    t = np.asarray(ids, dtype=np.int64)[:, None] * threads + np.arange(threads, dtype=np.int64)[None, :]
+    return t % nx, (t // nx) % ny, t // (nx * ny)
+
+
 def cell_valid(cx, cy, cz, domain):
     nx, ny, nz = domain
     return (cx >= 0) & (cx < nx) & (cy >= 0) & (cy < ny) & (cz >= 0) & (cz < nz)
@@ -168,17 +176,30 @@ def cell_rows(kernel, cells, line):
     return out
 
 
+def linear_block_cells(block_id, threads, domain):
+    """Valid cell coordinates of one linear1d block."""
+    cx, cy, cz = (c[0] for c in linear_threads([block_id], threads, domain))
+    ok = cell_valid(cx, cy, cz, domain)
+    return cx[ok], cy[ok], cz[ok]
+
+
 class _Blocks:
     """Footprints of single blocks (memoized): loads in sectors, loads+stores in lines, stores, rows."""
 
-    def __init__(self, kernel, grid, cells_per_block, sector, line):
+    def __init__(self, kernel, grid, cells_per_block, sector, line, linear_threads_per_block=None):
         self.k, self.grid, self.cpb = kernel, grid, cells_per_block
         self.sector, self.line = sector, line
+        self.linear = linear_threads_per_block
         self._cache = {}
+
+    def cells(self, block_id):
+        if self.linear:
+            return linear_block_cells(block_id, self.linear, self.k.domain)
+        return block_cells(block_id, self.grid, self.cpb, self.k.domain)
 
     def get(self, block_id):
         if block_id not in self._cache:
-            cells = block_cells(block_id, self.grid, self.cpb, self.k.domain)
+            cells = self.cells(block_id)
             self._cache[block_id] = {
                 "load_sectors": cell_keys(self.k, cells, self.sector, loads=True),
                 "store_sectors": cell_keys(self.k, cells, self.sector, loads=False, stores=True),
@@ -208,6 +229,8 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     d = device
     bps = make_launch(kernel, d, block, folding).occupancy.blocks_per_sm  # occupancy only
     domain = kernel.domain
+    if kernel.indexing == "linear1d":
+        return _linear_brute_force(kernel, d, block[0], bps)
     cpb = tuple(b * f for b, f in zip(block, folding, strict=True))
     grid = tuple(-(-n // c) for n, c in zip(domain, cpb, strict=True))
     gx, gy, gz = grid
@@ -230,7 +253,97 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     # ---- per-warp quantities: threads, folded instructions, warps ---------------------------------
     instrs = folded_instructions(kernel, folding)
     tx, ty, tz = block_threads(block_coords(wave_ids, grid), block)  # (n, T)
-    T = tx.shape[1]
+    valid_lups, cycles, warp_load_sectors, warp_store_sectors = _warps(kernel, d, instrs, (tx, ty, tz), folding)
+
+    # ---- footprints: valid cells of blocks --------------------------------------------------------
+    S1 = d.l1_sector_bytes
+    S2, L2 = d.l2_sector_bytes, d.l2_line_bytes
+    blocks_l1 = _Blocks(kernel, grid, cpb, S1, L2)
+    blocks = blocks_l1 if S1 == S2 else _Blocks(kernel, grid, cpb, S2, L2)
+
+    # layer sets
+    if gy > 1:
+        ly_ids = [i for i in range(max(0, s - gx), min(s, e - gx)) if block_coords([i], grid)[1][0] < gy - 1]
+    else:
+        ly_ids = []
+    if gz > 1:
+        lz_ids = list(range(max(0, s - gx * gy), min(s, e - gx * gy)))
+    else:
+        lz_ids = []
+    f_y = blocks.union(ly_ids, "load_sectors")
+    # start of the y-layer id range before dropping blocks of a plane's last row (for tests' coverage)
+    y_start = max(0, s - gx) if gy > 1 and max(0, s - gx) < min(s, e - gx) else None
+    out = _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz_ids, gx * gy)
+    out.update(_warp_values(d, grid, s, n, bps, instrs, cycles, valid_lups, warp_load_sectors, warp_store_sectors))
+    out["layer_y_range_start"] = y_start
+    return out
+
+
+def _warp_values(d, grid, s, n, bps, instrs, cycles, valid_lups, warp_load_sectors, warp_store_sectors):
+    per = 1.0 / valid_lups
+    return {"grid": grid, "wave_start": s, "wave_blocks": n, "blocks_per_sm": bps, "instructions": len(instrs),
+            "l1_cycles": cycles,
+            "l1_cycles_per_warp_lup": cycles * d.warp_size * per,  # per warp of the device's lanes
+            "l1_load": warp_load_sectors * d.l1_sector_bytes * per,
+            "l2_store": warp_store_sectors * d.l1_sector_bytes * per}
+
+
+def _linear_brute_force(kernel, d, N, bps):
+    """The twin of a linear1d kernel: thread t of the one-dimensional launch updates the t-th cell of the
+    domain linearised x fastest; blocks of N threads hold N consecutive cells (wrapping rows and planes)."""
+    nx, ny, nz = domain = kernel.domain
+    cells = nx * ny * nz
+    B = -(-cells // N)
+    W = bps * d.sm_count
+    # the wave's W*N cells in the middle row of cells when they fit in one, in the middle plane when they fit
+    # in one, else in the middle of the domain; from the block that holds the first of them
+    if W >= B:
+        s = 0
+    else:
+        if W * N <= nx:
+            first, size = ((nz // 2) * ny + ny // 2) * nx, nx
+        elif W * N <= nx * ny:
+            first, size = (nz // 2) * nx * ny, nx * ny
+        else:
+            first, size = 0, cells
+        s = min((first + (size - W * N) // 2) // N, B - W)
+    n = min(W, B)
+    e = s + n
+    wave_ids = list(range(s, e))
+    instrs = folded_instructions(kernel, (1, 1, 1))
+    valid_lups, cycles, warp_load_sectors, warp_store_sectors = _warps(
+        kernel, d, instrs, linear_threads(wave_ids, N, domain), (1, 1, 1))
+    S1 = d.l1_sector_bytes
+    S2, L2 = d.l2_sector_bytes, d.l2_line_bytes
+    blocks_l1 = _Blocks(kernel, (B, 1, 1), (N, 1, 1), S1, L2, N)
+    blocks = blocks_l1 if S1 == S2 else _Blocks(kernel, (B, 1, 1), (N, 1, 1), S2, L2, N)
+
+    def holding(shift):
+        """The blocks before the wave that hold a cell ``shift`` cells before one of the wave's."""
+        return sorted({(c - shift) // N for c in range(s * N, min(e * N, cells)) if 0 <= c - shift} - set(wave_ids))
+
+    rows = N // nx if N % nx == 0 else 1  # the rows of one block, where it holds whole rows
+    ly_ids = holding(nx) if ny > 1 and N < nx * ny else []
+    while ly_ids and (ly_ids[0] * N // nx) % ny >= ny - rows:  # starts in a plane's last rows: no row's predecessor
+        ly_ids.pop(0)
+    lz_ids = holding(nx * ny) if nz > 1 and N < cells else []
+    f_y = set()
+    for i in ly_ids:  # of the y layer, the cells below a plane's last rows
+        cx, cy, cz = blocks.cells(i)
+        below = cy < ny - rows
+        f_y |= cell_keys(kernel, (cx[below], cy[below], cz[below]), S2, loads=True)
+    out = _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz_ids, -(-(nx * ny) // N))
+    out.update(_warp_values(d, (B, 1, 1), s, n, bps, instrs, cycles, valid_lups, warp_load_sectors,
+                            warp_store_sectors))
+    out["layer_y_range_start"] = None
+    return out
+
+
+def _warps(kernel, d, instrs, threads, folding):
+    """Valid lups, L1 cycles and the warps' load and store sectors of the threads (tx, ty, tz: (n, T) each)."""
+    tx, ty, tz = threads
+    domain = kernel.domain
+    n, T = tx.shape
     fx, fy, fz = folding
     valid_lups = 0
     for c in range(fz):
@@ -278,11 +391,13 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
 
     if line_rule:
         cycles += (d.l1_wavefronts_per_warp or 0) * len(busy_warps)
+    return valid_lups, cycles, warp_load_sectors, warp_store_sectors
 
-    # ---- footprints: valid cells of blocks --------------------------------------------------------
-    S2, L2 = d.l2_sector_bytes, d.l2_line_bytes
-    blocks_l1 = _Blocks(kernel, grid, cpb, S1, L2)
-    blocks = blocks_l1 if S1 == S2 else _Blocks(kernel, grid, cpb, S2, L2)
+
+def _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz_ids, plane_blocks):
+    """The block, wave and layer counts of the wave's blocks (``f_y``: the y layer's sectors that count)."""
+    S1, S2, L2 = blocks_l1.sector, blocks.sector, blocks.line
+    s, e = wave_ids[0], wave_ids[-1] + 1
     cell_lups = sum(blocks.get(i)["lups"] for i in wave_ids)
     assert cell_lups == valid_lups, (cell_lups, valid_lups)
     block_load_sectors = 0
@@ -290,17 +405,6 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         block_load_sectors += len(blocks_l1.get(i)["load_sectors"])  # per field: keys carry the field
     f_wave = blocks.union(wave_ids, "load_sectors")
     wave_stores = blocks.union(wave_ids, "store_sectors")
-
-    # layer sets
-    if gy > 1:
-        ly_ids = [i for i in range(max(0, s - gx), min(s, e - gx)) if block_coords([i], grid)[1][0] < gy - 1]
-    else:
-        ly_ids = []
-    if gz > 1:
-        lz_ids = list(range(max(0, s - gx * gy), min(s, e - gx * gy)))
-    else:
-        lz_ids = []
-    f_y = blocks.union(ly_ids, "load_sectors")
     f_z = blocks.union(lz_ids, "load_sectors")
     over_y = f_y & f_wave
     over_z = (f_z & f_wave) - f_y
@@ -313,23 +417,12 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     # the y layer waits for its reuse through the row and the whole wave; the z layer through the block
     # plane from its first block on (each wave block's z neighbour is one plane before it)
     y_alloc, y_rows = alloc(min(ly_ids), e) if ly_ids else (0, 0)
-    z_alloc, z_rows = alloc(min(lz_ids), min(lz_ids) + gx * gy) if lz_ids else (0, 0)
+    z_alloc, z_rows = alloc(min(lz_ids), min(lz_ids) + plane_blocks) if lz_ids else (0, 0)
     wave_alloc, wave_rows = alloc(s, e)
-    # start of the y-layer id range before dropping blocks of a plane's last row (for tests' coverage)
-    y_start = max(0, s - gx) if gy > 1 and max(0, s - gx) < min(s, e - gx) else None
 
     per = 1.0 / valid_lups
     return {
-        "grid": grid,
-        "wave_start": s,
-        "wave_blocks": n,
-        "blocks_per_sm": bps,
         "valid_lups": valid_lups,
-        "instructions": len(instrs),
-        "l1_cycles": cycles,
-        "l1_cycles_per_warp_lup": cycles * ws / valid_lups,  # per warp of the device's lanes
-        "l1_load": warp_load_sectors * S1 * per,
-        "l2_store": warp_store_sectors * S1 * per,
         "l2_load_compulsory": block_load_sectors * S1 * per,
         "dram_load_compulsory": len(f_wave) * S2 * per,
         "dram_store": len(wave_stores) * S2 * per,
@@ -345,7 +438,6 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
         "layer_z_alloc_rows": z_rows,
         "wave_alloc_rows": wave_rows,
         "layer_y_first": min(ly_ids) if ly_ids else None,
-        "layer_y_range_start": y_start,
         "line_bytes": L2,
         # stored sectors that no block writes completely (their blocks' share of them is partial)
         "partial_stores": (len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
