@@ -126,8 +126,10 @@ class _Compilation:
             cu.write_text(_prelude(arch) + source)
             cmd = _command(nvcc, arch, cu)
             # a session of its own: stopping it stops the compiler stages nvcc runs (cicc, ptxas) too
+            # hipcc compiles for NVIDIA GPUs through nvcc where nvcc is on the machine, unless told AMD
+            env = {**os.environ, "HIP_PLATFORM": "amd"} if is_hip_arch(arch) else None
             self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          cwd=self._dir.name, start_new_session=True)
+                                          cwd=self._dir.name, start_new_session=True, env=env)
         except OSError as e:
             self.error = e
 

@@ -5,6 +5,7 @@ from ROCm's compiler (the stand-in hipcc in tests/fake_gpu) or, without it, warp
 
 import math
 import os
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -169,6 +170,18 @@ def test_registers_come_from_hipcc_for_the_devices_architecture_and_then_from_th
     assert mi210.registers == 57 and "--offload-arch=gfx90a" in hipcc.read_text().splitlines()[1]
     again = wp.describe(ps.create_kernel(_seven_point(), _hip_config()), SHAPE, device="MI300X")
     assert "hipcc gfx942 (cached)" in again.spec["description"] and len(hipcc.read_text().splitlines()) == 2
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc not on PATH")
+def test_registers_from_a_real_hipcc(monkeypatch):
+    """ROCm's compiler as installed (checked with Debian's hipcc 5.2, clang 15, next to CUDA's nvcc: the plugin
+    asks for the AMD platform): the MI210's gfx90a, which every ROCm compiler knows."""
+    monkeypatch.delenv("WARPSPEED_HIPCC")
+    monkeypatch.setenv("HIP_PLATFORM", "nvidia")  # the plugin must ask for AMD itself
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kernel = wp.describe(ps.create_kernel(_seven_point(), _hip_config()), SHAPE, device="MI210")
+    assert 8 <= kernel.registers <= 128 and "registers from hipcc gfx90a" in kernel.spec["description"]
 
 
 def test_the_chosen_block_uses_hipccs_registers(hipcc, monkeypatch):
