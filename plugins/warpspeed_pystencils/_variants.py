@@ -142,12 +142,15 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     import warpspeed
     from warpspeed.plugin_api import performance_model
 
+    from . import _hip
+
     shape = _shape(shape)
     registers = registers_argument(registers)
     threads = thread_counts(threads)
     if model is not None:
         performance_model(model)
-    arch = arch_for(device)  # an unknown device is refused before anything is generated
+    # an unknown device is refused before anything is generated; so is an NVIDIA one for a HIP config
+    arch = arch_for(device, hip=config is not None and _hip.is_hip(config))
     base = _base_config(config)
     opts = _config_options(options, base)
     dtypes = _values("dtype", dtype, DTYPES)

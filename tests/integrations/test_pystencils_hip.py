@@ -283,3 +283,12 @@ def test_on_cuda_cupy_a_hip_kernel_is_refused_by_pystencils_and_a_named_nvidia_d
     kernel = ps.create_kernel(_seven_point(), cfg)
     with pytest.raises(warpspeed.InputError, match="generated for HIP"):
         jit.compile(kernel)
+
+
+def test_variants_of_a_hip_config_are_hip_kernels_compared_on_an_amd_device_only():
+    r = wp.compare_variants(_seven_point(), "MI300X", shape=(66, 66, 66), dtype=["float64", "float32"],
+                            registers=32, config=_hip_config())
+    assert len(r.comparison.candidates) == 2
+    assert all(v.config.get_option("target") == ps.Target.HIP for v in r.variants)
+    with pytest.raises(warpspeed.InputError, match="generated for HIP"):
+        wp.compare_variants(_seven_point(), "H100-SXM5-80GB", shape=(66, 66, 66), registers=32, config=_hip_config())
