@@ -351,8 +351,8 @@ def test_wave64_l1_cycles_by_hand():
     for eb, per_wave in ((8, 16), (4, 4)):
         k = kern((256, 4, 1), fld("a", (256, 4, 1), loads=[("tidx", "tidy", "tidz")], eb=eb))
         e = warpspeed.estimate(k, mi210, (64, 4, 1))
-        # cycles per warp-lup are per 32 lups (docs/outputs.md): a wave64 is two of them
-        assert e.l1_cycles_per_warp_lup == pytest.approx(per_wave / 2)
+        # cycles per warp-lup are per warp of the device's lanes (docs/outputs.md): one wave64 of 64 lups
+        assert e.l1_cycles_per_warp_lup == pytest.approx(per_wave)
 
 
 # Hopper's L1 line rule (bank cost without a distance limit + 1/k per further line, a constant per warp)
