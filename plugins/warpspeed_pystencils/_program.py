@@ -104,6 +104,13 @@ def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: st
     the run and the model share the memory layout). Floating-point scalar parameters (``omega``) default to
     ``DEFAULT_SCALAR``; every array starts at ``fill`` (None: ``DEFAULT_FILL``).
     """
+    from ._hip import is_hip
+
+    if config is not None and is_hip(config):  # a CUDA program of the assignments, as with any config
+        import pystencils as ps
+
+        config = config.copy()
+        config.target = ps.Target.CUDA
     kernel, _ = as_kernel(kernel_or_assignments, config)
     return program_of(kernel, shape, layout=layout, index_layout=index_layout, name=name or kernel.name,
                       scalars=scalars, fill=DEFAULT_FILL if fill is None else fill)

@@ -292,3 +292,8 @@ def test_variants_of_a_hip_config_are_hip_kernels_compared_on_an_amd_device_only
     assert all(v.config.get_option("target") == ps.Target.HIP for v in r.variants)
     with pytest.raises(warpspeed.InputError, match="generated for HIP"):
         wp.compare_variants(_seven_point(), "H100-SXM5-80GB", shape=(66, 66, 66), registers=32, config=_hip_config())
+
+
+def test_the_cuda_program_of_assignments_with_a_hip_config_is_cuda_code_as_before():
+    program = wp.cuda_program(_seven_point(), (34, 34, 34), config=_hip_config())
+    assert "cuda/std/cstdint" in program.source and "hip.h" not in program.source
