@@ -439,8 +439,9 @@ def _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz
         "wave_alloc_rows": wave_rows,
         "layer_y_first": min(ly_ids) if ly_ids else None,
         "line_bytes": L2,
-        # stored sectors that no block writes completely (their blocks' share of them is partial)
-        "partial_stores": (len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
+        # stored sectors that no block writes completely (their blocks' share of them is partial); none where
+        # blocks write the same sectors completely more than once (two stores a row apart, rows of blocks)
+        "partial_stores": max(0, len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
         * S2 * per,
     }
 
@@ -458,8 +459,9 @@ def from_estimate(est):
         "l2_store": v["l2_store"],
         "l2_load_compulsory": v["l2_load_compulsory"],
         "dram_load_compulsory": v["dram_load_compulsory"],
-        # the unique stored sectors (the estimate adds the partial-store misses, tested analytically)
-        "dram_store": v["dram_store"] - est.partial_stores.miss_B_per_lup,
+        # the unique stored sectors (the estimate adds the partial-store misses, tested analytically: those of
+        # the memory-side cache where the device has one, tests/model/test_memory_side_cache.py)
+        "dram_store": v["dram_store"] - (est.memory_side or est).partial_stores.miss_B_per_lup,
         "layer_y_potential": est.layer_y.potential_B_per_lup,
         "layer_y_alloc_bytes": est.layer_y.allocated_bytes,
         "layer_z_potential": est.layer_z.potential_B_per_lup,

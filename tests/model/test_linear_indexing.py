@@ -167,3 +167,17 @@ def test_linear1d_refuses_other_blocks_and_folding():
 def test_unknown_indexing_is_refused(value):
     with pytest.raises(InputError, match=r"'indexing' must be one of \['linear3d', 'linear1d'\]"):
         warpspeed.kernel_from_dict({**star_spec((8, 8, 8)), "indexing": value})
+
+
+def test_ranking_of_a_linear1d_kernel_has_one_dimensional_blocks():
+    """Its blocks hold consecutive cells whatever their shape: the ranking takes (N, 1, 1), every power of two
+    from one warp to the largest thread count, and the counts given; it is compared with pystencils' Linear1D
+    default block (256, 1, 1)."""
+    k = linear(star_spec((126, 64, 32)))
+    r = warpspeed.rank(k, H100, jobs=1)
+    assert sorted(x.configuration.block for x in r.results) == [(n, 1, 1) for n in (32, 64, 128, 256, 512, 1024)]
+    assert all(x.error is None for x in r.results)
+    r = warpspeed.rank(k, H100, threads=(96,), jobs=1)
+    assert sorted(x.configuration.block for x in r.results) == [(32, 1, 1), (64, 1, 1), (96, 1, 1)]
+    from warpspeed.application.ranking import reference_estimate
+    assert reference_estimate(r, k, H100).configuration.block == (256, 1, 1)

@@ -64,6 +64,8 @@ def reference_estimate(ranking: Ranking, kernel: KernelSpec, device: DeviceSpec,
     """:func:`warpspeed.studies.ranking.reference_estimate` of a kernel and device given by name, file or
     object; ``block=None``: the reference block of the kernel's front end (:func:`reference_label` names it)."""
     k = resolve_kernel(kernel, domain)
+    if block is None and k.indexing == "linear1d":
+        block = (256, 1, 1)  # pystencils' default block of its Linear1D indexing (a one-dimensional launch)
     if block is None:
         block = front_end_of(kernel).reference.block(domain if domain is not None else k.domain)
     return _ranking.reference_estimate(ranking, k, resolve_device(device), block,

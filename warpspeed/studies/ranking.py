@@ -312,7 +312,7 @@ def rank(kernel: Kernel, device: Device, threads: Iterable[int] = (1024,),
     dev = device_given(device)
     if screen is not None:
         _check_screen(screen)
-    space = _space(dev, threads, folding, blocks, domains, configs, k.domain)
+    space = _space(dev, threads, folding, blocks, domains, configs, k.domain, k.indexing)
     done: dict[Configuration, RankedResult] = {}
     store = ResultCache(cache, k, dev, model) if cache is not None else None
     if store is not None:
@@ -494,7 +494,7 @@ def precount(kernel: Kernel, device: Device, threads: Iterable[int] = (1024,),
     model = performance_model(model).name
     k = kernel_for(kernel, domain)
     dev = device_given(device)
-    todo = _space(dev, threads, folding, blocks, domains, configs, k.domain)
+    todo = _space(dev, threads, folding, blocks, domains, configs, k.domain, k.indexing)
     _screened(k, dev, todo, {}, screen, registers, model, None, None, len(todo), stop=until)
 
 
@@ -512,7 +512,7 @@ def rank_on_devices(kernel: Kernel, devices: Sequence[Device], threads: Iterable
     k = kernel_for(kernel, domain)
     devs = [device_given(d) for d in devices]
     blocks = None if blocks is None else [tuple(b) for b in blocks]
-    spaces = [_space(d, threads, folding, blocks, None, None, k.domain) for d in devs]
+    spaces = [_space(d, threads, folding, blocks, None, None, k.domain, k.indexing) for d in devs]
     if any(sp != spaces[0] for sp in spaces):  # devices of other block limits: rank them one by one
         return [rank(k, d, threads, folding, blocks=blocks, registers=registers, executor=executor, jobs=jobs,
                      model=model, progress=progress) for d in devs]
@@ -523,17 +523,31 @@ def rank_on_devices(kernel: Kernel, devices: Sequence[Device], threads: Iterable
                                                                                                        strict=True)]
 
 
-def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domain) -> list[Configuration]:
+def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domain,
+           indexing: str = "linear3d") -> list[Configuration]:
     """The configurations of a ranking on ``dev`` (see :func:`rank`): generated block shapes leave out those
-    with threads along an axis that no domain ranked extends (a 2-D domain gets no block deeper than 1)."""
+    with threads along an axis that no domain ranked extends (a 2-D domain gets no block deeper than 1). A
+    kernel of ``linear1d`` indexing gets one-dimensional blocks (:func:`linear_block_shapes`)."""
     if configs is not None:
         return list(dict.fromkeys(configs))
     domains = None if domains is None else [triple(d, "domain") for d in domains]
     shapes = blocks
+    if shapes is None and indexing == "linear1d":
+        shapes = linear_block_shapes(threads, dev)
     if shapes is None:
         generated = block_shapes(threads, max_dims=dev.max_block_dims)
         shapes = without_idle_axes(generated, domains or [kernel_domain]) or generated
     return configurations(shapes, folding, (None,) if domains is None else domains)
+
+
+def linear_block_shapes(threads: Iterable[int], dev: Device) -> list[tuple[int, int, int]]:
+    """The blocks ranked for a kernel of ``linear1d`` indexing, whose blocks hold consecutive cells whatever
+    their shape: (N, 1, 1) for every power of two N from one warp up to the largest count of ``threads``, and
+    every count given (within the device's limits)."""
+    counts = thread_counts(threads)
+    most = min(max(counts), dev.max_threads_per_block, dev.max_block_dims[0])
+    powers = [1 << i for i in range(dev.warp_size.bit_length() - 1, most.bit_length()) if 1 << i <= most]
+    return [(n, 1, 1) for n in sorted(set(powers) | {c for c in counts if c <= most})]
 
 
 def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],
