@@ -439,8 +439,9 @@ def _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz
         "wave_alloc_rows": wave_rows,
         "layer_y_first": min(ly_ids) if ly_ids else None,
         "line_bytes": L2,
-        # stored sectors that no block writes completely (their blocks' share of them is partial)
-        "partial_stores": (len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
+        # stored sectors that no block writes completely (their blocks' share of them is partial); none where
+        # blocks write the same sectors completely more than once (two stores a row apart, rows of blocks)
+        "partial_stores": max(0, len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
         * S2 * per,
     }
 
