@@ -78,3 +78,12 @@ def test_the_web_page_answers_with_the_level(capsys):
     assert "msc_load" in doc["estimate"]["volumes_B_per_lup"] and "MSC" in doc["estimate"]["limiters_GLup_s"]
     plain = client.post("/api/estimate", json={**query, "overrides": []}).get_json()["estimate"]
     assert "msc_load" not in plain["volumes_B_per_lup"] and "MSC" not in plain["limiters_GLup_s"]
+
+
+def test_the_whatif_table_adds_the_msc_z_layer_hit_rate_where_the_device_has_one(capsys):
+    argv = ("whatif", "star3d-r4", "--threads", "256", "--domain", "512,512,256", "--jobs", "1")
+    text = run(capsys, *argv, "--device", MI300X, "--sweep", "msc_size=16MiB:256MiB:2")
+    head, small, large = text.splitlines()[-3:]
+    assert head.endswith("z-layer hit  MSC z hit")
+    assert float(small.split()[-1]) < float(large.split()[-1]) == 1.0  # a larger cache keeps more of the z layer
+    assert "MSC" not in run(capsys, *argv, "--device", H100, "--sweep", "l2_size=16MiB:64MiB:2")
