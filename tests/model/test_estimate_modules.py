@@ -12,7 +12,8 @@ import warpspeed.model.analysis as analysis
 import warpspeed.model.estimate as pipeline
 import warpspeed.model.notes as notes
 import warpspeed.model.results as results
-from warpspeed.model.levels import VOLUME_KEYS
+from warpspeed.device import device
+from warpspeed.model.levels import VOLUME_KEYS, volume_keys
 
 MODEL = ROOT / "warpspeed" / "model"
 
@@ -56,11 +57,15 @@ def test_the_volume_keys_are_spelled_only_in_the_levels():
 
 def test_stage_volumes_reads_each_key_from_the_first_stage_that_has_it_in_the_levels_order():
     block = SimpleNamespace(l1_load=1.0, l2_load_compulsory=2.0, l2_load=3.0, l2_store=4.0, dram_load=-1.0)
-    wave = SimpleNamespace(dram_load_compulsory=5.0, dram_load=6.0, dram_store=7.0, l1_load=-1.0)
+    wave = SimpleNamespace(dram_load_compulsory=5.0, dram_load=6.0, dram_store=7.0, l1_load=-1.0, msc_load=8.0,
+                           msc_store=9.0)
     volumes = pipeline.stage_volumes(block, wave)
     assert tuple(volumes) == VOLUME_KEYS
-    assert volumes == {"l1_load": 1.0, "l2_load_compulsory": 2.0, "l2_load": 3.0, "l2_store": 4.0,
-                       "dram_load_compulsory": 5.0, "dram_load": -1.0, "dram_store": 7.0}
+    assert volumes == {"l1_load": 1.0, "l2_load_compulsory": 2.0, "l2_load": 3.0, "l2_store": 4.0, "msc_load": 8.0,
+                       "msc_store": 9.0, "dram_load_compulsory": 5.0, "dram_load": -1.0, "dram_store": 7.0}
+    # a device without a memory-side cache: its levels' keys only (the wave stage has no MSC volumes then)
+    plain = pipeline.stage_volumes(block, wave, keys=volume_keys(device("H100-SXM5-80GB")))
+    assert plain == {k: v for k, v in volumes.items() if not k.startswith("msc_")}
     with pytest.raises(TypeError, match=r"no stage result gives the volume 'dram_load_compulsory'"):
         pipeline.stage_volumes(block, SimpleNamespace(dram_store=7.0))
 
