@@ -67,7 +67,7 @@ def test_stage_volumes_reads_each_key_from_the_first_stage_that_has_it_in_the_le
     plain = pipeline.stage_volumes(block, wave, keys=volume_keys(device("H100-SXM5-80GB")))
     assert plain == {k: v for k, v in volumes.items() if not k.startswith("msc_")}
     with pytest.raises(TypeError, match=r"no stage result gives the volume 'dram_load_compulsory'"):
-        pipeline.stage_volumes(block, SimpleNamespace(dram_store=7.0))
+        pipeline.stage_volumes(block, SimpleNamespace(dram_store=7.0), keys=volume_keys(device("H100-SXM5-80GB")))
 
 
 def test_the_sweep_time_is_zero_at_an_infinite_rate_and_infinite_at_none():
