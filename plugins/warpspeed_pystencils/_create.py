@@ -112,8 +112,9 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         if count is not None:
             count.cancel()  # where nvcc still runs: describing failed
     spatial = max(f.spatial_dimensions for f in made[0].get_fields())
+    threads_rank = 1 if wkernel.indexing == "linear1d" else spatial  # Linear1D: one-dimensional blocks
     block, meta = _best_block(wkernel, device, rank_options, model=model, folding_given=folding_given,
-                              default_block=pystencils_default_block(spatial, base), spatial_dims=spatial)
+                              default_block=pystencils_default_block(threads_rank, base), spatial_dims=spatial)
     kernel = with_block(assignments, base, block, meta)
     if choice is not None and wkernel.registers is not None:  # unknown registers: warn again next time
         store_choice(choice, block, meta)
@@ -141,6 +142,10 @@ def _best_block(wkernel: Any, device: Any, rank_options: dict, *, model: str | N
     return tuple(int(b) for b in best.configuration.block), json.loads(json.dumps(meta))
 
 
+LAUNCH_TIME_SCHEMES = ("Linear3D", "Linear1D")
+"""The indexing schemes (``gpu.indexing_scheme``) whose kernels warpspeed describes and gives a block at launch."""
+
+
 def launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str, registers: int | None,
                        options: dict[str, Any]) -> Any:
     """``create_kernel`` without a shape: pystencils' kernel with a ``LaunchTimeJit``."""
@@ -156,9 +161,10 @@ def launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str, 
     if _hip.is_hip(cfg) and not (isinstance(device, str) and device == "auto"):
         _hip.check_warp_size(cfg, _hip.check_device(device))
     scheme = getattr(cfg.gpu.get_option("indexing_scheme"), "name", "Linear3D")
-    if scheme != "Linear3D":
-        raise input_error(f"launch-time block choice describes kernels of pystencils' Linear3D indexing scheme; "
-                          f"the config asks for {scheme}: leave gpu.indexing_scheme at its default.")
+    if scheme not in LAUNCH_TIME_SCHEMES:
+        schemes = " and ".join(LAUNCH_TIME_SCHEMES)
+        raise input_error(f"launch-time block choice describes kernels of pystencils' {schemes} indexing schemes; "
+                          f"the config asks for {scheme}: use one of those for gpu.indexing_scheme.")
     refuse_reductions(assignments)
     if registers is not None:
         options["registers"] = registers

@@ -495,13 +495,14 @@ class Extractor:
         left = sorted(str(s) for s in out.free_symbols if str(s).startswith(("blockIdx", "blockDim", "gridDim")))
         if left:
             raise InputError(f"{self.where}: {what} uses {', '.join(left)} other than through the global thread "
-                             "index blockIdx*blockDim+threadIdx; only the Linear3D indexing scheme is supported.")
+                             f"index blockIdx*blockDim+threadIdx; {SCHEMES_DESCRIBED}")
         return out
 
     # ----------------------------------------------------------------- the walk
     def run(self) -> dict:
         body = self.kernel.body
         self._collect_decls(body)
+        self.linear = self._linear_counters()
         self.domain, self.extent_text = self._domain(body)
         self._walk(body)
         fields = []
@@ -513,7 +514,35 @@ class Extractor:
                            "loads": info.loads, "stores": info.stores})
         if not fields:
             raise InputError(f"{self.where}: no global load or store found.")
-        return {"fields": fields, "domain": list(self.domain)}
+        return {"fields": fields, "domain": list(self.domain), "indexing": "linear1d" if self.linear else "linear3d"}
+
+    def _linear_counters(self) -> bool:
+        """Read the counters of pystencils' Linear1D indexing (and of the first iteration of its grid-strided
+        loop), ``ctr_c = start_c + (ctr_1d / (n_0 ... n_c-1)) % n_c`` of the one-dimensional thread index
+        ``ctr_1d``, as ``start_c + tid_c``: the cell's coordinates, in warpspeed's ``linear1d`` indexing (thread
+        t on the t-th cell of the iteration space linearised with ``ctr_0`` fastest). False for other kernels."""
+        if LINEAR_COUNTER not in self.decls:
+            return False
+        thread = _sym(LINEAR_COUNTER)
+        self.memo[LINEAR_COUNTER] = thread
+        counters = [n for n in self.decls if n != LINEAR_COUNTER and n.startswith("ctr_") and n[4:].isdigit()]
+        axes: dict[str, tuple[int, int]] = {}
+        for name in counters:
+            e = sp.expand(self.to_sympy(self.decls[name], f"the counter '{name}'").xreplace(self._value_subs()))
+            terms = [t for t in sp.Add.make_args(e) if t.has(thread)]
+            start = e - sum(terms, sp.Integer(0))
+            axis = _linear_axis(terms[0], thread, len(counters)) if len(terms) == 1 else None
+            if axis is None or not start.is_Integer:
+                raise InputError(f"{self.where}: the counter '{name}' = {e} is not pystencils' Linear1D "
+                                 "de-linearisation of the thread index (start + (ctr_1d / stride) % extent).")
+            axes[name] = (axis, int(start))
+        if sorted(a for a, _ in axes.values()) != list(range(len(counters))):
+            raise InputError(f"{self.where}: the counters {sorted(axes)} of its Linear1D indexing do not take one "
+                             "thread axis each.")
+        for name, (axis, start) in axes.items():
+            self.memo[name] = start + TID_SYMBOLS[axis]
+            self.polynomial_memo[name] = poly.add(poly.constant(start), poly.symbol(TIDS[axis]))
+        return True
 
     def _walk(self, node: Any) -> None:
         if isinstance(node, structural.PsAssignment) and not isinstance(node, structural.PsDeclaration):
@@ -600,13 +629,15 @@ class Extractor:
     # ----------------------------------------------------------------- iteration space
     def _domain(self, body: structural.PsBlock) -> tuple[tuple[int, int, int], dict[tuple[str, int], str]]:
         guard = next((s for s in body.statements if isinstance(s, structural.PsConditional)), None)
+        if self.linear:  # the guard of the counters, inside the one of the linear index (and its loop)
+            guard = _counter_guard(body)
         dom: dict[int, int] = {}
         text: dict[tuple[str, int], str] = {}
         used = thread_axes(body)
         used_axes = sorted(i for i, a in enumerate(_AXES) if a in used)
         if guard is None:
-            raise InputError(f"{self.where}: no iteration-space guard (if ctr < size - gl) found; only "
-                             "kernels of the Linear3D indexing scheme are supported.")
+            raise InputError(f"{self.where}: no iteration-space guard (if ctr < size - gl) found; "
+                             f"{SCHEMES_DESCRIBED}")
         for rel in _conjuncts(guard.condition):
             self._bound(rel, dom, text)
         missing = [TIDS[i] for i in used_axes if i not in dom]
@@ -614,7 +645,7 @@ class Extractor:
             raise InputError(f"{self.where}: the guard bounds no iteration range for {', '.join(missing)}.")
         if len(dom) < min(self.spatial_dims, 3):
             raise InputError(f"{self.where}: its {self.spatial_dims} spatial coordinates are not on "
-                             f"{self.spatial_dims} thread axes; only the Linear3D indexing scheme is supported.")
+                             f"{self.spatial_dims} thread axes; {SCHEMES_DESCRIBED}")
         out = tuple(dom.get(i, 1) for i in range(3))
         if any(n < 1 for n in out):
             raise InputError(f"{self.where}: empty iteration space {list(out)} for the shape "
@@ -661,6 +692,47 @@ class Extractor:
                         if not info.fixed and coord < self.spatial_dims and info.extents[coord] == info.shape[coord]:
                             k = info.shape[coord] - n
                             text[(info.name, coord)] = f"{_DOMAIN_NAMES[axis]}+{k}" if k else _DOMAIN_NAMES[axis]
+
+
+LINEAR_COUNTER = "ctr_1d"
+"""The one-dimensional thread index of pystencils' Linear1D indexing schemes."""
+SCHEMES_DESCRIBED = ("only pystencils' Linear3D and Linear1D indexing schemes are described (gpu.indexing_scheme; "
+                     "Blockwise4D puts coordinates on blockIdx, one block per row, whose size is no choice).")
+
+
+def linear_indexing(kernel: Any) -> bool:
+    """Whether a pystencils GPU kernel takes its cells from a one-dimensional thread index (Linear1D)."""
+    def declares(node: Any) -> bool:
+        if isinstance(node, structural.PsDeclaration):
+            return node.declared_symbol.name == LINEAR_COUNTER
+        return not isinstance(node, expressions.PsExpression) and any(declares(c) for c in node.children)
+
+    return declares(kernel.body)
+
+
+def _linear_axis(term: sp.Expr, thread: sp.Symbol, dims: int) -> int | None:
+    """The axis of a Linear1D counter's term: ``ctr_1d % n0`` (or ``ctr_1d`` of a 1-D space) 0,
+    ``(ctr_1d / n0) % n1`` 1, ``ctr_1d / (n0 n1 ...)`` the last; None for anything else."""
+    if term == thread:
+        return 0 if dims == 1 else None
+    if isinstance(term, Mod) and term.args[0] == thread:
+        return 0
+    if isinstance(term, Mod) and isinstance(term.args[0], FloorDiv) and term.args[0].args[0] == thread:
+        return 1
+    if isinstance(term, FloorDiv) and term.args[0] == thread:
+        return dims - 1
+    return None
+
+
+def _counter_guard(node: Any) -> Any:
+    """The first conditional of a Linear1D kernel that bounds its counters, not the linear index."""
+    if isinstance(node, structural.PsConditional) and LINEAR_COUNTER not in str(node.condition):
+        return node
+    for c in node.children:
+        found = _counter_guard(c)
+        if found is not None:
+            return found
+    return None
 
 
 def thread_axes(node: Any) -> set[str]:
@@ -816,6 +888,8 @@ def kernel_dict(kernel: Any, shape: Sequence[int] | None, *, layout: str | None,
     spec = {"name": name, "precision": precision_of(ex.fields),
             "flops": {k: v for k, v in flops.items() if v},
             "domain": out["domain"], "field": out["fields"]}
+    if out["indexing"] != "linear3d":
+        spec["indexing"] = out["indexing"]
     loads = sum(len(f["loads"]) for f in out["fields"])
     stores = sum(len(f["stores"]) for f in out["fields"])
     spec["description"] = (f"pystencils {ps.__version__} kernel '{kernel.name}': {loads} distinct loads, {stores} "

@@ -260,15 +260,14 @@ class LaunchTimeJit(JitBase):
         from pystencils import FieldType
         from pystencils.jit import CupyJit
 
-        from ._extract import thread_axes
+        from ._extract import SCHEMES_DESCRIBED, linear_indexing, thread_axes
 
         fields = kernel.get_fields()
         spatial = max((f.spatial_dimensions for f in fields), default=0)
         sparse = any(f.field_type == FieldType.INDEXED for f in fields)  # one thread per index entry (boundaries)
-        if not sparse and len(thread_axes(kernel.body)) < min(spatial, 3):
+        if not sparse and len(thread_axes(kernel.body)) < min(spatial, 3) and not linear_indexing(kernel):
             raise InputError(f"kernel '{kernel.name}': its {spatial} spatial coordinates are not on {spatial} thread "
-                             "axes; launch-time block choice describes kernels of pystencils' Linear3D indexing "
-                             "scheme: leave gpu.indexing_scheme at its default.")
+                             f"axes; launch-time block choice: {SCHEMES_DESCRIBED}")
         if is_hip(kernel) and not isinstance(self.device, str):  # "auto": checked at the launch
             check_device(self.device, kernel.name)
         compiled = (self.inner or CupyJit()).compile(kernel)
@@ -465,7 +464,9 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
     launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
                        for b in warpspeed.block_shapes(threads, max_dims=dev.max_block_dims)})
-    options: dict[str, Any] = {"blocks": launched, "screen": 1, "jobs": 1, "model": model,
+    if wkernel.indexing == "linear1d":  # one-dimensional blocks over the cells (warpspeed.rank's linear1d space)
+        launched = None
+    options: dict[str, Any] = {"blocks": launched, "threads": threads, "screen": 1, "jobs": 1, "model": model,
                                "cache": ranking_cache(wkernel, dev) if cache is not None else None}
     ranking = warpspeed.rank(wkernel, dev, **options)
     best = ranking.best
