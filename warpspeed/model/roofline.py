@@ -55,11 +55,13 @@ def roofline_limits(device: Device, precision: str, costs: Mapping[str, float]) 
 
 
 def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
-    """The roofline's limiters (the paper's four and those of ``names``, such as a memory-side cache's, in
-    :data:`LIMITS` order), then every other limit name in ``names`` (the performance models' own, such as
-    ``latency``) in order of first appearance: the columns, counts and bars of a set of results."""
+    """The roofline's limiters (the paper's four and the memory levels of ``names``, such as a memory-side
+    cache's, in :data:`LIMITS` order), then every other limit name in ``names`` (the performance models' own,
+    such as ``latency``) in order of first appearance: the columns, counts and bars of a set of results."""
     names = tuple(dict.fromkeys(n for n in names if n is not None))
-    roof = tuple(lim.name for lim in LIMITS if lim.name in LIMITERS or lim.name in names)  # in hierarchy order
+    # the paper's four, and a memory level only some devices have (the MSC) among them in the hierarchy's order
+    levels = {lv.name for lv in LEVELS}
+    roof = tuple(lim.name for lim in LIMITS if lim.name in LIMITERS or (lim.name in levels and lim.name in names))
     return roof + tuple(n for n in names if n not in roof)
 
 
