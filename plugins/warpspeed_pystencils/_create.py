@@ -142,7 +142,7 @@ def _best_block(wkernel: Any, device: Any, rank_options: dict, *, model: str | N
     return tuple(int(b) for b in best.configuration.block), json.loads(json.dumps(meta))
 
 
-LAUNCH_TIME_SCHEMES = ("Linear3D", "Linear1D")
+LAUNCH_TIME_SCHEMES = ("Linear3D", "Linear1D", "GridstridedLinear3D", "GridstridedLinear1D")
 """The indexing schemes (``gpu.indexing_scheme``) whose kernels warpspeed describes and gives a block at launch."""
 
 
@@ -162,7 +162,7 @@ def launch_time_kernel(assignments: Any, config: Any, device: Any, layout: str, 
         _hip.check_warp_size(cfg, _hip.check_device(device))
     scheme = getattr(cfg.gpu.get_option("indexing_scheme"), "name", "Linear3D")
     if scheme not in LAUNCH_TIME_SCHEMES:
-        schemes = " and ".join(LAUNCH_TIME_SCHEMES)
+        schemes = ", ".join(LAUNCH_TIME_SCHEMES)
         raise input_error(f"launch-time block choice describes kernels of pystencils' {schemes} indexing schemes; "
                           f"the config asks for {scheme}: use one of those for gpu.indexing_scheme.")
     refuse_reductions(assignments)

@@ -335,6 +335,8 @@ class Extractor:
     def _collect_decls(self, node: Any) -> None:
         if isinstance(node, structural.PsDeclaration):
             self.decls[node.declared_symbol.name] = node.rhs
+        elif isinstance(node, structural.PsLoop):  # a grid-strided loop: its first iteration (see GRID_STRIDED)
+            self.decls[node.counter.symbol.name] = node.start
         for c in node.children:
             self._collect_decls(c)
 
@@ -629,7 +631,7 @@ class Extractor:
     # ----------------------------------------------------------------- iteration space
     def _domain(self, body: structural.PsBlock) -> tuple[tuple[int, int, int], dict[tuple[str, int], str]]:
         guard = next((s for s in body.statements if isinstance(s, structural.PsConditional)), None)
-        if self.linear:  # the guard of the counters, inside the one of the linear index (and its loop)
+        if self.linear or guard is None:  # the guard of the counters, inside the linear index's and the loops
             guard = _counter_guard(body)
         dom: dict[int, int] = {}
         text: dict[tuple[str, int], str] = {}
@@ -694,9 +696,14 @@ class Extractor:
                             text[(info.name, coord)] = f"{_DOMAIN_NAMES[axis]}+{k}" if k else _DOMAIN_NAMES[axis]
 
 
+GRID_STRIDED = ("GridstridedLinear3D", "GridstridedLinear1D")
+"""pystencils' grid-strided schemes: each thread loops over cells a grid apart. They are described by the loop's
+first iteration, which is the whole kernel where the launch's grid covers the iteration space, as pystencils'
+launch configuration of these schemes makes it unless a manual launch grid is asked for."""
 LINEAR_COUNTER = "ctr_1d"
 """The one-dimensional thread index of pystencils' Linear1D indexing schemes."""
-SCHEMES_DESCRIBED = ("only pystencils' Linear3D and Linear1D indexing schemes are described (gpu.indexing_scheme; "
+SCHEMES_DESCRIBED = ("only pystencils' Linear3D and Linear1D indexing schemes (and their grid-strided forms) are "
+                     "described (gpu.indexing_scheme; "
                      "Blockwise4D puts coordinates on blockIdx, one block per row, whose size is no choice).")
 
 

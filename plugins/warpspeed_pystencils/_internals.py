@@ -39,7 +39,7 @@ AST_NODES = tuple(getattr(module, name) for module, names in (
     (expressions, ("PsAdd", "PsAnd", "PsBufferAcc", "PsCall", "PsCast", "PsConstantExpr", "PsDiv", "PsExpression",
                    "PsGe", "PsGt", "PsIntDiv", "PsLe", "PsLiteralExpr", "PsLt", "PsMemAcc", "PsMul", "PsNeg", "PsRem",
                    "PsSub", "PsSymbolExpr", "PsTernary")),
-    (structural, ("PsAssignment", "PsBlock", "PsConditional", "PsDeclaration"))) for name in names)
+    (structural, ("PsAssignment", "PsBlock", "PsConditional", "PsDeclaration", "PsLoop"))) for name in names)
 
 
 def forget_launch_grids(wrapper: object) -> None:

@@ -132,8 +132,7 @@ def test_blockwise4d_is_refused_with_its_reason():
         wp.describe(kernel, (66, 34, 18), registers=40)
     cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
     cfg.gpu.indexing_scheme = "Blockwise4D"
-    with pytest.raises(warpspeed.InputError, match="Linear3D and Linear1D indexing schemes; the config asks for "
-                                                   "Blockwise4D"):
+    with pytest.raises(warpspeed.InputError, match="indexing schemes; the config asks for Blockwise4D"):
         wp.create_kernel(seven_point(), cfg)
 
 
@@ -145,3 +144,28 @@ def test_a_counter_that_is_not_a_linear1d_delinearisation_is_refused():
     assert _extract._linear_axis(_extract.FloorDiv(t, 35), t, 3) == 2
     assert _extract._linear_axis(2 * t, t, 3) is None
     assert ex is not None
+
+
+@pytest.mark.parametrize("strided, plain", [("gridstrided_linear3d", "Linear3D"),
+                                            ("gridstrided_linear1d", "Linear1D")])
+def test_a_grid_strided_kernel_is_described_and_chosen_as_its_loops_first_iteration(strided, plain):
+    """pystencils launches a grid-strided kernel with a grid that covers the iteration space (unless a manual
+    grid is asked for): each thread's loop runs once, at the cell of the plain scheme. The description (the
+    loop counters at their start) and the chosen block are the plain scheme's."""
+    shape = (130, 66, 34)
+    ks = wp.describe(ps.create_kernel(seven_point(), config(strided)), shape, registers=40)
+    kp = wp.describe(ps.create_kernel(seven_point(), config(plain)), shape, registers=40)
+    assert (ks.indexing, ks.domain, ks.fields) == (kp.indexing, kp.domain, kp.fields)
+    chosen = [wp.create_kernel(seven_point(), config(s), shape=shape, device=H100, registers=40, cache=None)
+              .metadata["warpspeed"]["ranking"]["block"] for s in (strided, plain)]
+    assert chosen[0] == chosen[1]
+
+
+def test_the_block_of_a_grid_strided_kernel_is_chosen_at_the_launch(gpu):
+    cfg = ps.CreateKernelConfig(target=ps.Target.CUDA)
+    cfg.gpu.indexing_scheme = "gridstrided_linear1d"
+    run = wp.create_kernel(seven_point(), cfg).compile()
+    shape = (130, 66, 34)
+    run(src=gpu.zeros(shape, order="F"), dst=gpu.zeros(shape, order="F"))
+    _, grid, block, _ = gpu.launches[-1]
+    assert block[1:] == (1, 1) and grid == (math.ceil(128 * 64 * 32 / block[0]), 1, 1)
