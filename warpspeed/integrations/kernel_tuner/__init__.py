@@ -6,7 +6,9 @@ This package lets the prediction steer the measuring:
 - :func:`rank_tune_params` ranks the configurations of a kernel_tuner ``tune_params`` space (with kernel_tuner
   style restrictions) as :func:`warpspeed.rank` does, into a :class:`TuneRanking` that also records the
   parameter names it was ranked with (the functions below use them where ``names=`` is left out) and what
-  loads its kernel and device (:class:`Origin`, recorded in the files it exports);
+  loads its kernel and device (:class:`Origin`, recorded in the files it exports); given a mapping
+  ``{parameter: {value: kernel}}`` for a parameter that selects the kernel variant (``layout``), it ranks each
+  value's configurations with its kernel into one :class:`VariantRanking`, which the functions below take too;
 - :func:`restriction` is a kernel_tuner ``restrictions=`` function that keeps only the model's top N, or the
   configurations predicted within a share of the best;
 - :class:`WarpspeedOrder` is a kernel_tuner strategy that measures first the configurations the model cannot
@@ -34,7 +36,8 @@ kernel_tuner's order, a domain's dimensions), :mod:`.origin` (what loads a ranke
 :mod:`.ranking` (:func:`rank_tune_params`, :class:`TuneRanking`, :func:`ordered_params`), :mod:`.search`
 (:func:`restriction`, :class:`WarpspeedOrder`, :func:`x0`), :mod:`.files` (what the cache and T4 formats
 share), :mod:`.export` (a ranking written as those files), :mod:`.convert` (measurements written as cache
-files), :mod:`.header` and :mod:`.reading` (a file read back as measurement rows).
+files), :mod:`.header` and :mod:`.reading` (a file read back as measurement rows), :mod:`.variants` (a parameter
+that selects the kernel: :class:`VariantRanking`).
 """
 
 from .convert import convert_measurements, measurements_to_cache
@@ -48,6 +51,7 @@ from .reading import read_kernel_tuner
 from .restrictions import Restriction, SpaceCheck, all_of, cached_restriction
 from .search import STRATEGY_OPTIONS, WarpspeedOrder, restriction, x0
 from .space import check_dimensions, checked_tune_params, dimensions, tune_params_of, tune_space
+from .variants import VariantRanking as VariantRanking  # the ranking of a variant parameter's kernels
 
 __all__ = ["Restriction", "OBJECTIVE", "T4_SCHEMA_VERSION", "ERROR_VALUES", "STRATEGY_OPTIONS", "ParameterNames",
            "NAMES", "Origin", "TuneRanking", "checked_tune_params", "all_of", "SpaceCheck", "tune_space",

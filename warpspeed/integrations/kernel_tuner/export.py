@@ -13,15 +13,16 @@ from typing import Any
 from ..._version import __version__
 from ...errors import InputError, check_output_file
 from ...model.launch import triple
-from ...studies.ranking import RankedResult, Ranking
+from ...studies.ranking import RankedResult
 from .files import OBJECTIVE, T4_SCHEMA_VERSION, json_default, kernel_name_of, problem_size_of, write_cache_file
-from .names import ParameterNames, configuration_key, names_mismatch
+from .names import ParameterNames, names_mismatch
 from .ranking import TuneRanking, ordered_params, ranking_names
 from .restrictions import Restriction
 from .space import tune_params_of
+from .variants import AnyRanking, VariantRanking, params_key, result_key
 
 
-def _domain(ranking: Ranking) -> list[int]:
+def _domain(ranking: AnyRanking) -> list[int]:
     domains = {tuple(r.estimate.domain) if r.estimate is not None else r.configuration.domain
                for r in ranking.results} - {None}
     if not domains:
@@ -33,15 +34,22 @@ def _domain(ranking: Ranking) -> list[int]:
     return list(domains.pop())
 
 
-def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> list[tuple[dict, RankedResult]]:
+def _ranked_tune_params(ranking: AnyRanking, names: ParameterNames) -> dict[str, list]:
+    """The smallest ``tune_params`` holding the ranking's configurations (a variant ranking's parameter
+    first, its values in their order)."""
+    tp = tune_params_of((r.configuration for r in ranking.results), names)
+    return {ranking.parameter: list(ranking.values), **tp} if isinstance(ranking, VariantRanking) else tp
+
+
+def _predicted_entries(ranking: AnyRanking, tune_params, names, restrictions) -> list[tuple[dict, RankedResult]]:
     """The space's configurations that the ranking estimated in full, best-predicted first."""
     names = ranking_names(names, ranking)
     if tune_params is None:
-        tune_params = tune_params_of((r.configuration for r in ranking.results), names)
-    by_key = {configuration_key(r.configuration): r for r in ranking.results}
+        tune_params = _ranked_tune_params(ranking, names)
+    by_key = {result_key(r.configuration): r for r in ranking.results}
     out = []
     for params in ordered_params(ranking, tune_params, names=names, restrictions=restrictions):
-        r = by_key.get(configuration_key(names.configuration(params)))
+        r = by_key.get(params_key(ranking, names, params))
         if r is not None:
             out.append((params, r))
     if not out:
@@ -50,16 +58,42 @@ def _predicted_entries(ranking: Ranking, tune_params, names, restrictions) -> li
     return out
 
 
-def _metadata(ranking: Ranking, names: ParameterNames, domain: list[int]) -> dict:
+def _metadata(ranking: AnyRanking, names: ParameterNames, domain: list[int]) -> dict:
     """The ``warpspeed`` object of an exported file: the kernel's and device's names (for people) and, for a
-    :class:`TuneRanking`, what loads them (:class:`~warpspeed.integrations.kernel_tuner.Origin`)."""
+    :class:`TuneRanking`, what loads them (:class:`~warpspeed.integrations.kernel_tuner.Origin`); for a
+    :class:`~warpspeed.integrations.kernel_tuner.VariantRanking` the variant parameter and, per value, its
+    kernel's name and what loads it."""
+    if isinstance(ranking, VariantRanking):
+        return _variant_metadata(ranking, names, domain)
     origin = ranking.origin.to_dict() if isinstance(ranking, TuneRanking) and ranking.origin else {}
     return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain, **origin,
             "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
             "folding_names": list(names.folding), "warpspeed_version": __version__}
 
 
-def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
+def _variant_metadata(ranking: VariantRanking, names: ParameterNames, domain: list[int]) -> dict:
+    """A variant ranking's ``warpspeed`` object: the device's origin once, each variant's kernel in
+    ``variants`` (``value``, ``kernel`` and what loads it: ``kernel_spec``, ``kernel_description``)."""
+    variants, device = [], {}
+    for value, r in ranking.variants:
+        origin = r.origin.to_dict() if r.origin else {}
+        device = device or {k: origin[k] for k in ("device_spec", "device_overrides") if k in origin}
+        variants.append({"value": value, "kernel": r.kernel,
+                         **{k: origin[k] for k in ("kernel_spec", "kernel_description") if k in origin}})
+    return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain, **device,
+            "variant_parameter": ranking.parameter, "variants": variants,
+            "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
+            "folding_names": list(names.folding), "warpspeed_version": __version__}
+
+
+def _kernel_name(ranking: AnyRanking) -> str:
+    """The default ``kernel_name``: the kernel's name as an identifier (a variant ranking's: its first
+    variant's kernel)."""
+    kernel = ranking.variants[0][1].kernel if isinstance(ranking, VariantRanking) else ranking.kernel
+    return kernel_name_of(kernel)
+
+
+def t4_results(ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
                names: ParameterNames | None = None,
                restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> dict:
     """The ranking as kernel_tuner's T4 results document (schema 1.0.0), best-predicted first.
@@ -85,7 +119,7 @@ def t4_results(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None
             "metadata": {"timeunit": "milliseconds", "warpspeed": _metadata(ranking, names, domain)}}
 
 
-def write_t4_results(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None,
+def write_t4_results(path: str | Path, ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]] | None = None,
                      *, names: ParameterNames | None = None,
                      restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> Path:
     """Write :func:`t4_results` as JSON; returns the path. Its folder must exist (an :class:`InputError`
@@ -97,7 +131,7 @@ def write_t4_results(path: str | Path, ranking: Ranking, tune_params: Mapping[st
     return p
 
 
-def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
+def write_cache(path: str | Path, ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]] | None = None, *,
                 names: ParameterNames | None = None,
                 restrictions: Restriction | str | Sequence[Restriction | str] | None = None,
                 kernel_name: str | None = None, problem_size: Sequence[int] | int | None = None) -> Path:
@@ -118,12 +152,11 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
     check_output_file(path, "write_cache: path")
     names = ranking_names(names, ranking)
     domain = _domain(ranking)
-    if problem_size is None and isinstance(ranking, TuneRanking) and ranking.problem_size is not None:
+    if problem_size is None and isinstance(ranking, TuneRanking | VariantRanking) and ranking.problem_size is not None:
         problem_size = ranking.problem_size
     size = problem_size_of(domain) if problem_size is None else _given_problem_size(problem_size)
     items = _predicted_entries(ranking, tune_params, names, restrictions)
-    tp = dict(tune_params) if tune_params is not None else tune_params_of((r.configuration for r in
-                                                                             ranking.results), names)
+    tp = dict(tune_params) if tune_params is not None else _ranked_tune_params(ranking, names)
     entries = []
     for params, r in items:
         entry = dict(params)
@@ -133,7 +166,7 @@ def write_cache(path: str | Path, ranking: Ranking, tune_params: Mapping[str, Se
             entry.update({OBJECTIVE: r.estimate.time_s * 1e3, "GLup_s": r.performance_GLup_s,
                           "num_regs": r.estimate.occupancy.registers})
         entries.append(entry)
-    header = {"device_name": ranking.device, "kernel_name": kernel_name or kernel_name_of(ranking.kernel),
+    header = {"device_name": ranking.device, "kernel_name": kernel_name or _kernel_name(ranking),
               "problem_size": size, "tune_params_keys": list(tp), "tune_params": tp, "objective": OBJECTIVE,
               "warpspeed": _metadata(ranking, names, domain)}
     return write_cache_file(path, header, entries)

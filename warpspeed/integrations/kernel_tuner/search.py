@@ -9,28 +9,28 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import InputError
-from ...studies.ranking import Ranking
-from .names import ParameterNames, configuration_key, names_mismatch, positive_int
+from .names import ParameterNames, names_mismatch, positive_int
 from .ranking import ordered_params, positions, ranking_names
 from .restrictions import Restriction, as_restriction
+from .variants import AnyRanking, VariantRanking, params_key, result_key
 
 STRATEGY_OPTIONS = ("max_fevals", "time_limit", "searchspace_construction_options")
 
 
-def x0(ranking: Ranking, tune_params: Mapping[str, Sequence[Any]], *, names: ParameterNames | None = None,
+def x0(ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]], *, names: ParameterNames | None = None,
        restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> list:
     """The best-predicted configuration as kernel_tuner's ``x0`` strategy option: its values in ``tune_params``
     order (``strategy_options={"x0": x0(...)}`` starts greedy_ils, basinhopping, ... there)."""
     pos = positions(ranking)
     n = ranking_names(names, ranking)
     for params in ordered_params(ranking, tune_params, names=n, restrictions=restrictions):
-        if configuration_key(n.configuration(params)) in pos:
+        if params_key(ranking, n, params) in pos:
             return [params[k] for k in tune_params]
     raise InputError(f"x0: no configuration of tune_params (after the restrictions) is in the ranking; "
                      f"{names_mismatch(n, list(tune_params))}")
 
 
-def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: int | None = None,
+def restriction(ranking: AnyRanking, *, names: ParameterNames | None = None, top: int | None = None,
                 within: float | None = None) -> Restriction:
     """A kernel_tuner ``restrictions=`` function that keeps the configurations the model ranks among its ``top``
     N, or whose predicted performance is at least ``within`` (a share, e.g. 0.9) of the predicted best.
@@ -53,7 +53,7 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
         raise InputError(f"restriction: no configuration of the ranking of {ranking.kernel} on {ranking.device} can "
                          "launch.")
     kept = _top(ranking, launchable, top) if top is not None else _within(ranking, launchable, within)
-    keep = frozenset(configuration_key(r.configuration) for r in kept)
+    keep = frozenset(result_key(r.configuration) for r in kept)
     label = f"restriction(top={top})" if top is not None else f"restriction(within={within:g})"
 
     def keep_predicted(params: dict) -> bool:
@@ -61,15 +61,15 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
         if not any(n in params for n in names.block if n is not None):
             raise InputError(f"restriction: configuration {dict(params)} has no block size parameter; "
                              f"{names_mismatch(names, list(params))}")
-        return configuration_key(names.configuration(params)) in keep
+        return params_key(ranking, names, params) in keep
 
     def keeps_some(space: Mapping[str, Sequence]) -> None:
         """Refuse a space that holds none of the kept configurations (kernel_tuner would search nothing)."""
-        if not any(n in space for n in names.block if n is not None) or any(_in_space(k, names, space)
+        if not any(n in space for n in names.block if n is not None) or any(_in_space(ranking, k, names, space)
                                                                            for k in keep):
             return  # a space without block parameters: keep_predicted names them for each configuration
-        shared = sum(_in_space(k, names, space) for k in positions(ranking))
-        tuned = ", ".join(f"{n} {list(space[n])}" for n in names.all if n in space)
+        shared = sum(_in_space(ranking, k, names, space) for k in positions(ranking))
+        tuned = ", ".join(f"{n} {list(space[n])}" for n in (*_variant(ranking), *names.all) if n in space)
         raise InputError(
             f"{label}: kernel_tuner's search space ({tuned}) lacks "
             + ("the configuration it keeps " if len(keep) == 1 else f"all {len(keep)} configurations it keeps ")
@@ -83,7 +83,7 @@ def restriction(ranking: Ranking, *, names: ParameterNames | None = None, top: i
     return as_restriction(keep_predicted, label, (keeps_some,))
 
 
-def _top(ranking: Ranking, launchable: list, top: Any) -> list:
+def _top(ranking: AnyRanking, launchable: list, top: Any) -> list:
     """The ``top`` best-predicted of the launchable results, checked against a screened ranking's bounds."""
     if not positive_int(top):
         raise InputError(f"restriction: top is {top!r}; give a positive number of configurations.")
@@ -96,7 +96,7 @@ def _top(ranking: Ranking, launchable: list, top: Any) -> list:
     return kept
 
 
-def _within(ranking: Ranking, launchable: list, within: Any) -> list:
+def _within(ranking: AnyRanking, launchable: list, within: Any) -> list:
     """The launchable results predicted within the share ``within`` of the best, checked against a screened
     ranking's bounds."""
     if isinstance(within, bool) or not isinstance(within, numbers.Real) or not 0 < within <= 1:
@@ -109,9 +109,19 @@ def _within(ranking: Ranking, launchable: list, within: Any) -> list:
     return [r for r in launchable if r.performance_GLup_s >= floor]
 
 
-def _in_space(key: tuple, names: ParameterNames, space: Mapping[str, Sequence]) -> bool:
-    """Whether kernel_tuner's space (parameter name -> its values) holds a block and folding: each named axis's
-    extent among its parameter's values, an axis whose parameter the space lacks at extent 1."""
+def _variant(ranking: AnyRanking) -> tuple[str, ...]:
+    """The variant parameter of a :class:`VariantRanking` (none of another ranking)."""
+    return (ranking.parameter,) if isinstance(ranking, VariantRanking) else ()
+
+
+def _in_space(ranking: AnyRanking, key: tuple, names: ParameterNames, space: Mapping[str, Sequence]) -> bool:
+    """Whether kernel_tuner's space (parameter name -> its values) holds a block and folding (of a variant:
+    its value among the variant parameter's values): each named axis's extent among its parameter's values, an
+    axis whose parameter the space lacks at extent 1."""
+    if variant := _variant(ranking):
+        if key[0] not in space.get(variant[0], ()):
+            return False
+        key = key[1:]
     return all(v in space[n] if n in space else v == 1
                for names3, extents in zip((names.block, names.folding), key, strict=True)
                for n, v in zip(names3, extents, strict=True))
@@ -130,11 +140,15 @@ class WarpspeedOrder:
     (:class:`~warpspeed.integrations.kernel_tuner.TuneRanking`); a search space none of whose configurations is
     in the ranking is an :class:`InputError` naming the parameters expected."""
 
-    def __init__(self, ranking: Ranking, names: ParameterNames | None = None):
+    def __init__(self, ranking: AnyRanking, names: ParameterNames | None = None):
         positions(ranking)
         self.ranking = ranking
         self.names = ranking_names(names, ranking)
-        self.first = tuple(configuration_key(c) for c in ranking.confidence.measure)
+        self.first = tuple(result_key(c) for c in ranking.confidence.measure)
+
+    def _key(self, keys: list[str], values) -> tuple:
+        """The ranking's key of a kernel_tuner configuration (its values in ``keys`` order)."""
+        return params_key(self.ranking, self.names, dict(zip(keys, values, strict=True)))
 
     def _position(self, key: tuple, ranked: dict[tuple, int]) -> int:
         if key in self.first:
@@ -147,9 +161,7 @@ class WarpspeedOrder:
         keys = list(searchspace.tune_params)
         configs = searchspace.sorted_list()
         ranked = positions(self.ranking)
-        rank_of = [self._position(configuration_key(self.names.configuration(dict(zip(keys, c, strict=True)))),
-                                  ranked)
-                   for c in configs]
+        rank_of = [self._position(self._key(keys, c), ranked) for c in configs]
         if configs and min(rank_of) >= len(self.first) + len(ranked):
             raise InputError(f"WarpspeedOrder: no configuration of kernel_tuner's search space is in the ranking; "
                              f"{names_mismatch(self.names, keys)}")
@@ -167,8 +179,7 @@ class WarpspeedOrder:
         order = self.order(searchspace)
         if "max_fevals" not in options and "time_limit" not in options:  # the confidence's configurations only
             keys = list(searchspace.tune_params)
-            order = [c for c in order if configuration_key(self.names.configuration(dict(zip(keys, c, strict=True))))
-                     in self.first] or order[:1]
+            order = [c for c in order if self._key(keys, c) in self.first] or order[:1]
         cost = CostFunc(searchspace, tuning_options, runner, snap=False)
         try:
             for c in order:
