@@ -58,11 +58,11 @@ def limiter_names(names: Iterable[str | None]) -> tuple[str, ...]:
     """The roofline's limiters (the paper's four and the memory levels of ``names``, such as a memory-side
     cache's, in :data:`LIMITS` order), then every other limit name in ``names`` (the performance models' own,
     such as ``latency``) in order of first appearance: the columns, counts and bars of a set of results."""
-    names = tuple(dict.fromkeys(n for n in names if n is not None))
+    given: tuple[str, ...] = tuple(dict.fromkeys(n for n in names if n is not None))
     # the paper's four, and a memory level only some devices have (the MSC) among them in the hierarchy's order
     levels = {lv.name for lv in LEVELS}
-    roof = tuple(lim.name for lim in LIMITS if lim.name in LIMITERS or (lim.name in levels and lim.name in names))
-    return roof + tuple(n for n in names if n not in roof)
+    roof = tuple(lim.name for lim in LIMITS if lim.name in LIMITERS or (lim.name in levels and lim.name in given))
+    return roof + tuple(n for n in given if n not in roof)
 
 
 def bottleneck(limits: dict[str, float]) -> tuple[str, float]:
