@@ -6,6 +6,8 @@ import dataclasses
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import warpspeed
 from warpspeed.device import device
@@ -161,3 +163,22 @@ def test_the_shipped_infinity_caches():
     assert MI300X.msc_bw_peak_GB_s == 17200.0 and MI300X.source_of("msc_bw_peak").startswith("spec")
     for dev_id in ("MI210", "MI250X-GCD"):  # CDNA2 has no Infinity Cache
         assert device(dev_id).msc_size_bytes is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(msc_MiB=st.sampled_from([1, 4, 16, 64, 256, 1024]), block=st.sampled_from([(32, 4, 2), (256, 1, 1), (8, 8, 4),
+                                                                                  (64, 2, 2), (1, 64, 4)]),
+       kernel=st.sampled_from(["star3d-r1", "star3d-r4", "copy"]),
+       domain=st.sampled_from([(128, 128, 64), (512, 256, 64), (1024, 64, 32)]))
+def test_any_memory_side_cache_takes_the_l2_misses_and_lets_through_no_more(msc_MiB, block, kernel, domain):
+    """Whatever its size: the MSC traffic is the DRAM traffic of the device without it, the DRAM moves at most
+    that, and a larger MSC never lets more through."""
+    small = H100.with_overrides(msc_size=f"{msc_MiB}MiB", msc_bw="10TB/s")
+    large = H100.with_overrides(msc_size=f"{4 * msc_MiB}MiB", msc_bw="10TB/s")
+    plain = warpspeed.estimate(kernel, H100, block, domain=domain, model="roofline").volumes_B_per_lup
+    v = warpspeed.estimate(kernel, small, block, domain=domain, model="roofline").volumes_B_per_lup
+    w = warpspeed.estimate(kernel, large, block, domain=domain, model="roofline").volumes_B_per_lup
+    assert (v["msc_load"], v["msc_store"]) == (plain["dram_load"], plain["dram_store"])
+    assert {k: v[k] for k in plain} == {**plain, "dram_load": v["dram_load"], "dram_store": v["dram_store"]}
+    assert v["dram_load"] <= v["msc_load"] * (1 + 1e-12) and v["dram_store"] <= v["msc_store"] * (1 + 1e-12)
+    assert w["dram_load"] <= v["dram_load"] * (1 + 1e-12) and w["dram_store"] <= v["dram_store"] * (1 + 1e-12)
