@@ -87,3 +87,11 @@ def test_the_whatif_table_adds_the_msc_z_layer_hit_rate_where_the_device_has_one
     assert head.endswith("z-layer hit  MSC z hit")
     assert float(small.split()[-1]) < float(large.split()[-1]) == 1.0  # a larger cache keeps more of the z layer
     assert "MSC" not in run(capsys, *argv, "--device", H100, "--sweep", "l2_size=16MiB:64MiB:2")
+
+
+def test_a_projection_to_a_device_with_one_says_what_it_keeps(capsys):
+    argv = ("project", "star3d-r4", "--from", H100, "--domain", "512,512,256")
+    text = run(capsys, *argv, "--to", MI300X)
+    line = next(x for x in text.splitlines() if "memory-side cache" in x)
+    assert line.startswith("  - the target's memory-side cache (256 MiB) takes its L2's misses (")
+    assert "memory-side" not in run(capsys, *argv, "--to", "H200-SXM-141GB")

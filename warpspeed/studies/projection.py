@@ -18,7 +18,7 @@ from ..errors import InputError
 from ..kernel import Kernel
 from ..model.device_validation import DeviceValidation, device_validation
 from ..model.inputs import device_given, kernel_for
-from ..model.levels import LEVELS
+from ..model.levels import LEVELS, level
 from ..model.roofline import LIMITERS
 from ..progress import Progress, scaled
 from ..schemas import SCHEMA_VERSION
@@ -78,6 +78,13 @@ class Projection:
                 out.append(f"{lv.name} volume changes {vs:.1f} -> {vt:.1f} B/lup (block {s.block} -> "
                            f"{t.block}, L2 {self.source.l2_effective_size_bytes / 2**20:.0f} -> "
                            f"{self.target.l2_effective_size_bytes / 2**20:.0f} MiB effective)")
+        msc, dram = level("MSC"), level("DRAM")
+        for role, dev, e in (("source", self.source, s), ("target", self.target, t)):
+            if e.memory_side is not None:  # a device with a memory-side cache (the other may have none)
+                v = e.volumes_B_per_lup
+                out.append(f"the {role}'s memory-side cache ({dev.msc_size_bytes / 2**20:.0f} MiB) takes its L2's "
+                           f"misses ({msc.traffic_B_per_lup(v):.1f} B/lup) and lets {dram.traffic_B_per_lup(v):.1f} "
+                           "B/lup through to DRAM")
         if self.carried_over.configuration != self.target_best.configuration and not self.carried_over.error:
             gain = self.target_best.performance_GLup_s / self.carried_over.performance_GLup_s
             out.append(f"re-tuning for the target gains {100 * (gain - 1):.1f} % over the source's best configuration")
