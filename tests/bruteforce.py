@@ -229,8 +229,8 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     d = device
     bps = make_launch(kernel, d, block, folding).occupancy.blocks_per_sm  # occupancy only
     domain = kernel.domain
-    if kernel.indexing == "linear1d":
-        return _linear_brute_force(kernel, d, block[0], bps)
+    if kernel.indexing in ("linear1d", "gridstrided_linear1d"):
+        return _linear_brute_force(kernel, d, block[0], bps, folding[0])
     cpb = tuple(b * f for b, f in zip(block, folding, strict=True))
     grid = tuple(-(-n // c) for n, c in zip(domain, cpb, strict=True))
     gx, gy, gz = grid
@@ -288,13 +288,19 @@ def _warp_values(d, grid, s, n, bps, instrs, cycles, valid_lups, warp_load_secto
             "l2_store": warp_store_sectors * d.l1_sector_bytes * per}
 
 
-def _linear_brute_force(kernel, d, N, bps):
+def _linear_brute_force(kernel, d, N, bps, K=1):
     """The twin of a linear1d kernel: thread t of the one-dimensional launch updates the t-th cell of the
-    domain linearised x fastest; blocks of N threads hold N consecutive cells (wrapping rows and planes)."""
+    domain linearised x fastest; blocks of N threads hold N consecutive cells (wrapping rows and planes).
+
+    A gridstrided_linear1d kernel with K iterations per thread launches G = cells / (N K) blocks, rounded up;
+    block b in iteration i updates the cells of the linear1d block i G + b (the ids below). Its wave is its
+    resident blocks, at most G; where more blocks than are resident loop more than once, the layers count only
+    the wave's own blocks' previous iteration, G ids before."""
     nx, ny, nz = domain = kernel.domain
     cells = nx * ny * nz
     B = -(-cells // N)
-    W = bps * d.sm_count
+    G = -(-cells // (N * K))
+    W = min(bps * d.sm_count, G)
     # the wave's W*N cells in the middle row of cells when they fit in one, in the middle plane when they fit
     # in one, else in the middle of the domain; from the block that holds the first of them
     if W >= B:
@@ -327,13 +333,18 @@ def _linear_brute_force(kernel, d, N, bps):
     while ly_ids and (ly_ids[0] * N // nx) % ny >= ny - rows:  # starts in a plane's last rows: no row's predecessor
         ly_ids.pop(0)
     lz_ids = holding(nx * ny) if nz > 1 and N < cells else []
+    plane_blocks = -(-(nx * ny) // N)
+    if kernel.indexing == "gridstrided_linear1d" and K > 1 and G > n:  # the previous iteration of the wave's blocks
+        ly_ids = [i for i in ly_ids if s - G <= i < s - G + n]
+        lz_ids = [i for i in lz_ids if s - G <= i < s - G + n]
+        plane_blocks = n
     f_y = set()
     for i in ly_ids:  # of the y layer, the cells below a plane's last rows
         cx, cy, cz = blocks.cells(i)
         below = cy < ny - rows
         f_y |= cell_keys(kernel, (cx[below], cy[below], cz[below]), S2, loads=True)
-    out = _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz_ids, -(-(nx * ny) // N))
-    out.update(_warp_values(d, (B, 1, 1), s, n, bps, instrs, cycles, valid_lups, warp_load_sectors,
+    out = _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz_ids, plane_blocks)
+    out.update(_warp_values(d, (G, 1, 1), s, n, bps, instrs, cycles, valid_lups, warp_load_sectors,
                             warp_store_sectors))
     out["layer_y_range_start"] = None
     return out

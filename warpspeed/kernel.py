@@ -22,10 +22,11 @@ from .errors import InputError
 from .expressions import THREAD_VARS, Add, Const, Expr, Mul, bounds, parse, simplify
 
 PRECISIONS = ("fp32", "fp64")
-INDEXING = ("linear3d", "linear1d")
+INDEXING = ("linear3d", "linear1d", "gridstrided_linear1d")
 """How threads map to cells (docs/kernel-format.md, "Threads and cells"): ``linear3d``, thread (tidx, tidy, tidz)
 updates that cell; ``linear1d``, the t-th thread of a one-dimensional launch updates the t-th cell of the
-iteration space linearised x fastest (pystencils' Linear1D indexing scheme)."""
+iteration space linearised x fastest (pystencils' Linear1D indexing scheme); ``gridstrided_linear1d``, the same
+in a loop over the cells a grid apart (pystencils' GridstridedLinear1D with a grid of its own)."""
 # the vocabulary of a kernel description (docs/kernel-format.md, tested against it): top-level, field, flops keys
 KERNEL_KEYS = frozenset({"name", "precision", "flops_per_lup", "flops", "registers", "domain", "params", "field",
                          "fields", "shared_bytes_per_block", "description", "indexing"})

@@ -165,7 +165,8 @@ def test_linear1d_refuses_other_blocks_and_folding():
 
 @pytest.mark.parametrize("value", ["Linear1D", "blockwise4d", 1, None])
 def test_unknown_indexing_is_refused(value):
-    with pytest.raises(InputError, match=r"'indexing' must be one of \['linear3d', 'linear1d'\]"):
+    with pytest.raises(InputError, match=r"'indexing' must be one of \['linear3d', 'linear1d', "
+                                         r"'gridstrided_linear1d'\]"):
         warpspeed.kernel_from_dict({**star_spec((8, 8, 8)), "indexing": value})
 
 
@@ -181,3 +182,67 @@ def test_ranking_of_a_linear1d_kernel_has_one_dimensional_blocks():
     assert sorted(x.configuration.block for x in r.results) == [(32, 1, 1), (64, 1, 1), (96, 1, 1)]
     from warpspeed.application.ranking import reference_estimate
     assert reference_estimate(r, k, H100).configuration.block == (256, 1, 1)
+
+
+# grid-strided kernels: block N, K iterations per thread (the folding in x), G = cells / (N K) blocks
+STRIDED_CASES = [  # (id, spec, threads, iterations, sm_count)
+    ("strided-more-blocks-than-resident", star_spec((30, 14, 12), offset=1, registers=255), 32, 3, 1),
+    ("strided-all-resident", star_spec((30, 14, 12), offset=1, registers=255), 32, 40, 1),
+    ("strided-planes", star_spec((13, 5, 30), eb=4, offset=3, registers=255), 64, 2, 1),
+    ("strided-one-iteration", star_spec((64, 8, 12), registers=255), 32, 1, 1),
+]
+
+
+@pytest.mark.parametrize("case_id", [c[0] for c in STRIDED_CASES])
+@pytest.mark.parametrize("device", ["A100", "H100"])
+def test_gridstrided_linear1d_matches_brute_force(case_id, device):
+    _, spec, threads, iterations, sm = next(c for c in STRIDED_CASES if c[0] == case_id)
+    kernel = linear(spec, "gridstrided_linear1d")
+    dev = (A100 if device == "A100" else H100).with_overrides(sm_count=sm)
+    bf = brute_force(kernel, dev, (threads, 1, 1), (iterations, 1, 1))
+    est = warpspeed.estimate(kernel, dev, (threads, 1, 1), (iterations, 1, 1))
+    bad = compare(bf, from_estimate(est))
+    assert not bad, f"grid-strided estimate differs from brute force: {bad}"
+    assert est.grid == (-(-math.prod(spec["domain"]) // (threads * iterations)), 1, 1)
+
+
+@PROFILE
+@given(spec=stencil_kernels(max_domain=(40, 16, 8)), config=linear_configurations(),
+       iterations=st.sampled_from([1, 2, 3, 8, 64]))
+def test_random_gridstrided_stencils_match_brute_force(spec, config, iterations):
+    threads, sm_count = config
+    kernel = linear(spec, "gridstrided_linear1d")
+    dev = (A100 if sm_count > 0 else H100).with_overrides(sm_count=abs(sm_count))
+    try:
+        make_launch(kernel, dev, (threads, 1, 1), (iterations, 1, 1))
+    except LaunchError:
+        assume(False)
+    bad = compare(brute_force(kernel, dev, (threads, 1, 1), (iterations, 1, 1)),
+                  from_estimate(warpspeed.estimate(kernel, dev, (threads, 1, 1), (iterations, 1, 1))))
+    assert not bad, f"grid-strided estimate differs from brute force: {bad}"
+
+
+def test_one_iteration_per_thread_is_linear1d_and_a_resident_grid_keeps_the_layers():
+    """K = 1: the grid covers the cells, every thread's loop runs once: the linear1d estimate. A grid of more
+    blocks than are resident, looping (K = 2): each resident block's previous iteration is a grid of cells
+    before, so the row and plane before the wave ran long ago and nothing of them is reused; a grid that is all
+    resident (K = 64 here) reuses them again, as linear1d does."""
+    spec = star_spec((254, 126, 64), offset=15)
+    one, strided = linear(spec), linear(spec, "gridstrided_linear1d")
+    _same_estimates(warpspeed.estimate(one, H100, (256, 1, 1)), warpspeed.estimate(strided, H100, (256, 1, 1)))
+    looping = warpspeed.estimate(strided, H100, (256, 1, 1), (2, 1, 1))
+    resident = warpspeed.estimate(strided, H100, (256, 1, 1), (64, 1, 1))
+    assert looping.layer_z.potential_B_per_lup == 0 < resident.layer_z.potential_B_per_lup
+    assert resident.grid[0] <= resident.wave_blocks < looping.wave_blocks
+    assert looping.volumes_B_per_lup["dram_load"] > 1.3 * resident.volumes_B_per_lup["dram_load"]
+
+
+def test_ranking_of_a_gridstrided_kernel_takes_its_grids():
+    """Blocks (N, 1, 1) times 1 to 64 iterations per thread (the grid), unless foldings are given."""
+    k = linear(star_spec((126, 64, 32)), "gridstrided_linear1d")
+    r = warpspeed.rank(k, H100, threads=(256,), jobs=1)
+    assert {x.configuration.folding for x in r.results} == {(1 << i, 1, 1) for i in range(7)}
+    assert {x.estimate.grid for x in r.results if x.configuration.block == (256, 1, 1)} == {
+        (-(-126 * 64 * 32 // (256 << i)), 1, 1) for i in range(7)}
+    with pytest.raises(InputError, match="iterations per thread as the folding in x; give K,1,1"):
+        warpspeed.estimate(k, H100, (256, 1, 1), (1, 2, 1))

@@ -97,7 +97,16 @@ def linear_layers(launch: Launch) -> tuple[tuple[int, int], tuple[int, int], int
     if ya < yb and (ya * n // nx) % ny >= ny - rows:  # starts in a plane's last row of blocks: from the next plane
         ya = min(yb, -(-(ya * n // (nx * ny) + 1) * nx * ny // n))
     za, zb = before(nx * ny, nz > 1 and n < nx * ny * nz)
-    return (ya, yb), (za, zb), ny - rows, -(-(nx * ny) // n)
+    plane = -(-(nx * ny) // n)
+    grid = launch.grid[0]
+    if launch.grid_strided and launch.iterations > 1 and grid > launch.wave_blocks:
+        # more blocks than are resident: they run all their iterations before the next ones start, so of the
+        # cells before the wave's only those of its own blocks' previous iteration ran recently; that iteration
+        # is what was allocated since
+        first, last = s - grid, s - grid + launch.wave_blocks
+        (ya, yb), (za, zb) = ((max(a, first), min(b, last)) for a, b in ((ya, yb), (za, zb)))
+        plane = launch.wave_blocks
+    return (ya, yb), (za, zb), ny - rows, plane
 
 
 def as_cell_set(cells: CellSet | isl.Set) -> CellSet:

@@ -70,6 +70,7 @@ class Launch:
     wave_start: int  # first linear block id of the representative wave
     wave_blocks: int  # blocks in the representative wave (the whole grid when it is smaller)
     indexing: str = "linear3d"  # the kernel's thread->cell mapping (warpspeed.kernel.INDEXING)
+    iterations: int = 1  # gridstrided_linear1d: the loop's iterations per thread (the configuration's folding in x)
 
     @property
     def cells_per_block(self) -> Triple:
@@ -86,8 +87,21 @@ class Launch:
 
     @property
     def linear(self) -> bool:
-        """Whether the threads take the cells of the linearised iteration space in turn (``linear1d``)."""
-        return self.indexing == "linear1d"
+        """Whether the threads take the cells of the linearised iteration space in turn (``linear1d`` and
+        ``gridstrided_linear1d``). Their block ids are then those of the blocks of N consecutive cells (for a
+        grid-strided launch: block b in the loop's iteration i holds the cells of block i x grid + b)."""
+        return self.indexing in ("linear1d", "gridstrided_linear1d")
+
+    @property
+    def grid_strided(self) -> bool:
+        """Whether each thread loops over the cells a grid apart (``gridstrided_linear1d``: ``iterations`` per
+        thread, one cell each; the launch's ``folding`` is then (1, 1, 1))."""
+        return self.indexing == "gridstrided_linear1d"
+
+    @property
+    def linear_blocks(self) -> int:
+        """Blocks of N consecutive cells that cover the iteration space (a linear launch's block ids)."""
+        return -(-self.cells // self.threads_per_block)
 
     @property
     def cells(self) -> int:
@@ -99,7 +113,7 @@ class Launch:
         exits at once and keeps nothing in flight, though its block holds the SM's resources: a block wider
         than the domain, or the last block of a row that the domain ends inside."""
         if self.linear:  # every thread has a cell but those past the last cell, in the last block
-            n, g = self.threads_per_block, self.grid_blocks
+            n, g = self.threads_per_block, self.linear_blocks
             last = self.cells - (g - 1) * n
             return ((g - 1) * -(-n // warp_size) + -(-last // warp_size)) / g
         per_axis = []  # per axis: thread masks (kinds, threads) and blocks of each kind; x, y, z
@@ -123,6 +137,8 @@ class Launch:
         a = self.wave_start if start is None else start
         b = self.wave_start + self.wave_blocks if stop is None else stop
         ids = np.arange(a, b, dtype=np.int64)
+        if self.linear:  # the blocks of consecutive cells (see ``linear``)
+            return np.stack([ids, np.zeros_like(ids), np.zeros_like(ids)], axis=1)
         gx, gy, _ = self.grid
         return np.stack([ids % gx, (ids // gx) % gy, ids // (gx * gy)], axis=1)
 
@@ -223,10 +239,10 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         if n > m:
             raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
                               f"(max block {list(d.max_block_dims)}).")
-    linear = kernel.indexing == "linear1d"
+    linear = kernel.indexing in ("linear1d", "gridstrided_linear1d")
     if linear:
-        _check_linear(blk, fold)
-        grid: Triple = (-(-math.prod(dom) // threads), 1, 1)
+        _check_linear(blk, fold, kernel.indexing)
+        grid: Triple = (-(-math.prod(dom) // (threads * fold[0])), 1, 1)
     else:
         grid = grid_of(dom, blk, fold)
     if over := grid_excess(grid):
@@ -246,21 +262,31 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
     occ = occupancy(d, threads, regs, kernel.shared_bytes_per_block, source)
     total = math.prod(grid)
     wave = occ.blocks_per_sm * d.sm_count
+    iterations = 1
+    if linear:  # a grid-strided launch's wave: its resident blocks in one iteration of the loop
+        blocks = -(-math.prod(dom) // threads)
+        wave = min(wave, total)
+        total = blocks
+        iterations, fold = fold[0], (1, 1, 1)  # one cell per iteration of the loop
     if total <= wave:
         start, count = 0, total
     else:
         start, count = (linear_wave_start(dom, threads, total, wave) if linear else wave_start(grid, wave)), wave
-    return Launch(blk, fold, dom, grid, occ, start, count, kernel.indexing)
+    return Launch(blk, fold, dom, grid, occ, start, count, kernel.indexing, iterations)
 
 
-def _check_linear(block: Triple, folding: Triple) -> None:
-    """A ``linear1d`` kernel launches one-dimensional blocks and updates one cell per thread."""
+def _check_linear(block: Triple, folding: Triple, indexing: str) -> None:
+    """A ``linear1d`` kernel launches one-dimensional blocks and updates one cell per thread; a
+    ``gridstrided_linear1d`` one updates a cell per iteration of its loop, their number the folding in x."""
     if block[1] != 1 or block[2] != 1:
-        raise LaunchError(f"block {list(block)}: a kernel of linear1d indexing launches one-dimensional blocks; "
+        raise LaunchError(f"block {list(block)}: a kernel of {indexing} indexing launches one-dimensional blocks; "
                           f"give its threads per block as (N, 1, 1), such as ({math.prod(block)}, 1, 1).")
-    if folding != (1, 1, 1):
+    if indexing == "linear1d" and folding != (1, 1, 1):
         raise InputError(f"folding {list(folding)}: a kernel of linear1d indexing updates one cell per thread; "
                          "give the folding 1,1,1.")
+    if folding[1:] != (1, 1):
+        raise InputError(f"folding {list(folding)}: a kernel of gridstrided_linear1d indexing takes the loop's "
+                         "iterations per thread as the folding in x; give K,1,1 (the grid: cells / (N x K) blocks).")
 
 
 def linear_wave_start(domain: Triple, block_threads: int, blocks: int, wave_blocks: int) -> int:

@@ -527,17 +527,25 @@ def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domai
            indexing: str = "linear3d") -> list[Configuration]:
     """The configurations of a ranking on ``dev`` (see :func:`rank`): generated block shapes leave out those
     with threads along an axis that no domain ranked extends (a 2-D domain gets no block deeper than 1). A
-    kernel of ``linear1d`` indexing gets one-dimensional blocks (:func:`linear_block_shapes`)."""
+    kernel of ``linear1d`` indexing gets one-dimensional blocks (:func:`linear_block_shapes`), one of
+    ``gridstrided_linear1d`` indexing also its grids (:data:`GRID_STRIDES`, where no other folding is given)."""
     if configs is not None:
         return list(dict.fromkeys(configs))
     domains = None if domains is None else [triple(d, "domain") for d in domains]
     shapes = blocks
-    if shapes is None and indexing == "linear1d":
+    if shapes is None and indexing in ("linear1d", "gridstrided_linear1d"):
         shapes = linear_block_shapes(threads, dev)
+    if indexing == "gridstrided_linear1d" and [tuple(f) for f in folding] == [(1, 1, 1)]:
+        folding = GRID_STRIDES  # the grid: the loop's iterations per thread
     if shapes is None:
         generated = block_shapes(threads, max_dims=dev.max_block_dims)
         shapes = without_idle_axes(generated, domains or [kernel_domain]) or generated
     return configurations(shapes, folding, (None,) if domains is None else domains)
+
+
+GRID_STRIDES = tuple((1 << i, 1, 1) for i in range(7))
+"""The foldings a ranking of a ``gridstrided_linear1d`` kernel takes unless given: the loop's iterations per thread,
+1 to 64 (the grid from one block per N cells down to a 64th of that)."""
 
 
 def linear_block_shapes(threads: Iterable[int], dev: Device) -> list[tuple[int, int, int]]:
