@@ -5,7 +5,7 @@ names, device, domain and kernel, each checked against the one given (:func:`rea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,45 @@ def read_header(doc: Any, p: Path) -> tuple[str, dict, str]:
                          f"'results'); its keys: {', '.join(map(str, doc)) or 'none'}.")
     if not isinstance(meta, dict):
         raise InputError(f"{p}: key {meta_key} is {meta!r}, not an object.")
+    _check_keys(meta, meta_key, p)
+    return kind, meta, meta_key
+
+
+def _check_keys(meta: dict, meta_key: str, p: Path) -> None:
     for key, kinds, what in _META_KEYS:
         if key in meta and not (isinstance(meta[key], kinds) and meta[key]):
             raise InputError(f"{p}: key {meta_key}.{key} is {meta[key]!r}; give {what}.")
-    return kind, meta, meta_key
+
+
+_VARIANT_KEYS = ("kernel", "kernel_spec", "kernel_description")
+"""The keys of a variant in a variant ranking's header (``variants``): its kernel and what loads it."""
+
+
+def variant_header(meta: dict, meta_key: str, select: Mapping[str, Any] | None, p: Path) -> dict:
+    """The header to read the rows with: a variant ranking's (keys ``variant_parameter`` and ``variants``, one
+    kernel per value of that parameter) with the kernel of the value ``select`` picks in place of its own;
+    another header as it is. A variant file read without selecting one value is an :class:`InputError`:
+    warpspeed validates one kernel at a time."""
+    parameter, variants = meta.get("variant_parameter"), meta.get("variants")
+    if parameter is None and variants is None:
+        return meta
+    if not isinstance(parameter, str) or not parameter or not isinstance(variants, list) or not variants or not all(
+            isinstance(v, dict) and "value" in v for v in variants):
+        raise InputError(f"{p}: keys {meta_key}.variant_parameter and {meta_key}.variants are {parameter!r} and "
+                         f"{variants!r}; give a parameter name and a list of objects with a 'value' each.")
+    values = [v["value"] for v in variants]
+    if not select or parameter not in select:
+        raise InputError(f"{p}: the file holds {len(values)} kernels, one per value of parameter {parameter!r} "
+                         f"({', '.join(map(str, values))}); warpspeed reads one kernel's rows: select one, "
+                         f"select={{{parameter!r}: {values[0]!r}}} (--select {parameter}={values[0]}).")
+    chosen = [i for i, v in enumerate(values) if str(v) == str(select[parameter])]
+    if not chosen:
+        raise InputError(f"{p}: select {parameter}={select[parameter]!r} is no value of the file's variants (they "
+                         f"are {', '.join(map(str, values))}).")
+    variant = variants[chosen[0]]
+    _check_keys(variant, f"{meta_key}.variants[{chosen[0]}]", p)
+    out = {k: v for k, v in meta.items() if k not in ("variant_parameter", "variants", *_VARIANT_KEYS)}
+    return {**out, **{k: variant[k] for k in _VARIANT_KEYS if k in variant}}
 
 
 def header_names(meta: dict, meta_key: str, names: ParameterNames | None, p: Path) -> ParameterNames:

@@ -11,7 +11,7 @@ from typing import Any
 from ...errors import InputError
 from ...measurement.measurements import MAX_REGISTERS, NUMBER_RANGE, Measurement, triple_text
 from .files import ERROR_VALUES, OBJECTIVE, load_json
-from .header import file_kernel, header_device, header_domain, header_names, load_kernel, read_header
+from .header import file_kernel, header_device, header_domain, header_names, load_kernel, read_header, variant_header
 from .names import ParameterNames, configuration_key
 from .space import check_dimensions
 
@@ -35,10 +35,13 @@ def read_kernel_tuner(path: str | Path, *, kernel: str | None = None, device: st
     header says, and a given domain must equal the header's; a header's device wins (``validate --device``
     estimates on another device; :func:`~warpspeed.integrations.kernel_tuner.recorded_devices` loads a changed
     one). A domain needs as many extents as the kernel has dimensions. ``select`` keeps the entries whose other
-    parameters have these values (compared as text): warpspeed compares one time per block and folding."""
+    parameters have these values (compared as text): warpspeed compares one time per block and folding. A file of
+    a variant ranking (:class:`~warpspeed.integrations.kernel_tuner.VariantRanking`: one kernel per value of its
+    variant parameter) is read one kernel at a time: ``select`` must name that parameter's value."""
     p = Path(path)
     doc = load_json(p)
     kind, meta, meta_key = read_header(doc, p)
+    meta = variant_header(meta, meta_key, select, p)
     names = header_names(meta, meta_key, names, p)
     if kernel is not None and (not isinstance(kernel, str) or not kernel):
         raise InputError(f"kernel is {kernel!r}; give a catalog name (e.g. star3d-r4) or a kernel TOML path.")
