@@ -112,7 +112,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
         if count is not None:
             count.cancel()  # where nvcc still runs: describing failed
     spatial = max(f.spatial_dimensions for f in made[0].get_fields())
-    threads_rank = 1 if wkernel.indexing == "linear1d" else spatial  # Linear1D: one-dimensional blocks
+    threads_rank = spatial if wkernel.indexing == "linear3d" else 1  # Linear1D schemes: one-dimensional blocks
     block, meta = _best_block(wkernel, device, rank_options, model=model, folding_given=folding_given,
                               default_block=pystencils_default_block(threads_rank, base), spatial_dims=spatial)
     kernel = with_block(assignments, base, block, meta)

@@ -209,6 +209,7 @@ class Extractor:
         self.layout = layout  # None: each field in its declared layout (see estimated_order)
         self.index_layout = index_layout
         self.decls: dict[str, Any] = {}
+        self.loops = 0  # grid-strided loops
         self.memo: dict[str, sp.Expr] = {}
         self.polynomial_memo: dict[str, poly.Polynomial | None] = {}  # None: not a polynomial
         self.values: dict[str, int] = {}  # shape / stride parameter -> concrete value
@@ -337,6 +338,7 @@ class Extractor:
             self.decls[node.declared_symbol.name] = node.rhs
         elif isinstance(node, structural.PsLoop):  # a grid-strided loop: its first iteration (see GRID_STRIDED)
             self.decls[node.counter.symbol.name] = node.start
+            self.loops += 1
         for c in node.children:
             self._collect_decls(c)
 
@@ -516,7 +518,20 @@ class Extractor:
                            "loads": info.loads, "stores": info.stores})
         if not fields:
             raise InputError(f"{self.where}: no global load or store found.")
-        return {"fields": fields, "domain": list(self.domain), "indexing": "linear1d" if self.linear else "linear3d"}
+        return {"fields": fields, "domain": list(self.domain), "indexing": self._indexing()}
+
+    def _indexing(self) -> str:
+        """The warpspeed indexing of the kernel: a grid-strided loop under a manual launch grid (the caller's
+        grid: ``gridstrided_linear1d``, its iterations per thread ranked as the folding in x) or else the plain
+        scheme's (pystencils' own grid covers the iteration space: one iteration per thread)."""
+        manual = self.loops and type(self.kernel.get_launch_configuration()).__name__ == "ManualLaunchConfiguration"
+        if not manual:
+            return "linear1d" if self.linear else "linear3d"
+        if not self.linear:
+            raise InputError(f"{self.where}: a GridstridedLinear3D kernel with a manual launch grid: warpspeed "
+                             "models the grid of grid-strided loops over the linearised cells (GridstridedLinear1D); "
+                             "use that scheme, or pystencils' own launch grid (no gpu.manual_launch_grid).")
+        return "gridstrided_linear1d"
 
     def _linear_counters(self) -> bool:
         """Read the counters of pystencils' Linear1D indexing (and of the first iteration of its grid-strided

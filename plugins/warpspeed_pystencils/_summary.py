@@ -40,7 +40,8 @@ def ranking_summary(ranking: Any, wkernel: Any, spatial_dims: int, *, model: str
     summary: dict[str, Any] = {
         "kernel": ranking.kernel,
         "device": ranking.device, "block": block, "folding": list(best.configuration.folding),
-        "folding_applied": tuple(best.configuration.folding) == (1, 1, 1),
+        # a grid-strided kernel's folding in x is its loop's iterations per thread: the grid the caller sets
+        "folding_applied": tuple(best.configuration.folding) == (1, 1, 1) or wkernel.indexing == "gridstrided_linear1d",
         "performance_GLup_s": best.performance_GLup_s, "limiter": best.limiter,
         "configurations": len(ranking.results) + len(ranking.bounded),
         "configurations_estimated": len(ranking.results), "folding_ranked": folding_ranked,

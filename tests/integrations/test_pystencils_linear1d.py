@@ -169,3 +169,24 @@ def test_the_block_of_a_grid_strided_kernel_is_chosen_at_the_launch(gpu):
     run(src=gpu.zeros(shape, order="F"), dst=gpu.zeros(shape, order="F"))
     _, grid, block, _ = gpu.launches[-1]
     assert block[1:] == (1, 1) and grid == (math.ceil(128 * 64 * 32 / block[0]), 1, 1)
+
+
+def test_a_grid_strided_kernel_with_a_manual_grid_has_its_grid_ranked():
+    """GridstridedLinear1D with gpu.manual_launch_grid: the caller sets the grid, so the description is
+    ``gridstrided_linear1d`` and the ranking takes blocks times iterations per thread (the grid); the chosen grid
+    is in the metadata, for the caller to set. GridstridedLinear3D with a manual grid is refused naming why."""
+    shape = (66, 34, 18)
+    kernel = ps.create_kernel(seven_point(), config("gridstrided_linear1d", manual_launch_grid=True))
+    assert wp.describe(kernel, shape, registers=40).indexing == "gridstrided_linear1d"
+    ranking = wp.rank_block_sizes(kernel, shape, device=H100, registers=40)
+    assert {r.configuration.folding[0] for r in ranking.results} == {1, 2, 4, 8, 16, 32, 64}
+    created = wp.create_kernel(seven_point(), config("gridstrided_linear1d", manual_launch_grid=True), shape=shape,
+                               device=H100, registers=40, cache=None)
+    meta = created.metadata["warpspeed"]
+    n, k = meta["block"][0], meta["ranking"]["folding"][0]
+    assert meta["grid"] == [math.ceil(64 * 32 * 16 / (n * k)), 1, 1]
+    assert tuple(meta["ranking"]["pystencils_default_block"]) == (256, 1, 1) and meta["ranking"]["folding_applied"]
+    assert created.get_launch_configuration().block_size == tuple(meta["block"])
+    with pytest.raises(warpspeed.InputError, match="GridstridedLinear3D kernel with a manual launch grid"):
+        wp.describe(ps.create_kernel(seven_point(), config("gridstrided_linear3d", manual_launch_grid=True)), shape,
+                    registers=40)
