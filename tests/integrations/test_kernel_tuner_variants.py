@@ -5,10 +5,13 @@ import json
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import warpspeed
 from warpspeed import InputError
 from warpspeed.integrations import kernel_tuner as wk
+from warpspeed.integrations.kernel_tuner.variants import merge_variants
 from warpspeed.measurement.validation import validate
 
 DEVICE = "H100-SXM5-80GB"
@@ -74,6 +77,29 @@ def test_two_copies_of_one_kernel_tie_and_interleave(copies, single):
     assert wk.x0(copies, COPIES_TP) == ["a", *single.best.configuration.block[:2], 0]
     # two configurations predicted equal are contenders: both copies of the best are measured first
     assert [c.key for c in copies.confidence.measure[:2]] == [("a", *key(single.best)), ("b", *key(single.best))]
+
+
+@pytest.fixture(scope="module")
+def wider(single):
+    """star3d-r4 on the space of ``single`` (star3d-r1): another kernel of the same domain."""
+    return wk.rank_tune_params("star3d-r4", DEVICE, {k: v for k, v in COPIES_TP.items() if k != "copy"},
+                               domain=(64, 64, 64))
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=st.lists(st.one_of(st.text(min_size=1, max_size=4), st.integers(-5, 5)), min_size=1, max_size=4,
+                       unique=True),
+       which=st.lists(st.booleans(), min_size=4, max_size=4))
+def test_a_merge_keeps_each_variants_order_and_sorts_by_time_per_update(single, wider, values, which):
+    rankings = [(v, wider if w else single) for v, w in zip(values, which, strict=False)]
+    merged = merge_variants("variant", rankings, wk.NAMES, (64, 64, 64), None)
+    assert len(merged.results) == sum(len(r.results) for _, r in rankings)
+    for v, own in rankings:  # each value's configurations in its own ranking's order
+        assert [key(r.result) for r in merged.results if r.configuration.value == v] == [key(r) for r in own.results]
+    times = [r.estimate.time_s for r in merged.results if r.estimate is not None]
+    assert times == sorted(times) and all(r.error for r in merged.results[len(times):])
+    space = {"variant": values, **{k: v for k, v in COPIES_TP.items() if k != "copy"}}
+    assert len(wk.ordered_params(merged, space)) == 16 * len(values)
 
 
 def test_fzyx_before_zyxf_for_d3q19_on_the_h100_with_compares_factor(layouts):
