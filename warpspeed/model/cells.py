@@ -62,10 +62,8 @@ class CellSet:
 
 def cell_set(launch: Launch, start: int, stop: int) -> CellSet:
     """Valid cells of the blocks with linear ids [start, stop), as a union of boxes."""
-    if launch.linear:  # the blocks' threads take the cells [start N, stop N) of the linearised domain in turn
-        n = launch.threads_per_block
-        first, last = min(start * n, launch.cells), min(stop * n, launch.cells)
-        return CellSet(tuple((lo, tuple(h - 1 for h in hi)) for lo, hi in id_range_boxes(first, last, launch.domain)))  # type: ignore[misc]
+    if launch.linear:
+        return _linear_cell_set(launch, start, stop)
     bf = launch.cells_per_block
     boxes = []
     for lo, hi in id_range_boxes(start, stop, launch.grid):
@@ -74,6 +72,15 @@ def cell_set(launch: Launch, start: int, stop: int) -> CellSet:
         if all(a <= b for a, b in zip(first, last, strict=True)):
             boxes.append((first, last))
     return CellSet(tuple(boxes))  # type: ignore[arg-type]
+
+
+def _linear_cell_set(launch: Launch, start: int, stop: int) -> CellSet:
+    """:func:`cell_set` of a linear launch: its blocks' threads take the cells [start N, stop N) of the
+    linearised domain in turn."""
+    n = launch.threads_per_block
+    a, b = min(start * n, launch.cells), min(stop * n, launch.cells)
+    boxes = tuple((lo, (hi[0] - 1, hi[1] - 1, hi[2] - 1)) for lo, hi in id_range_boxes(a, b, launch.domain))
+    return CellSet(boxes)
 
 
 def linear_layers(launch: Launch) -> tuple[tuple[int, int], tuple[int, int], int, int]:
