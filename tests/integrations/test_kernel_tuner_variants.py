@@ -2,6 +2,7 @@
 a streaming pattern) ranked together with the block, as warpspeed.compare ranks candidate kernels."""
 
 import json
+import re
 import warnings
 
 import pytest
@@ -225,3 +226,17 @@ def test_warpspeed_order_runs_kernel_tuners_strategy_interface_over_the_mixed_sp
     # the model's top 2 (value, block) pairs kept by restriction: kernel_tuner measures exactly those
     results, _ = tune(restrictions=wk.all_of(wk.cached_restriction(path), wk.restriction(copies, top=2)))
     assert {pkey(r, "copy") for r in results} == {vkey(r) for r in copies.results[:2]}
+
+
+def test_the_docs_variant_example_runs_and_prints_what_it_says():
+    """docs/kernel-tuner.md, "Variant parameters": its python block runs, and its comment is the best found."""
+    from paths import ROOT
+
+    text = (ROOT / "docs" / "kernel-tuner.md").read_text()
+    section = re.search(r"^## Variant parameters\n(.*?)^## ", text, flags=re.S | re.M)
+    block = re.search(r"^```python\n(.*?)^```", section.group(1), flags=re.S | re.M).group(1)
+    namespace: dict = {"wk": wk}
+    exec(compile(block, "<docs/kernel-tuner.md variant example>", "exec"), namespace)
+    said = re.search(r"ranking.best.configuration.label\s+# '(.*)'", block).group(1)
+    assert namespace["ranking"].best.configuration.label == said
+    assert isinstance(namespace["ranking"].variant("zyxf"), wk.TuneRanking)

@@ -103,7 +103,9 @@ def t4_results(ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]] | N
     registers per thread the estimate assumed); a configuration that cannot launch is ``invalidity: "runtime"``.
     ``metadata.warpspeed`` names the kernel, device, domain and parameter names (for a :class:`TuneRanking` also
     what loads its kernel and device), so that :func:`~warpspeed.integrations.kernel_tuner.read_kernel_tuner`
-    reads the file back."""
+    reads the file back. A :class:`~warpspeed.integrations.kernel_tuner.VariantRanking`'s file holds every
+    variant (its parameter among the configuration's) and records each value's kernel (``variant_parameter``,
+    ``variants``); it is read back one variant at a time (``select={parameter: value}``)."""
     names = ranking_names(names, ranking)
     domain = _domain(ranking)
     results = []
@@ -145,7 +147,9 @@ def write_cache(path: str | Path, ranking: AnyRanking, tune_params: Mapping[str,
     :func:`~warpspeed.integrations.kernel_tuner.rank_tune_params` was given it, else the ranked domain without its
     trailing extents of 1 (:func:`~warpspeed.integrations.kernel_tuner.files.problem_size_of`); ``device_name`` is
     the warpspeed device id; the ``warpspeed`` object names the kernel and device and, for a :class:`TuneRanking`,
-    records what loads them (:class:`~warpspeed.integrations.kernel_tuner.Origin`). Replay it with
+    records what loads them (:class:`~warpspeed.integrations.kernel_tuner.Origin`); a variant ranking's records
+    each value's kernel, as :func:`t4_results` does, and its default ``kernel_name`` is the first variant's
+    kernel's (kernel_tuner tunes one kernel function: give the one ``tune_kernel`` gets). Replay it with
     ``tune_kernel(..., cache=path, simulation_mode=True, restrictions=cached_restriction(path))``. The file's
     folder must exist (an :class:`InputError` otherwise, before any work: a typo in a folder name should not
     create folders)."""

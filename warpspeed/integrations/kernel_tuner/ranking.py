@@ -153,7 +153,9 @@ def ordered_params(ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]]
 
     Configurations of one block and folding (differing in other parameters) keep kernel_tuner's order; those
     whose block and folding the ranking lacks come last, in kernel_tuner's order. ``names``: default, those of
-    the ranking (:class:`TuneRanking`)."""
+    the ranking (:class:`TuneRanking`). For a :class:`~warpspeed.integrations.kernel_tuner.VariantRanking` a
+    configuration is placed by its variant value, block and folding; one without the variant parameter is an
+    :class:`InputError` naming it."""
     pos = positions(ranking)
     names = ranking_names(names, ranking)
     space = tune_space(tune_params, names=names, restrictions=restrictions)

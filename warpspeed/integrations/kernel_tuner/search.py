@@ -20,7 +20,8 @@ STRATEGY_OPTIONS = ("max_fevals", "time_limit", "searchspace_construction_option
 def x0(ranking: AnyRanking, tune_params: Mapping[str, Sequence[Any]], *, names: ParameterNames | None = None,
        restrictions: Restriction | str | Sequence[Restriction | str] | None = None) -> list:
     """The best-predicted configuration as kernel_tuner's ``x0`` strategy option: its values in ``tune_params``
-    order (``strategy_options={"x0": x0(...)}`` starts greedy_ils, basinhopping, ... there)."""
+    order (``strategy_options={"x0": x0(...)}`` starts greedy_ils, basinhopping, ... there); of a variant
+    ranking, the best-predicted variant value with its block."""
     pos = positions(ranking)
     n = ranking_names(names, ranking)
     for params in ordered_params(ranking, tune_params, names=n, restrictions=restrictions):
@@ -42,7 +43,8 @@ def restriction(ranking: AnyRanking, *, names: ParameterNames | None = None, top
     ranking (:class:`~warpspeed.integrations.kernel_tuner.TuneRanking`); a configuration without any of their
     block parameters, and (before kernel_tuner's search) a space that holds none of the kept configurations, are
     an :class:`InputError` (kernel_tuner would otherwise report an empty search space as "max_fevals must be
-    greater than zero")."""
+    greater than zero"). Of a :class:`~warpspeed.integrations.kernel_tuner.VariantRanking` it keeps (variant
+    value, block, folding) triples: the ``top`` N across all variants."""
     positions(ranking)
     names = ranking_names(names, ranking)
     if (top is None) == (within is None):
@@ -138,7 +140,9 @@ class WarpspeedOrder:
     ``time_limit``. Without either it measures the confidence's configurations only. A ranked configuration
     outside the space is skipped. ``names``: default, those of the ranking
     (:class:`~warpspeed.integrations.kernel_tuner.TuneRanking`); a search space none of whose configurations is
-    in the ranking is an :class:`InputError` naming the parameters expected."""
+    in the ranking is an :class:`InputError` naming the parameters expected. A
+    :class:`~warpspeed.integrations.kernel_tuner.VariantRanking` is walked the same way over the mixed space:
+    its contenders across variants first, then (variant value, block, folding) best-predicted first."""
 
     def __init__(self, ranking: AnyRanking, names: ParameterNames | None = None):
         positions(ranking)
