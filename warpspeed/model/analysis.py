@@ -91,7 +91,8 @@ class KernelAnalysis:
         """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
         modulus = math.lcm(dev.l1_line_bytes, dev.l1_banks * dev.l1_bank_bytes, dev.l1_sector_bytes,
                            dev.l2_sector_bytes)
-        key = (launch.block, launch.folding, launch.grid, launch.wave_start, launch.wave_blocks, modulus,
+        grid = None if launch.linear else launch.grid  # a linear launch's blocks hold the same cells at any grid
+        key = (launch.block, launch.folding, grid, launch.wave_start, launch.wave_blocks, modulus,
                dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes, dev.l2_line_bytes, dev.warp_size)
         stage = self._block_stages.get(key)
         if stage is None:
