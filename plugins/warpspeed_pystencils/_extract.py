@@ -718,8 +718,8 @@ launch configuration of these schemes makes it unless a manual launch grid is as
 LINEAR_COUNTER = "ctr_1d"
 """The one-dimensional thread index of pystencils' Linear1D indexing schemes."""
 SCHEMES_DESCRIBED = ("only pystencils' Linear3D and Linear1D indexing schemes (and their grid-strided forms) are "
-                     "described (gpu.indexing_scheme; "
-                     "Blockwise4D puts coordinates on blockIdx, one block per row, whose size is no choice).")
+                     "described (gpu.indexing_scheme). Blockwise4D puts coordinates on blockIdx, one block per row "
+                     "of the row's length, whose size is no choice: there is no block to rank.")
 
 
 def linear_indexing(kernel: Any) -> bool:
