@@ -65,6 +65,7 @@ def layouts():
 
 def test_two_copies_of_one_kernel_tie_and_interleave(copies, single):
     assert isinstance(copies, wk.VariantRanking) and copies.values == ("a", "b")
+    assert copies.variant("a").results is copies.variant("b").results  # one kernel met twice is ranked once
     # each configuration of the single kernel's order twice, a then b, at the same time
     assert [vkey(r) for r in copies.results] == [(v, *key(r)) for r in single.results for v in ("a", "b")]
     for a, b in zip(copies.results[::2], copies.results[1::2], strict=True):

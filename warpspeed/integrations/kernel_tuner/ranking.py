@@ -98,16 +98,16 @@ def rank_tune_params(kernel, device, tune_params: Mapping[str, Sequence[Any]], *
     if variants is None:
         configs = list(dict.fromkeys(c for _, c in space))
         k = _kernel(kernel, domain, "")
-        return _ranked(kernel, k, resolve_device(device), configs, domain, names, options)
+        return _ranked(kernel, k, resolve_device(device), configs, domain, names, options, {})
     parameter, table = variants
     kernels = [(v, table[v], _kernel(table[v], domain, f"kernel of {parameter}={v!r}: ")) for v in values]
     check_same_work(parameter, kernels)
     dev = resolve_device(device)
-    rankings = []
+    rankings, done = [], {}
     for v, given, k in kernels:
         configs = list(dict.fromkeys(c for params, c in space if params[parameter] == v))
         if configs:  # a value the restrictions exclude entirely is not ranked
-            rankings.append((v, _ranked(given, k, dev, configs, domain, names, options)))
+            rankings.append((v, _ranked(given, k, dev, configs, domain, names, options, done)))
     return merge_variants(parameter, rankings, names, rankings[0][1].problem_size, screen)
 
 
@@ -125,10 +125,13 @@ def _kernel(kernel, domain: Sequence[int] | None, what: str):
     return k
 
 
-def _ranked(given, k, dev, configs, domain: Sequence[int] | None, names: ParameterNames, options: dict
-            ) -> TuneRanking:
-    """One kernel's :class:`TuneRanking` of ``configs``."""
-    ranking = rank(k, dev, configs=configs, **options)
+def _ranked(given, k, dev, configs, domain: Sequence[int] | None, names: ParameterNames, options: dict,
+            done: dict) -> TuneRanking:
+    """One kernel's :class:`TuneRanking` of ``configs``; ``done`` holds the rankings made before, so that a
+    kernel met again under another variant value is not ranked again."""
+    ranking = done.get((k, tuple(configs)))
+    if ranking is None:
+        ranking = done[k, tuple(configs)] = rank(k, dev, configs=configs, **options)
     problem_size = tuple(int(v) for v in domain) if domain is not None else k.domain[:dimensions(k)]
     return TuneRanking(**{f.name: getattr(ranking, f.name) for f in fields(Ranking)}, names=names,
                        origin=origin_of(given, k, dev), problem_size=problem_size)
