@@ -176,6 +176,8 @@ def test_restriction_keeps_the_top_value_block_pairs(copies):
     (check,) = keep.space_checks
     with pytest.raises(InputError, match=r"\(copy \['c'\], block_size_x .*lacks all 3 configurations it keeps"):
         check({"copy": ["c"], "block_size_x": [32, 64, 128, 1024], "block_size_y": [1, 2]})
+    with pytest.raises(InputError, match=r"\(parameters block_size_x, block_size_y\) has no variant parameter 'copy'"):
+        check({"block_size_x": [32, 64, 128, 1024], "block_size_y": [1, 2]})
 
 
 def test_exports_record_each_variants_kernel_and_read_back_one_variant(layouts, tmp_path):

@@ -70,6 +70,10 @@ def restriction(ranking: AnyRanking, *, names: ParameterNames | None = None, top
         if not any(n in space for n in names.block if n is not None) or any(_in_space(ranking, k, names, space)
                                                                            for k in keep):
             return  # a space without block parameters: keep_predicted names them for each configuration
+        if (variant := _variant(ranking)) and variant[0] not in space:
+            raise InputError(f"{label}: kernel_tuner's search space (parameters {', '.join(map(str, space))}) has no "
+                             f"variant parameter {variant[0]!r}, by which the ranking selects its kernel (values "
+                             f"{', '.join(map(repr, ranking.values))}); tune the space that was ranked.")
         shared = sum(_in_space(ranking, k, names, space) for k in positions(ranking))
         tuned = ", ".join(f"{n} {list(space[n])}" for n in (*_variant(ranking), *names.all) if n in space)
         raise InputError(
