@@ -296,3 +296,70 @@ def test_a_meet_by_lookup_is_the_listed_granules_among_the_others(spec, block, r
                 assert np.array_equal(met, listed[np.isin(listed, near)])
     finally:
         ev.CHUNK_ELEMENTS = old
+
+
+@PROFILE
+@given(spec=st.one_of(population_kernels(aos=True), population_kernels(), stencil_kernels(max_domain=(40, 16, 8))),
+       block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]), run_elements=st.sampled_from([0, 16]))
+def test_runs_of_whole_rows_count_what_the_bitmap_counts(spec, block, ranges, granularity, run_elements):
+    """Stores (and loads) counted from their runs of consecutive elements (a store of every population of a
+    cell: one run per row of cells) equal the bitmap's count and the points' granules, whatever runs are
+    taken (``run_elements`` 0: every range counted by runs); the runs are taken for the array-of-structures
+    stores of every population (checked where a field stores them all)."""
+    import warpspeed.model.enumerated_volumes as ev
+    from warpspeed.model.field_encoding import field_slice_accesses
+
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    saved, ev.RUN_ELEMENTS_AT_LEAST = ev.RUN_ELEMENTS_AT_LEAST, run_elements
+    try:
+        for f in kernel.fields:
+            slices = field_slice_accesses(f, kernel.domain)
+            if slices is None:
+                continue
+            for accesses in (slices[0], slices[1]):
+                if not accesses:
+                    continue
+                for lo, hi in id_ranges:
+                    boxes = cell_set(launch, lo, hi).boxes
+                    listed = ev.granules_by_slices(f, accesses, boxes, granularity)
+                    if listed is None:
+                        continue
+                    assert ev.granule_count_by_slices(f, accesses, boxes, granularity) == listed.size
+                    found = ev._slice_ranges(f, accesses, boxes, granularity)
+                    runs = ev._run_granule_count(f, found[1], granularity // f.element_bytes)
+                    assert runs is None or runs == listed.size
+                    if run_elements == 0:
+                        assert runs is not None
+    finally:
+        ev.RUN_ELEMENTS_AT_LEAST = saved
+
+
+def test_a_chunk_pattern_seen_before_is_not_marked_again():
+    """The planes of a wave repeat a pattern of rows: the second count of the same cells marks no chunk, and
+    a wave one plane further (the same rows, planes whose granules start alike) neither; the granules are
+    the first ones, a plane further."""
+    import warpspeed.model.enumerated_volumes as ev
+    from warpspeed.model.field_encoding import field_slice_accesses
+
+    vel = [(0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1), (1, 1, 0), (-1, -1, 0)]
+    kernel = warpspeed.kernel_from_dict({
+        "name": "aos", "precision": "fp64", "flops_per_lup": 1, "domain": [32, 38, 6],
+        "field": [{"name": "f", "element_bytes": 8, "shape": [9, 34, 40, 8], "stores": [],
+                   "loads": [[str(q), f"tidx+{1 - cx}", f"tidy+{1 - cy}", f"tidz+{1 - cz}"]
+                             for q, (cx, cy, cz) in enumerate(vel)]}]})
+    f = kernel.fields[0]
+    loads = field_slice_accesses(f, kernel.domain)[0]
+    marked = []
+    real = ev._marked_chunk
+    ev._marked_chunk = lambda *a: marked.append(1) or real(*a)
+    try:
+        ev._kept_patterns.clear()
+        first = ev.granules_by_slices(f, loads, [((0, 0, 0), (31, 5, 3))], 32)  # rows 0..7 of planes 0..5
+        assert len(marked) == 5  # planes 2 and 3 hold every load: one pattern
+        assert np.array_equal(ev.granules_by_slices(f, loads, [((0, 0, 0), (31, 5, 3))], 32), first)
+        moved = ev.granules_by_slices(f, loads, [((0, 0, 1), (31, 5, 4))], 32)
+        assert len(marked) == 5  # planes 1..6: the patterns of planes 0..5
+        plane = 9 * 34 * 40 * 8 // 32  # granules per plane (a whole number of them)
+        assert np.array_equal(moved, first + plane)
+    finally:
+        ev._marked_chunk = real

@@ -178,19 +178,61 @@ def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box]
     share their memory: read each before asking for the next. ``near`` (sorted granules): a chunk keeps only
     the indices of its dimension whose elements share a granule with one of them, and one that keeps none is
     left out."""
-    eb, shape = fld.element_bytes, fld.shape
-    if granularity % eb:
+    plans = _chunk_plans(fld, accesses, boxes, granularity, near)
+    if plans is None:
         return None
-    per = granularity // eb  # elements per granule
-    moving = [d for d in range(len(shape)) if any(acc[d][0] >= 0 for acc in accesses)]
+    per, scratch = granularity // fld.element_bytes, _Scratch()
+    return (_marked_chunk(fld, p, per, scratch) for p in plans)
+
+
+def _slice_ranges(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
+                  granularity: int) -> tuple[int, list[Ranges]] | None:
+    """The top moving dimension and the index ranges (:func:`_ranges`) of the boxes' accesses; None where slices
+    do not apply (an index range outside the allocated shape, elements that do not tile a granule)."""
+    if granularity % fld.element_bytes:
+        return None
+    moving = [d for d in range(len(fld.shape)) if any(acc[d][0] >= 0 for acc in accesses)]
     top = max(moving, default=0)  # dimensions above are one constant per access: a slab each
     ranges = _ranges(boxes, accesses, top)
-    if any(lo < 0 or hi >= n for r in ranges for (lo, hi), n in zip(r, shape, strict=True)):
+    if any(lo < 0 or hi >= n for r in ranges for (lo, hi), n in zip(r, fld.shape, strict=True)):
         return None
+    return top, ranges
+
+
+def _chunk_plans(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
+                 near: np.ndarray | None = None) -> Iterator[_Plan] | None:
+    """The chunks of :func:`_marked_chunks`, not yet marked."""
+    found = _slice_ranges(fld, accesses, boxes, granularity)
+    if found is None:
+        return None
+    top, ranges = found
+    per = granularity // fld.element_bytes  # elements per granule
     slabs: dict[tuple[int, ...], list] = {}
     for r in ranges:
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
-    return _chunk_stream(fld, slabs, top, per, _Scratch(), near)
+    return _chunk_stream(fld, slabs, top, per, near)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A chunk to mark: the indices ``lo..hi`` of dimension ``dim`` (whole in the faster dimensions) from
+    element ``start``, with the elements of the ranges ``rs`` there; ``top``: the chunk's top moving
+    dimension."""
+
+    rs: list
+    dim: int
+    top: int
+    lo: int
+    hi: int
+    start: int
+
+    def pattern(self, per: int) -> tuple:
+        """What the chunk's bitmap depends on, less where it starts (for one field and granule of ``per``
+        elements): two chunks of one pattern have the same bits, and the same granules less a shift."""
+        lo, hi, dim = self.lo, self.hi, self.dim
+        clipped = {(max(r[dim][0], lo) - lo, min(r[dim][1], hi) - lo) + r[:dim] for r in self.rs
+                   if max(r[dim][0], lo) <= min(r[dim][1], hi)}
+        return dim, hi - lo, self.start % per, frozenset(clipped)
 
 
 def _near_indices(near: np.ndarray | None, lo: int, hi: int, start: int, stride: int,
@@ -211,7 +253,7 @@ def _near_indices(near: np.ndarray | None, lo: int, hi: int, start: int, stride:
 
 
 def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per: int,
-                  scratch: _Scratch, near: np.ndarray | None = None) -> Iterator[_Chunk]:
+                  near: np.ndarray | None = None) -> Iterator[_Plan]:
     plane = fld.strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
     # slabs in address order: by the slowest dimension's index first (the key lists the faster ones first)
@@ -220,12 +262,12 @@ def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per:
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
         bands = _bands(rs, top, fld.shape)
         if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
-            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, scratch, near)
+            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, near)
             continue
         for c0 in range(first, last + 1, step):
             kept = _near_indices(near, c0, min(c0 + step, last + 1) - 1, base + c0 * plane, plane, per)
             if kept is not None:
-                yield _marked_chunk(fld, rs, top, top, kept[0], kept[1], base + kept[0] * plane, per, scratch)
+                yield _Plan(rs, top, top, kept[0], kept[1], base + kept[0] * plane)
 
 
 def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] | None:
@@ -239,7 +281,7 @@ def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] 
 
 
 def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
-                 last: int, per: int, scratch: _Scratch, near: np.ndarray | None = None) -> Iterator[_Chunk]:
+                 last: int, per: int, near: np.ndarray | None = None) -> Iterator[_Plan]:
     """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
     :data:`CHUNK_ELEMENTS` elements, in address order; bands a plane's ranges miss get none."""
     second = top - 1
@@ -256,23 +298,84 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
                 lo1, hi1 = kept
                 sel = [r for r in here if r[second][0] <= hi1 and r[second][1] >= lo1]
                 if sel:
-                    yield _marked_chunk(fld, sel, second, top, lo1, hi1, base + c * plane + lo1 * row, per, scratch)
+                    yield _Plan(sel, second, top, lo1, hi1, base + c * plane + lo1 * row)
 
 
-def _marked_chunk(fld: Field, rs: list, dim: int, top: int, lo0: int, hi0: int, start: int, per: int,
-                  scratch: _Scratch) -> _Chunk:
-    """The bitmap of indices ``lo0..hi0`` of dimension ``dim`` (whole in the faster dimensions) from element
-    ``start``, with each range's elements there marked; ``top``: the chunk's top moving dimension."""
+def _marked_chunk(fld: Field, plan: _Plan, per: int, scratch: _Scratch) -> _Chunk:
+    """The bitmap of a planned chunk, with each range's elements there marked."""
+    dim, lo0, hi0 = plan.dim, plan.lo, plan.hi
     inner = tuple(reversed(fld.shape[:dim]))
     n = (hi0 - lo0 + 1) * fld.strides[dim]
-    pad = start % per
+    pad = plan.start % per
     bits = scratch.zeros(-(-(pad + n) // per) * per)
     view = bits[pad:pad + n].reshape((hi0 - lo0 + 1,) + inner)
-    for r in rs:
+    for r in plan.rs:
         lo, hi = max(r[dim][0], lo0), min(r[dim][1], hi0)
         if lo <= hi:
             view[(slice(lo - lo0, hi - lo0 + 1),) + tuple(slice(a, b + 1) for a, b in reversed(r[:dim]))] = True
-    return _Chunk(bits, pad, n, start, top)
+    return _Chunk(bits, pad, n, plan.start, plan.top)
+
+
+PATTERN_BYTES_KEPT = 32 << 20
+"""Touched granules of chunk patterns kept across counts, in bytes (one per granule): the planes of a wave, band
+by band, repeat a few patterns, and so do the waves of blocks that differ only in depth or width, whose planes
+hold the same rows of cells (:func:`_touched_chunks`). Speed only."""
+
+_kept_patterns: dict[tuple, _Touched] = {}
+_kept_bytes = [0]
+
+
+class _Touched:
+    """Which granules of a chunk its cells touch (``touched``, one flag per granule from the chunk's first),
+    shared by the chunks of one pattern; read only. What the counts read of it is worked out once."""
+
+    def __init__(self, touched: np.ndarray):
+        touched.setflags(write=False)
+        self.touched = touched
+        self._where: np.ndarray | None = None
+        self._span: tuple[int, int, int] | None = None
+
+    def where(self) -> np.ndarray:
+        """The indices of the touched granules, ascending (read only)."""
+        if self._where is None:
+            self._where = np.flatnonzero(self.touched)
+            self._where.setflags(write=False)
+        return self._where
+
+    def span(self) -> tuple[int, int, int]:
+        """(how many are touched, the index of the first, of the last); (0, 0, 0) where none is."""
+        if self._span is None:
+            n = int(np.count_nonzero(self.touched))
+            self._span = (n, int(np.argmax(self.touched)),
+                          self.touched.size - 1 - int(np.argmax(self.touched[::-1]))) if n else (0, 0, 0)
+        return self._span
+
+
+def _touched_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
+                    near: np.ndarray | None = None) -> Iterator[tuple[int, _Touched]] | None:
+    """The chunks of :func:`_marked_chunks` as (the granule of the chunk's first element, its touched
+    granules); None where slices do not apply. A chunk of a pattern seen before (the planes of a wave inside
+    one block plane: the same rows and cells, a plane further; see :data:`PATTERN_BYTES_KEPT`) is not marked
+    again: its touched granules are the earlier chunk's, from its own first granule."""
+    plans = _chunk_plans(fld, accesses, boxes, granularity, near)
+    if plans is None:
+        return None
+    return _touched_stream(fld, plans, granularity // fld.element_bytes)
+
+
+def _touched_stream(fld: Field, plans: Iterator[_Plan], per: int) -> Iterator[tuple[int, _Touched]]:
+    scratch, geometry = _Scratch(), (fld.shape, fld.strides, per)
+    for plan in plans:
+        key = (geometry, plan.pattern(per))
+        touched = _kept_patterns.get(key)
+        if touched is None:
+            touched = _Touched(_any_per_group(_marked_chunk(fld, plan, per, scratch).bits, per))
+            if _kept_bytes[0] + touched.touched.size > PATTERN_BYTES_KEPT:
+                _kept_patterns.clear()
+                _kept_bytes[0] = 0
+            _kept_patterns[key] = touched
+            _kept_bytes[0] += touched.touched.size
+        yield plan.start // per, touched
 
 
 def _drop_repeats(ascending: np.ndarray) -> np.ndarray:
@@ -295,20 +398,21 @@ def granules_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[
     ``near`` (sorted granules, not with ``per_row``): only those of them are needed; the rows or planes of
     the bitmap that share no granule with them are not marked (the result then lacks granules, but none of
     ``near``)."""
-    chunks = _marked_chunks(fld, accesses, boxes, granularity, None if per_row else near)
-    if chunks is None:
-        return None
-    per = granularity // fld.element_bytes
     if per_row:  # ascending per chunk; a granule shared by the rows at a chunk boundary breaks the order
+        chunks = _marked_chunks(fld, accesses, boxes, granularity)
+        if chunks is None:
+            return None
+        per = granularity // fld.element_bytes
         keys = [_row_keys_of_chunk(c, fld, per) for c in chunks]
         return _sorted_distinct(np.concatenate(keys)) if keys else np.empty(0, dtype=np.int64)
+    touched = _touched_chunks(fld, accesses, boxes, granularity, near)
+    if touched is None:
+        return None
     # ascending per chunk and from chunk to chunk; a granule two chunks share is the last of the one and the
     # first of the next: dropped there, not searched for in the whole list
     granules: list[np.ndarray] = []
-    for c in chunks:
-        g = np.flatnonzero(_any_per_group(c.bits, per))
-        g += c.start // per  # in place: the chunk's granules are a fresh array, as large as the footprint
-        _append_chunk(granules, g)
+    for first, t in touched:
+        _append_chunk(granules, t.where() + first)  # a fresh array, as large as the chunk's granules
     return _joined(granules)
 
 
@@ -333,36 +437,74 @@ def granules_meeting(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Bo
     """``granules_by_slices(...)`` intersected with the sorted distinct granules ``near`` (None where slices do
     not apply): each chunk's granules are looked up for those of ``near`` in its span, instead of listed and
     intersected (the chunks that share no granule with ``near`` are not marked)."""
-    chunks = _marked_chunks(fld, accesses, boxes, granularity, near)
+    chunks = _touched_chunks(fld, accesses, boxes, granularity, near)
     if chunks is None:
         return None
-    per = granularity // fld.element_bytes
     out: list[np.ndarray] = []
-    for c in chunks:
-        touched = _any_per_group(c.bits, per)
-        lo = c.start // per  # the granule of the chunk's first group
-        i, j = np.searchsorted(near, (lo, lo + touched.size))
-        _append_chunk(out, near[i:j][touched[near[i:j] - lo]])
+    for lo, t in chunks:  # lo: the granule of the chunk's first group
+        i, j = np.searchsorted(near, (lo, lo + t.touched.size))
+        _append_chunk(out, near[i:j][t.touched[near[i:j] - lo]])
     return _joined(out)
 
 
 def granule_count_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
                             granularity: int) -> int | None:
     """``granules_by_slices(...).size`` without listing the granules (None where slices do not apply): each
-    chunk's granules counted, less the one it shares with the chunk before (its first, their last)."""
-    chunks = _marked_chunks(fld, accesses, boxes, granularity)
-    if chunks is None:
+    chunk's granules counted, less the one it shares with the chunk before (its first, their last). Where the
+    ranges are runs of whole rows (a store of every population of a cell), the runs' granules are counted
+    instead (:func:`_run_granule_count`)."""
+    found = _slice_ranges(fld, accesses, boxes, granularity)
+    if found is None:
         return None
     per = granularity // fld.element_bytes
+    by_runs = _run_granule_count(fld, found[1], per)
+    if by_runs is not None:
+        return by_runs
+    chunks = _touched_chunks(fld, accesses, boxes, granularity)
+    assert chunks is not None, "the ranges apply"
     count, last = 0, -1  # last: the highest granule counted so far
-    for c in chunks:
-        touched = _any_per_group(c.bits, per)
-        n = int(np.count_nonzero(touched))
+    for lo, t in chunks:
+        n, a, b = t.span()
         if n:
-            first = c.start // per + int(np.argmax(touched))
-            count += n - (first == last)
-            last = c.start // per + touched.size - 1 - int(np.argmax(touched[::-1]))
+            count += n - (lo + a == last)
+            last = lo + b
     return count
+
+
+RUN_ELEMENTS_AT_LEAST = 16
+"""Ranges are counted as runs of elements (:func:`_run_granule_count`) where the runs average at least this many
+elements: a run costs about as much as marking 10-20 elements of the bitmap. Speed only."""
+
+
+def _run_granule_count(fld: Field, ranges: list[Ranges], per: int) -> int | None:
+    """The distinct granules (``per`` elements) of the ranges' elements, from the runs of consecutive elements
+    they are made of (None where those runs are too short to pay, :data:`RUN_ELEMENTS_AT_LEAST`). A range whose
+    fastest dimensions are whole up to one, ``d``, is one run per index of the dimensions above ``d``:
+    ``lo_d .. hi_d`` times the stride of ``d``. The runs' granule spans are merged in order of their first."""
+    starts, lengths, elements = [], [], 0
+    for r in ranges:
+        d = next((i for i, ((lo, hi), n) in enumerate(zip(r, fld.shape, strict=True)) if (lo, hi) != (0, n - 1)),
+                 len(r) - 1)
+        above = [np.arange(lo, hi + 1, dtype=np.int64) * s for (lo, hi), s in zip(r[d + 1:], fld.strides[d + 1:],
+                                                                                   strict=True)]
+        first = np.zeros(1, dtype=np.int64) + fld.offset + r[d][0] * fld.strides[d]
+        for a in above:
+            first = (first[:, None] + a[None, :]).ravel()
+        starts.append(first)
+        lengths.append(np.full(first.size, (r[d][1] - r[d][0] + 1) * fld.strides[d], dtype=np.int64))
+        elements += first.size * int(lengths[-1][0]) if first.size else 0
+    runs = sum(x.size for x in starts)
+    if runs == 0:
+        return 0
+    if elements < RUN_ELEMENTS_AT_LEAST * runs:
+        return None
+    start = np.concatenate(starts)
+    order = np.argsort(start, kind="stable")
+    start, end = start[order], start[order] + np.concatenate(lengths)[order] - 1
+    first, last = start // per, end // per
+    reached = np.maximum.accumulate(last)  # the last granule counted by the runs so far
+    before = np.concatenate(([np.int64(-1)], reached[:-1]))
+    return int(np.maximum(last - np.maximum(first - 1, before), 0).sum())
 
 
 def row_granule_count(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int) -> int | None:
