@@ -190,3 +190,14 @@ def test_a_grid_strided_kernel_with_a_manual_grid_has_its_grid_ranked():
     with pytest.raises(warpspeed.InputError, match="GridstridedLinear3D kernel with a manual launch grid"):
         wp.describe(ps.create_kernel(seven_point(), config("gridstrided_linear3d", manual_launch_grid=True)), shape,
                     registers=40)
+
+
+@pytest.mark.parametrize("dims, shape, domain", [(2, (130, 66), (128, 64, 1)), (1, (1000,), (998, 1, 1))])
+def test_linear1d_kernels_of_fewer_dimensions(dims, shape, domain):
+    """2-D: ``ctr_1 = 1 + ctr_1d / 128`` is the last counter; 1-D: ``ctr_0 = 1 + ctr_1d`` itself."""
+    f, g = ps.fields(f"f, g: double[{dims}D]", layout="fzyx")
+    offsets = [tuple(1 if i == d else 0 for i in range(dims)) for d in range(dims)]
+    asm = [ps.Assignment(g.center, sum(f[o] for o in offsets) + f.center)]
+    k = wp.describe(ps.create_kernel(asm, config("Linear1D")), shape, registers=32)
+    assert (k.indexing, k.domain) == ("linear1d", domain)
+    assert wp.rank_block_sizes(k, None, device=H100).best.configuration.block[1:] == (1, 1)
