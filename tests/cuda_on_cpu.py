@@ -15,7 +15,7 @@ HARNESS = r"""
 #include <vector>
 using std::pow; using std::sqrt; using std::fabs;
 struct ws_dim3 { long long x, y, z; };
-static ws_dim3 blockIdx, threadIdx, blockDim;
+static ws_dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -48,7 +48,7 @@ def run_on_cpu(program: CudaProgram, grid, block, inputs, tmp_path, *, grids=())
     args = ", ".join(f"a{v}.data() + {program.arrays[v].offset}" if kind == "array" else f"({_CTYPES[kind]}){v!r}"
                      for kind, v in program.args)
     bx, by, bz = block
-    main_c += [f"  blockDim = {{{bx}, {by}, {bz}}};",
+    main_c += [f"  blockDim = {{{bx}, {by}, {bz}}};", "  gridDim = {gx, gy, gz};",
                "  for (long long z = 0; z < gz; ++z) for (long long y = 0; y < gy; ++y) for (long long x = 0; x < gx; "
                "++x)",
                f"  for (long long tz = 0; tz < {bz}; ++tz) for (long long ty = 0; ty < {by}; ++ty) "

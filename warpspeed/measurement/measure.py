@@ -127,9 +127,26 @@ class CudaProgram:
         return self.source.replace(NAME_TOKEN, name)
 
 
+def _thread_lines(kernel: Kernel) -> list[str]:
+    """The lines that give a thread its cell ``(tidx, tidy, tidz)``: one thread axis per coordinate; for a
+    ``linear1d`` kernel the cells of the linearised domain in turn (``t`` past the last cell: no cell); for a
+    ``gridstrided_linear1d`` one, the same in a loop over the cells a grid apart (closed in :func:`cuda_source`)."""
+    if kernel.indexing == "linear3d":
+        return ["    const long long tidx = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
+                "    const long long tidy = (long long)blockIdx.y * blockDim.y + threadIdx.y;",
+                "    const long long tidz = (long long)blockIdx.z * blockDim.z + threadIdx.z;"]
+    nx, ny, nz = kernel.domain
+    first = "(long long)blockIdx.x * blockDim.x + threadIdx.x"
+    loop = (f"    for (long long t = {first}; t < {nx * ny * nz}LL; t += (long long)gridDim.x * blockDim.x) {{"
+            if kernel.indexing == "gridstrided_linear1d" else
+            f"    const long long t = {first};\n    if (t < {nx * ny * nz}LL) {{")
+    return [loop, f"    const long long tidx = t % {nx}LL, tidy = (t / {nx}LL) % {ny}LL, tidz = t / {nx * ny}LL;"]
+
+
 def cuda_source(kernel: Kernel, folding: Sequence[int], name: str = NAME_TOKEN) -> str:
-    """A CUDA kernel with the kernel's folded access pattern (see the module docstring)."""
-    fold = tuple(int(f) for f in folding)
+    """A CUDA kernel with the kernel's folded access pattern (see the module docstring); a grid-strided kernel's
+    folding is its loop's iterations, given by the grid (:func:`grid_of`), and its body is one cell's."""
+    fold = (1, 1, 1) if kernel.indexing != "linear3d" else tuple(int(f) for f in folding)
     for f in kernel.fields:
         if f.element_bytes not in _C_TYPES:
             raise InputError(f"field {f.name}: warpspeed measure generates 4 or 8 B elements, not "
@@ -138,10 +155,7 @@ def cuda_source(kernel: Kernel, folding: Sequence[int], name: str = NAME_TOKEN) 
     params = ", ".join(f"{_C_TYPES[f.element_bytes]}* __restrict__ f{i}" for i, f in enumerate(kernel.fields))
     nx, ny, nz = kernel.domain
     origins = [(a, b, c) for c in range(fold[2]) for b in range(fold[1]) for a in range(fold[0])]
-    lines = [_HELPERS, f'extern "C" __global__ void {name}({params}) {{',
-             "    const long long tidx = (long long)blockIdx.x * blockDim.x + threadIdx.x;",
-             "    const long long tidy = (long long)blockIdx.y * blockDim.y + threadIdx.y;",
-             "    const long long tidz = (long long)blockIdx.z * blockDim.z + threadIdx.z;"]
+    lines = [_HELPERS, f'extern "C" __global__ void {name}({params}) {{', *_thread_lines(kernel)]
     for j, (a, b, c) in enumerate(origins):
         lines.append(f"    const bool v{j} = {fold[0]}LL * tidx + {a} < {nx}LL && {fold[1]}LL * tidy + {b} < {ny}LL"
                      f" && {fold[2]}LL * tidz + {c} < {nz}LL;")
@@ -157,6 +171,8 @@ def cuda_source(kernel: Kernel, folding: Sequence[int], name: str = NAME_TOKEN) 
         if ins.store:
             ctype = _C_TYPES[kernel.fields[ins.field].element_bytes]
             lines.append(f"    if ({cond}) f{ins.field}[{c_expr(ins.thread_expr)}] = ({ctype})acc;")
+    if kernel.indexing != "linear3d":
+        lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -210,6 +226,10 @@ def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuratio
 
 
 def grid_of(kernel: Kernel, c: Configuration) -> tuple[int, int, int]:
+    """The grid a configuration launches: domain / (block x folding), rounded up; for a ``linear1d`` or
+    ``gridstrided_linear1d`` kernel the cells / (N x iterations per thread)."""
+    if kernel.indexing != "linear3d":
+        return (-(-math.prod(kernel.domain) // (math.prod(c.block) * c.folding[0])), 1, 1)
     return launch_grid(kernel.domain, c.block, c.folding)
 
 
