@@ -246,3 +246,13 @@ def test_ranking_of_a_gridstrided_kernel_takes_its_grids():
         (-(-126 * 64 * 32 // (256 << i)), 1, 1) for i in range(7)}
     with pytest.raises(InputError, match="iterations per thread as the folding in x; give K,1,1"):
         warpspeed.estimate(k, H100, (256, 1, 1), (1, 2, 1))
+
+
+def test_a_gridstrided_estimate_reports_the_folding_it_was_given():
+    """Its folding in x is the loop's iterations: the estimate says (K, 1, 1), and estimating its configuration
+    again gives the same numbers."""
+    k = linear(star_spec((126, 64, 32)), "gridstrided_linear1d")
+    e = warpspeed.estimate(k, H100, (256, 1, 1), (4, 1, 1))
+    assert e.folding == (4, 1, 1) and e.grid == (-(-126 * 64 * 32 // 1024), 1, 1)
+    again = warpspeed.estimate(k, H100, e.block, e.folding)
+    assert again.performance_GLup_s == e.performance_GLup_s

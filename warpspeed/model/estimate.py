@@ -179,7 +179,7 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     performance = pm.predict(work, dev)
     roof = work.roofline_GLup_s(dev)
     return Estimate(
-        kernel=k.name, device=dev.id, block=launch.block, folding=launch.folding, domain=k.domain,
+        kernel=k.name, device=dev.id, block=launch.block, folding=launch.configured_folding, domain=k.domain,
         grid=launch.grid, occupancy=launch.occupancy, wave_blocks=launch.wave_blocks,
         wave_valid_lups=counts.valid_lups, workload=work, fields=fields, l1_capacity=bt.l1_capacity,
         layer_y=wt.layer_y, layer_z=wt.layer_z, partial_stores=wt.partial_stores, memory_side=wt.memory_side,

@@ -99,6 +99,11 @@ class Launch:
         return self.indexing == "gridstrided_linear1d"
 
     @property
+    def configured_folding(self) -> Triple:
+        """The folding the configuration gave: a grid-strided launch's iterations per thread in x."""
+        return (self.iterations, 1, 1) if self.grid_strided else self.folding
+
+    @property
     def linear_blocks(self) -> int:
         """Blocks of N consecutive cells that cover the iteration space (a linear launch's block ids)."""
         return -(-self.cells // self.threads_per_block)
