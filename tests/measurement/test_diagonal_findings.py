@@ -28,25 +28,30 @@ def _footprint(p) -> float:
     return predicted_value(p, "l2_load") - p.estimate.l1_capacity.miss_B_per_lup
 
 
-def test_box_blocks_that_fit_the_l1_load_their_footprint_and_the_curve_adds_a_floor():
+def test_box_blocks_that_fit_the_l1_load_their_footprint_and_the_anchored_curve_keeps_it():
     """Where the resident blocks' lines fit the L1 (O <= 0.75: 26 blocks, all >= 2 wide) the L2 load measures
-    the block's footprint (median 1.02x); the model adds what the L1 curve loses at O -> 0 (1.1 %) of the
-    redundant loads, which box3d-r1 has 2-13x its footprint of: 3-19 % too much."""
+    the block's footprint (median 1.02x). The L1 curve fitted with a free level (until 2026-11-27) lost 1.1 %
+    of the redundant loads at O -> 0, which box3d-r1 has 2-13x its footprint of: 3-19 % too much, 11 of the
+    26 blocks off by more than 10 %. calibrate now fits the L1 curve with hit(0) = 1 (a = e^b; refitted to the
+    same pooled star3d-r4 and LBM rows, box3d-r1 not among them): all 26 within 10 % (0.94-1.08x)."""
     fit = [p for p in _box() if p.estimate.l1_capacity.oversubscription <= 0.75]
     assert len(fit) == 26 and min(p.measured.block[0] for p in fit) >= 2
     measured = [measured_value(p, "l2_load") / _footprint(p) for p in fit]
     predicted = [predicted_value(p, "l2_load") / _footprint(p) for p in fit]
     assert 0.99 <= float(np.median(measured)) <= 1.03
-    assert 1.03 <= min(predicted) and max(predicted) <= 1.2
-    assert warpspeed.device("H100-SXM5-80GB").hit_rates.l1(0.0) < 0.99
+    assert 1.0 <= min(predicted) and max(predicted) <= 1.13
+    assert warpspeed.device("H100-SXM5-80GB").hit_rates.l1(0.0) == 1.0
     assert all(2 <= p.estimate.l1_capacity.potential_B_per_lup / _footprint(p) <= 14 for p in fit)
+    ratios = [predicted_value(p, "l2_load") / measured_value(p, "l2_load") for p in fit]
+    assert 0.93 <= min(ratios) and max(ratios) <= 1.08
 
 
 def test_narrow_box_blocks_with_one_oversubscription_lose_very_different_shares():
     """1x4x64 and 1x64x4 allocate the same lines (O = 1.80) and are predicted the same L2 load; a warp of the
     first spans 8 planes, of the second one plane of 32 rows, and it loads 2.2x as much from the L2. The
     blocks 1-4 wide of one plane or 32 rows per warp keep 63-86 % of their redundant loads where the curve
-    says 95-98 %: the oversubscription alone does not tell."""
+    says 93-98 % (95-98 % before the L1 curve was anchored at hit(0) = 1): the oversubscription alone does not
+    tell."""
     by = {p.measured.block: p for p in _box()}
     a, b = by[(1, 4, 64)], by[(1, 64, 4)]
     assert a.estimate.l1_capacity.allocated_bytes == b.estimate.l1_capacity.allocated_bytes
@@ -55,7 +60,7 @@ def test_narrow_box_blocks_with_one_oversubscription_lose_very_different_shares(
     for block in ((1, 32, 8), (1, 64, 4), (1, 128, 2), (1, 256, 1), (2, 128, 1), (4, 64, 1)):
         p, c = by[block], by[block].estimate.l1_capacity
         kept = 1 - (measured_value(p, "l2_load") - _footprint(p)) / c.potential_B_per_lup
-        assert 0.62 <= kept <= 0.87 < 0.95 <= c.hit_rate, block
+        assert 0.62 <= kept <= 0.87 < 0.92 <= c.hit_rate, block
 
 
 def test_narrow_box_blocks_cost_l1_wavefronts_with_their_l1_misses():
@@ -87,3 +92,4 @@ def test_the_dram_excess_of_narrow_lbm_blocks_comes_with_256_threads_not_with_di
         assert 1.1 <= excess("occupancy-lbm-H100.csv", kernel, 256) <= 1.17, kernel
         assert 1.03 <= excess("occupancy-lbm-H100.csv", kernel, 128) <= 1.09, kernel
         assert excess("lbm-H100.csv", kernel) <= 1.07, kernel
+

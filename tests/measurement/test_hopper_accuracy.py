@@ -38,11 +38,12 @@ FLOORS = {
         dict(spearman=-0.06, top1=84.5, ratio=(0.85, 1.14),
              within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.18, dram_store=0.4, l1_cycles=0.32),
              roofline=dict(spearman=-0.22, top1=79.0)),
-    # diagonal neighbours (issue 46): the L2 load and L1 cycles of box3d-r1, the DRAM load of LBM blocks 1-2
-    # cells wide are off (docs/model.md, "Assumptions and limits"); recorded so that they cannot get worse
+    # diagonal neighbours (issue 46): the L2 load and L1 cycles of narrow box3d-r1 blocks, the DRAM load of LBM
+    # blocks 1-2 cells wide are off (docs/model.md, "Assumptions and limits"); recorded so that they cannot get
+    # worse. The L1 curve anchored at hit(0) = 1 (2026-11-27) brought box3d-r1's L2 load from 55 to 81 %
     ('box3d-r1-H100.csv', 'box3d-r1', '512x512x512'):
-        dict(spearman=0.98, top1=97.0, ratio=(0.01, 0.31),
-             within=dict(l1_load=0.99, l2_load=0.54, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.54),
+        dict(spearman=0.98, top1=97.0, ratio=(0.01, 0.29),
+             within=dict(l1_load=0.99, l2_load=0.8, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.54),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('d3q27-trt-H100.csv', 'lbm:stencil=D3Q27,method=trt', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.04, 0.17),
@@ -106,19 +107,20 @@ FLOORS = {
              roofline=dict(spearman=0.94, top1=92.0)),
     ('occupancy-star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=99.5, ratio=(0.05, 0.2),
-             within=dict(l1_load=0.99, l2_load=0.84, l2_store=0.99, dram_load=0.83, dram_store=0.95, l1_cycles=0.88),
+             within=dict(l1_load=0.99, l2_load=0.86, l2_store=0.99, dram_load=0.83, dram_store=0.95, l1_cycles=0.88),
              roofline=dict(spearman=0.93, top1=94.5)),
     ('occupancy-star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.98, top1=97.5, ratio=(0.1, 0.17),
-             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.75, dram_store=0.95, l1_cycles=0.88),
+             within=dict(l1_load=0.99, l2_load=0.87, l2_store=0.99, dram_load=0.75, dram_store=0.95, l1_cycles=0.88),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=99.5, ratio=(0.06, 0.19),
              within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.77, dram_store=0.95, l1_cycles=0.93),
-             roofline=dict(spearman=0.94, top1=99.5)),
+             # 0.944 before the L1 curve was anchored at hit(0) = 1 (2026-11-27), 0.939 after
+             roofline=dict(spearman=0.93, top1=99.5)),
     ('star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.98, top1=99.5, ratio=(0.07, 0.15),
-             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.79, dram_store=0.97, l1_cycles=0.94),
+             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.79, dram_store=0.97, l1_cycles=0.94),
              roofline=dict(spearman=0.98, top1=94.0)),
 }
 
@@ -282,6 +284,32 @@ def test_the_shipped_z_layer_curve_is_the_best_fit_from_any_start():
     finally:
         one_start.undo()
     assert max(abs(stuck(o) - shipped(o)) for o in grid) > 0.05
+
+
+def test_the_shipped_l1_curve_is_the_anchored_fit_to_the_pooled_rows():
+    """The Hopper l1 curve is what calibration fits, with hit(0) = 1, to the pooled star3d-r4 and LBM rows of both
+    GPUs (box3d-r1 and D3Q27 are not among them: they check it), from the curve shipped before (fitted with a
+    free level: hit(0) = 0.989) or the shipped one; it fits those rows better than the free level did."""
+    pytest.importorskip("scipy")
+    from warpspeed.device import HitRateCurve
+    from warpspeed.measurement import calibration
+    pairs = [p for stem in CALIBRATED for gpu in DEVICES for r in _reports(f"{stem}-{gpu}.csv").values()
+             for p in r.pairs]
+    points = calibration.observed_points(pairs)["l1"]
+    pts, weights = [(o, h) for o, h, _ in points], [w for _, _, w in points]
+    shipped = warpspeed.device(DEVICES["H100"]).hit_rates.l1
+    assert shipped(0.0) == 1.0 and "l1" in calibration.ANCHORED_CURVES
+    free = HitRateCurve(1.0, 0.01124, 0.4319, "the curve shipped before 2026-11-27")
+    grid = [0.1 * i for i in range(100)]
+    for start in (shipped, free):
+        fitted, _ = calibration.fit_curve(pts, start, "test", weights, anchored=True)
+        assert max(abs(fitted(o) - shipped(o)) for o in grid) < 1e-3, start.source
+    h = np.array([p[1] for p in pts])
+
+    def rms(curve) -> float:
+        return float(np.sqrt(np.mean((np.array([curve(o) for o, _ in pts]) - h) ** 2)))
+
+    assert rms(shipped) < 0.049 < 0.055 < rms(free)
 
 
 def test_the_shipped_layer_curves_are_where_calibration_settles_from_any_start():

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cuda_on_cpu import run_on_cpu
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from paths import HOPPER_DATA
 
 import warpspeed
@@ -204,7 +206,11 @@ def test_calibrate_recovers_a_known_z_layer_curve(tmp_path, capsys):
     z = fits["l2_z"].fitted
     assert (z.a, z.b, z.c) == pytest.approx((1.0, 0.02, 2.2), rel=1e-3)
     assert fits["l2_z"].rms < 1e-6
-    assert fits["l1"].fitted is None or fits["l1"].fitted.b == pytest.approx(A100.hit_rates.l1.b, rel=1e-3)
+    # the L1 curve is fitted with hit(0) = 1 (calibration.ANCHORED_CURVES): the A100's assumed curve (hit(0) =
+    # 0.98) is not of that form, the fit follows its points over their O and keeps a number a file can hold
+    l1 = fits["l1"]
+    assert l1.anchored and l1.fitted(0.0) == 1.0 and l1.fitted.a < 1e9
+    assert max(abs(l1.fitted(o) - h) for o, h in l1.points) < 5e-3
     assert fits["l2_store"].fitted is None  # no partial stores in these blocks
     # the written device file loads and reproduces the synthetic DRAM volumes
     out = tmp_path / "A100-cal.toml"
@@ -218,6 +224,38 @@ def test_calibrate_recovers_a_known_z_layer_curve(tmp_path, capsys):
     e = warpspeed.estimate("star3d-r4", dev, BLOCKS[0], domain=(512, 512, 48))
     truth = warpspeed.estimate("star3d-r4", A100.with_overrides(**TRUE_Z), BLOCKS[0], domain=(512, 512, 48))
     assert e.volumes_B_per_lup["dram_load"] == pytest.approx(truth.volumes_B_per_lup["dram_load"], rel=1e-3)
+
+
+def _anchored(b: float, c: float):
+    from warpspeed.device import HitRateCurve
+    return HitRateCurve(math.exp(b), b, c, "truth")
+
+
+def test_an_anchored_curve_keeps_every_redundant_load_at_no_oversubscription():
+    """a = e^b in the shared form (clipped to 1) is exp(-b (exp(c O) - 1)): hit(0) = 1, falling like the Gompertz
+    curve beyond; the published forms stay as they were (the A100's l2_y: 1.0 e^(-0.003 e^(3.99 O)))."""
+    curve = _anchored(0.17, 0.107)
+    assert curve(0.0) == 1.0
+    for o in (0.5, 2.0, 8.0):
+        assert curve(o) == pytest.approx(math.exp(-0.17 * math.expm1(0.107 * o)), rel=1e-12)
+    assert A100.hit_rates.l2_y(0.0) == pytest.approx(math.exp(-0.003))
+
+
+@settings(max_examples=15, deadline=None)
+@given(b=st.floats(0.01, 2.0), c=st.floats(0.05, 3.0))
+def test_the_anchored_fit_recovers_an_anchored_curve(b, c):
+    """fit_curve(anchored=True) on points of exp(-b (exp(c O) - 1)) over O = 0.2-8 (where the curve has not
+    vanished) gives that curve back, hit(0) = 1 included."""
+    pytest.importorskip("scipy")
+    from warpspeed.measurement.calibration import fit_curve
+    truth = _anchored(b, c)
+    grid = [0.2 + 0.13 * i for i in range(60)]
+    pts = [(o, truth(o)) for o in grid if truth(o) > 0.05]
+    assume(len(pts) >= 8 and max(h for _, h in pts) - min(h for _, h in pts) > 0.05)
+    fitted, rms = fit_curve(pts, A100.hit_rates.l1, "test", anchored=True)
+    assert fitted(0.0) == 1.0 and fitted.a == pytest.approx(math.exp(fitted.b), rel=1e-12)
+    assert rms < 2e-3
+    assert max(abs(fitted(o) - truth(o)) for o in [0.0, *grid]) < 5e-3
 
 
 def test_calibrate_errors(tmp_path):

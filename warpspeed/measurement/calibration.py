@@ -15,6 +15,12 @@ A curve whose points do not span its drop (all hits high, e.g. every partial sto
 the cache) gets only its level fitted (:func:`level_curve`); one with fewer than :data:`MIN_POINTS`
 points is kept.
 
+The ``l1`` curve is anchored at hit(0) = 1 (:data:`ANCHORED_CURVES`): where the resident blocks' lines fit the
+L1, it keeps every redundant load (the measured L2 load is the blocks' footprint), so only the shape of its fall,
+``exp(-b (exp(c O) - 1))`` (``a = e^b`` in the shared form), is fitted. A free level (``a <= 1``) loses its
+``1 - a exp(-b)`` of the redundant loads at every O; kernels that re-read their footprint many times (a 27-point
+box re-reads it 2-13 times) turn that into an L2 load 3-19 % high where the L1 holds everything.
+
 Hit rates are clipped to [0, 1] and fitted with ``a exp(-b exp(c O))`` by ``scipy.optimize.curve_fit``
 (optional extra ``warpspeed[calibrate]``), each point weighted by its reusable volume's share of the
 measured volume (:func:`observed_points`), residuals beyond :data:`ROBUST_SCALE` counted linearly (soft
@@ -62,6 +68,9 @@ FIT_STEEPNESSES = (2.0, 4.0, 8.0, 16.0)  # further starts of a curve fit: steepn
 FIT_DROPS = (1.0, 1.5)  # ... and the O where the start's hit rate is one half (b = ln 2 e^(-c O))
 LAYER_PASSES = 8  # at most this many refits of the two layer curves, each with the other's last curve
 SETTLED = 2e-3  # layer curves whose hit rates moved less than this between passes are settled
+ANCHORED_CURVES = ("l1",)  # fitted with hit(0) = 1: nothing is lost where the lines fit (module docstring)
+MAX_ANCHORED_B = 20.0  # b of an anchored fit stays below this (a = e^b < 5e8, a number a device file holds); a
+# fit that runs into it found a fall close to exp(-b c O) (c -> 0), which the bound still represents well
 
 
 @dataclass(frozen=True)
@@ -71,6 +80,7 @@ class CurveFit:
     fitted: HitRateCurve | None  # None: too few points, the old curve stays
     old: HitRateCurve
     rms: float | None  # of the fit residuals
+    anchored: bool = False  # fitted with hit(0) = 1 (:data:`ANCHORED_CURVES`): its shape, never a level alone
 
     @property
     def kept_because(self) -> str | None:
@@ -82,10 +92,10 @@ class CurveFit:
     @property
     def level_only(self) -> bool:
         """A fitted curve whose points do not reach past the drop: only its level was fitted."""
-        return self.fitted is not None and not _spans_drop(self.points)
+        return self.fitted is not None and not self.anchored and not _spans_drop(self.points)
 
     def to_dict(self) -> dict:
-        return {"curve": self.curve, "points": len(self.points), "rms": self.rms,
+        return {"curve": self.curve, "points": len(self.points), "rms": self.rms, "anchored": self.anchored,
                 "fitted": None if self.fitted is None else self.fitted.to_dict(), "old": self.old.to_dict()}
 
 
@@ -156,13 +166,16 @@ def observed_hit_rates(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | 
 
 
 def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
-              weights: Sequence[float] | None = None) -> tuple[HitRateCurve, float]:
+              weights: Sequence[float] | None = None, anchored: bool = False) -> tuple[HitRateCurve, float]:
     """Least-squares fit of ``a exp(-b exp(c O))`` with 0 <= a <= 1, b, c > 0; each residual times its weight
-    (default 1). The rms returned is of the unweighted hit-rate residuals."""
+    (default 1). The rms returned is of the unweighted hit-rate residuals. ``anchored``: hit(0) = 1, i.e.
+    ``exp(-b (exp(c O) - 1))`` with b, c > 0 fitted and ``a = e^b``."""
     try:
         from scipy.optimize import curve_fit
     except ImportError:
         raise InputError(f"calibration needs scipy; {install_hint('calibrate')}.") from None
+    if anchored:
+        return _fit_anchored(points, start, source, weights)
     o = np.array([p[0] for p in points], dtype=float)
     h = np.array([p[1] for p in points], dtype=float)
 
@@ -195,6 +208,48 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
     a, b, c = best
     rms = float(np.sqrt(np.mean((f(o, a, b, c) - h) ** 2)))
     return HitRateCurve(float(a), float(b), float(c), source), rms
+
+
+def _fit_anchored(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
+                  weights: Sequence[float] | None) -> tuple[HitRateCurve, float]:
+    """:func:`fit_curve` with hit(0) = 1: ``exp(-b (exp(c O) - 1))``, returned as ``a = e^b, b, c``."""
+    from scipy.optimize import curve_fit
+    o = np.array([p[0] for p in points], dtype=float)
+    h = np.array([p[1] for p in points], dtype=float)
+
+    def f(x, b, c):
+        return np.exp(-b * np.expm1(np.minimum(c * x, 50.0)))
+
+    w = np.ones_like(o) if weights is None else np.maximum(np.asarray(weights, dtype=float), 1e-9)
+
+    def cost(params) -> float:
+        z = ((f(o, *params) - h) * w / ROBUST_SCALE) ** 2
+        return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+
+    # starts: the given curve's b and c, and each steepness with its hit rate one half at each drop (as fit_curve;
+    # shallower steepnesses too: an anchored fall can be nearly linear over the observed O)
+    starts = [(min(max(start.b, 1e-6), MAX_ANCHORED_B / 2), max(start.c, 1e-3))]
+    starts += [(math.log(2.0) / math.expm1(c * half), c) for c in (0.25, 0.5, 1.0, *FIT_STEEPNESSES)
+               for half in (*FIT_DROPS, 4.0)]
+    best, best_cost, error = None, math.inf, None
+    for p0 in starts:
+        p0 = (min(max(p0[0], 1e-12), MAX_ANCHORED_B), p0[1])
+        try:
+            params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=([1e-12, 1e-6], [MAX_ANCHORED_B, 100.0]),
+                                  loss="soft_l1", f_scale=ROBUST_SCALE, maxfev=20000)
+        except (RuntimeError, ValueError) as e:
+            error = e
+            continue
+        if best is None or cost(params) < best_cost:
+            best, best_cost = params, cost(params)
+    if best is None:
+        raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {error}") from None
+    b, c = (float(x) for x in best)
+    rms = float(np.sqrt(np.mean((f(o, b, c) - h) ** 2)))
+    a = math.exp(b)
+    while a * math.exp(-b) < 1.0:  # rounding: the curve's own hit(0) = a e^-b must come out 1 (an ulp or two)
+        a = math.nextafter(a, math.inf)
+    return HitRateCurve(a, b, c, source), rms
 
 
 @dataclass(frozen=True)
@@ -445,6 +500,13 @@ def _fit_or_keep(curve: str, weighted: Sequence[tuple[float, float, float]], old
     weights = [w for _, _, w in weighted]
     if len(pts) < MIN_POINTS:
         return CurveFit(curve, tuple(pts), None, old, None)
+    if curve in ANCHORED_CURVES:  # no level to fit: its points give the shape of the fall alone
+        try:
+            fitted, rms = fit_curve(pts, old, f"{source} ({len(pts)} points, weighted by their share of the measured "
+                                              f"volume; hit(0) = 1: a = e^b)", weights, anchored=True)
+        except InputError:
+            return CurveFit(curve, tuple(pts), None, old, None, anchored=True)
+        return CurveFit(curve, tuple(pts), fitted, old, rms, anchored=True)
     if not _spans_drop(pts):
         fitted, rms = level_curve(pts, old, f"{source} ({len(pts)} points up to O = {max(o for o, _ in pts):.2f}, "
                                             f"none past the drop: level fitted, steepness kept)", weights)
@@ -538,5 +600,5 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                        tuple(bandwidths), parallelism)
 
 
-__all__ = ["Calibration", "CurveFit", "calibrate", "fit_curve", "fit_layers",
+__all__ = ["ANCHORED_CURVES", "Calibration", "CurveFit", "calibrate", "fit_curve", "fit_layers",
            "observed_hit_rates", "observed_points"]
