@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 
 import warpspeed
+from warpspeed.expressions import evaluate
 from warpspeed.measurement.measurements import read_measurements
 from warpspeed.measurement.validation import measured_value, predicted_value, spearman, validate
+from warpspeed.model.footprint import folded_instructions
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hopper"
 
@@ -93,3 +95,61 @@ def test_the_dram_excess_of_narrow_lbm_blocks_comes_with_256_threads_not_with_di
         assert 1.03 <= excess("occupancy-lbm-H100.csv", kernel, 128) <= 1.09, kernel
         assert excess("lbm-H100.csv", kernel) <= 1.07, kernel
 
+
+def _reuse_gaps(kernel: str, domain: tuple[int, int, int], block: tuple[int, int, int]) -> dict[str, float]:
+    """How many instructions apart a warp re-reads its sectors, counted lane by lane (no model stage): the shares
+    of the L1 requests (sectors per warp instruction) that re-read a sector the same warp read at most 1, or
+    2-3 instructions before, and those whose sector another warp of the block read first; averaged over 16
+    x positions of the block in a line."""
+    k = warpspeed.find_kernel(kernel, domain=domain)
+    loads = [ins for ins in folded_instructions(k, (1, 1, 1)) if not ins.store]
+    t = np.arange(int(np.prod(block)))
+    lanes = {"tidx": t % block[0], "tidy": (t // block[0]) % block[1], "tidz": t // (block[0] * block[1])}
+    counts = {"next": 0, "gap2-3": 0, "other warp": 0, "requests": 0}
+    for x in range(16):
+        env = {**lanes, "tidx": lanes["tidx"] + x, "tidy": lanes["tidy"] + 8, "tidz": lanes["tidz"] + 8}
+        sectors = [np.broadcast_to(evaluate(ins.thread_expr, env), t.shape) * ins.element_bytes // 32
+                   for ins in loads]
+        block_seen: set[int] = set()
+        for w in range(len(t) // 32):
+            last: dict[int, int] = {}
+            for i, s in enumerate(sectors):
+                warp = set(s[32 * w:32 * w + 32].tolist())
+                counts["requests"] += len(warp)
+                for sector in warp:
+                    gap = i - last.get(sector, -99)
+                    counts["next"] += gap <= 1
+                    counts["gap2-3"] += 2 <= gap <= 3
+                    counts["other warp"] += sector not in last and sector in block_seen
+                    last[sector] = i
+            block_seen |= set(last)
+    return {key: n / counts["requests"] for key, n in counts.items() if key != "requests"}
+
+
+def test_narrow_blocks_keep_what_their_warps_reread_at_the_next_instruction():
+    """What separates the narrow blocks that lose redundant loads (not yet in the model): how many instructions
+    apart a warp re-reads a sector. Each instruction of a warp one cell wide touches 32 lines; box3d-r1 loads
+    its 27 neighbours z fastest, so warps spanning one plane (1x32x8 ... 1x256x1) re-read every sector 3
+    instructions later and keep 63-85 % of their redundant loads, while 1x4x64 and 1x8x32 (8 and 4 planes per
+    warp) re-read 62-73 % of their requests at the next instruction and keep 96.5 %. star3d-r4's warps one
+    cell wide re-read theirs 1-3 instructions apart, and its 1x256x1 blocks (no plane shared by two warps)
+    keep 95 % at O = 9.8, where box3d-r1's keep 63 % at O = 3.5: the oversubscription of the resident blocks
+    does not tell, the lines the SM's warps touch between two reads of a sector may (about the instructions
+    apart x 32 lines x the warps interleaved; both kernels have 64 resident warps per SM there)."""
+    by = {p.measured.block: p for p in _box()}
+
+    def kept(p) -> float:
+        return 1 - (measured_value(p, "l2_load") - _footprint(p)) / p.estimate.l1_capacity.potential_B_per_lup
+
+    for block in ((1, 32, 8), (1, 256, 1)):
+        gaps = _reuse_gaps("box3d-r1", (512, 512, 512), block)
+        assert gaps["next"] == 0 and gaps["gap2-3"] > 0.78, block
+        assert kept(by[block]) < 0.85
+    for block in ((1, 4, 64), (1, 8, 32)):
+        assert _reuse_gaps("box3d-r1", (512, 512, 512), block)["next"] > 0.6, block
+        assert kept(by[block]) > 0.96
+    star = _reuse_gaps("star3d-r4", (640, 512, 512), (1, 256, 1))
+    assert star["next"] > 0.29 and star["other warp"] < 0.01
+    (s,) = [p for p in _pairs("occupancy-star3d-r4-H100.csv", "star3d-r4") if p.measured.block == (1, 256, 1)]
+    assert kept(s) > 0.95 and s.estimate.l1_capacity.oversubscription > 9.5
+    assert kept(by[(1, 256, 1)]) < 0.65 and by[(1, 256, 1)].estimate.l1_capacity.oversubscription < 3.6
