@@ -235,6 +235,26 @@ def count_distinct(values: np.ndarray, active: np.ndarray) -> np.ndarray:
     return (new & (v != SENTINEL)).sum(axis=-1)
 
 
+def lane_counts(addresses: np.ndarray, active: np.ndarray, element_bytes: int, sector_bytes: int,
+                line_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Along the last axis of the active byte addresses of ``element_bytes``-byte elements: the distinct
+    sectors, lines and addresses, and the runs (:func:`count_runs`), from one sort of the addresses (the
+    sectors and lines of ascending addresses ascend too)."""
+    v = np.where(active, addresses, SENTINEL)
+    v.sort(axis=-1)
+    valid = v != SENTINEL
+
+    def distinct(x: np.ndarray) -> np.ndarray:
+        new = valid.copy()
+        new[..., 1:] &= x[..., 1:] != x[..., :-1]
+        return new.sum(axis=-1)
+
+    sectors = v // sector_bytes
+    start = valid.copy()
+    start[..., 1:] &= sectors[..., 1:] - (v[..., :-1] + element_bytes - 1) // sector_bytes > 1  # as count_runs
+    return distinct(sectors), distinct(v // line_bytes), distinct(v), start.sum(axis=-1)
+
+
 def count_runs(values: np.ndarray, active: np.ndarray, step: int, sector_bytes: int) -> np.ndarray:
     """Number of runs of the active byte addresses of ``step``-byte elements along the last axis.
 
@@ -479,21 +499,16 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         (sectors, runs), (lines, _) = c.coarser[sector_bytes], c.coarser[line_bytes]
         blk_sec, blk_runs, blk_lines = wave_sum(sectors), wave_sum(runs), wave_sum(lines)
         blk_bytes = [n * int(b) for n, b in zip(wave_sum(c.granules), eb, strict=True)]
-    else:
-        assert ba.addresses is not None
-        sectors, lines = ba.addresses // sector_bytes, ba.addresses // line_bytes
     for fi in range(0 if by_rows else nf):
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
         if not sel.any():
             continue
-        act = ba.active[:, sel, :].reshape(k, -1)
-        blk_sec[fi] = int((count_distinct(sectors[:, sel, :].reshape(k, -1), act) * w).sum())
-        blk_lines[fi] = int((count_distinct(lines[:, sel, :].reshape(k, -1), act) * w).sum())
         assert ba.addresses is not None
         field_bytes = kernel.fields[fi].element_bytes
-        addr = ba.addresses[:, sel, :].reshape(k, -1)
-        blk_bytes[fi] = int((count_distinct(addr, act) * w).sum()) * field_bytes
-        blk_runs[fi] = int((count_runs(addr, act, field_bytes, sector_bytes) * w).sum())
+        per_block = lane_counts(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
+                                field_bytes, sector_bytes, line_bytes)
+        blk_sec[fi], blk_lines[fi], n_bytes, blk_runs[fi] = (int((n * w).sum()) for n in per_block)
+        blk_bytes[fi] = n_bytes * field_bytes
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec), tuple(blk_lines),
                        int(w.sum()), tuple(blk_bytes), tuple(blk_runs), warp_load_lines, warp_store_lines)
 
