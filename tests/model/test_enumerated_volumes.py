@@ -363,3 +363,29 @@ def test_a_chunk_pattern_seen_before_is_not_marked_again():
         assert np.array_equal(moved, first + plane)
     finally:
         ev._marked_chunk = real
+
+
+@PROFILE
+@given(spec=population_kernels(aos=True), block=BLOCKS, ranges=RANGES, granularity=st.sampled_from([32, 128]),
+       keep=st.integers(1, 5), field=st.integers(1, 3), data=st.data())
+def test_a_meet_reads_a_fields_keys_in_place(spec, block, ranges, granularity, keep, field, data):
+    """``granules_meeting`` of a field's part of a footprint, its keys ``field << FIELD_SHIFT | granule`` read
+    as they are (``tag``), gives the keys of the meet of the bare granules: no copy of the part untagged."""
+    import warpspeed.model.enumerated_volumes as ev
+    from warpspeed.model.field_encoding import field_slice_accesses
+
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    tag = field << FIELD_SHIFT
+    for f in kernel.fields:
+        slices = field_slice_accesses(f, kernel.domain)
+        if slices is None or not slices[0]:
+            continue
+        for lo, hi in id_ranges:
+            boxes = cell_set(launch, lo, hi).boxes
+            listed = ev.granules_by_slices(f, slices[0], boxes, granularity)
+            if listed is None:
+                continue
+            span = np.arange(max(0, int(listed[0]) - 3), int(listed[-1]) + 4) if listed.size else np.arange(4)
+            near = span[data.draw(st.integers(0, keep - 1))::keep]
+            bare = ev.granules_meeting(f, slices[0], boxes, granularity, near)
+            assert np.array_equal(ev.granules_meeting(f, slices[0], boxes, granularity, near | tag, tag), bare | tag)

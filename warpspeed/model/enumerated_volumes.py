@@ -200,8 +200,8 @@ def _slice_ranges(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
 
 
 def _chunk_plans(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
-                 near: np.ndarray | None = None) -> Iterator[_Plan] | None:
-    """The chunks of :func:`_marked_chunks`, not yet marked."""
+                 near: np.ndarray | None = None, tag: int = 0) -> Iterator[_Plan] | None:
+    """The chunks of :func:`_marked_chunks`, not yet marked (``near`` holds keys ``tag | granule``)."""
     found = _slice_ranges(fld, accesses, boxes, granularity)
     if found is None:
         return None
@@ -210,7 +210,7 @@ def _chunk_plans(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], 
     slabs: dict[tuple[int, ...], list] = {}
     for r in ranges:
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
-    return _chunk_stream(fld, slabs, top, per, near)
+    return _chunk_stream(fld, slabs, top, per, near, tag)
 
 
 @dataclass(frozen=True)
@@ -236,24 +236,25 @@ class _Plan:
 
 
 def _near_indices(near: np.ndarray | None, lo: int, hi: int, start: int, stride: int,
-                  per: int) -> tuple[int, int] | None:
+                  per: int, tag: int = 0) -> tuple[int, int] | None:
     """The indices ``lo..hi`` of a dimension of ``stride`` elements (index ``lo`` from element ``start``)
     narrowed to those whose elements share a granule with one of the sorted ``near`` (None: all of them),
-    as (first, last); None where no such index is left. Granules are ``per`` elements."""
+    as (first, last); None where no such index is left. Granules are ``per`` elements; ``near`` holds them as
+    keys ``tag | granule`` (a field's keys of a footprint, :data:`FIELD_SHIFT`)."""
     if near is None:
         return lo, hi
     end = start + (hi - lo + 1) * stride  # one past the last element
-    i = int(np.searchsorted(near, start // per))
-    j = int(np.searchsorted(near, (end - 1) // per, side="right"))
+    i = int(np.searchsorted(near, tag + start // per))
+    j = int(np.searchsorted(near, tag + (end - 1) // per, side="right"))
     if i >= j:
         return None
-    first = max(start, int(near[i]) * per)  # the first and last element of those granules inside
-    last = min(end - 1, (int(near[j - 1]) + 1) * per - 1)
+    first = max(start, (int(near[i]) - tag) * per)  # the first and last element of those granules inside
+    last = min(end - 1, (int(near[j - 1]) - tag + 1) * per - 1)
     return lo + (first - start) // stride, lo + (last - start) // stride
 
 
 def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per: int,
-                  near: np.ndarray | None = None) -> Iterator[_Plan]:
+                  near: np.ndarray | None = None, tag: int = 0) -> Iterator[_Plan]:
     plane = fld.strides[top]  # elements per index of the top dimension
     step = max(1, CHUNK_ELEMENTS // plane)
     # slabs in address order: by the slowest dimension's index first (the key lists the faster ones first)
@@ -262,10 +263,10 @@ def _chunk_stream(fld: Field, slabs: dict[tuple[int, ...], list], top: int, per:
         first, last = min(r[top][0] for r in rs), max(r[top][1] for r in rs)
         bands = _bands(rs, top, fld.shape)
         if bands is not None:  # a thin wave in a wide plane: mark only the bands of rows it touches
-            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, near)
+            yield from _band_chunks(fld, rs, top, bands, base, first, last, per, near, tag)
             continue
         for c0 in range(first, last + 1, step):
-            kept = _near_indices(near, c0, min(c0 + step, last + 1) - 1, base + c0 * plane, plane, per)
+            kept = _near_indices(near, c0, min(c0 + step, last + 1) - 1, base + c0 * plane, plane, per, tag)
             if kept is not None:
                 yield _Plan(rs, top, top, kept[0], kept[1], base + kept[0] * plane)
 
@@ -281,7 +282,7 @@ def _bands(rs: list, top: int, shape: tuple[int, ...]) -> list[tuple[int, int]] 
 
 
 def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], base: int, first: int,
-                 last: int, per: int, near: np.ndarray | None = None) -> Iterator[_Plan]:
+                 last: int, per: int, near: np.ndarray | None = None, tag: int = 0) -> Iterator[_Plan]:
     """Bitmap chunks of whole rows, one per (index of the top dimension, band of the next one) and at most
     :data:`CHUNK_ELEMENTS` elements, in address order; bands a plane's ranges miss get none."""
     second = top - 1
@@ -292,7 +293,7 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
         for blo, bhi in bands:
             for lo0 in range(blo, bhi + 1, rows_per_chunk):
                 hi0 = min(bhi, lo0 + rows_per_chunk - 1)
-                kept = _near_indices(near, lo0, hi0, base + c * plane + lo0 * row, row, per)
+                kept = _near_indices(near, lo0, hi0, base + c * plane + lo0 * row, row, per, tag)
                 if kept is None:
                     continue
                 lo1, hi1 = kept
@@ -352,12 +353,12 @@ class _Touched:
 
 
 def _touched_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
-                    near: np.ndarray | None = None) -> Iterator[tuple[int, _Touched]] | None:
+                    near: np.ndarray | None = None, tag: int = 0) -> Iterator[tuple[int, _Touched]] | None:
     """The chunks of :func:`_marked_chunks` as (the granule of the chunk's first element, its touched
     granules); None where slices do not apply. A chunk of a pattern seen before (the planes of a wave inside
     one block plane: the same rows and cells, a plane further; see :data:`PATTERN_BYTES_KEPT`) is not marked
     again: its touched granules are the earlier chunk's, from its own first granule."""
-    plans = _chunk_plans(fld, accesses, boxes, granularity, near)
+    plans = _chunk_plans(fld, accesses, boxes, granularity, near, tag)
     if plans is None:
         return None
     return _touched_stream(fld, plans, granularity // fld.element_bytes)
@@ -433,17 +434,18 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def granules_meeting(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
-                     near: np.ndarray) -> np.ndarray | None:
+                     near: np.ndarray, tag: int = 0) -> np.ndarray | None:
     """``granules_by_slices(...)`` intersected with the sorted distinct granules ``near`` (None where slices do
     not apply): each chunk's granules are looked up for those of ``near`` in its span, instead of listed and
-    intersected (the chunks that share no granule with ``near`` are not marked)."""
-    chunks = _touched_chunks(fld, accesses, boxes, granularity, near)
+    intersected (the chunks that share no granule with ``near`` are not marked). ``near`` may hold the granules
+    as keys ``tag | granule`` (a field's part of a footprint, read in place); the result then does too."""
+    chunks = _touched_chunks(fld, accesses, boxes, granularity, near, tag)
     if chunks is None:
         return None
     out: list[np.ndarray] = []
     for lo, t in chunks:  # lo: the granule of the chunk's first group
-        i, j = np.searchsorted(near, (lo, lo + t.touched.size))
-        _append_chunk(out, near[i:j][t.touched[near[i:j] - lo]])
+        i, j = np.searchsorted(near, (tag + lo, tag + lo + t.touched.size))
+        _append_chunk(out, near[i:j][t.touched[near[i:j] - (tag + lo)]])
     return _joined(out)
 
 
@@ -615,6 +617,14 @@ def _any_per_group(bits: np.ndarray, per: int) -> np.ndarray:
     return np.asarray(bits.reshape(-1, per).any(axis=1))  # an array (numpy's stubs also allow a scalar)
 
 
+def _joined_fields(keys: list[np.ndarray]) -> np.ndarray:
+    """The fields' keys as one array, in field order (the one field's array as it is where the others are empty)."""
+    kept = [k for k in keys if k.size]
+    if len(kept) == 1:
+        return kept[0]
+    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)
+
+
 def _tagged(field: int, granules: np.ndarray) -> np.ndarray:
     """The keys ``field << FIELD_SHIFT | granule`` of a field's granules (a fresh array of them, which this
     changes: one pass over a footprint's keys the less)."""
@@ -647,10 +657,9 @@ class EnumeratedFootprints:
     def footprint(self, cells: isl.Set, *, loads: bool = True, stores: bool = False) -> AddressSet:
         """Distinct granules the valid cells touch through the loads (and/or stores)."""
         pieces = as_cell_set(cells)
-        keys = [np.empty(0, dtype=np.int64)]
-        for i, f in enumerate(self.kernel.fields):
-            keys.append(_tagged(i, self._field_footprint(i, f, pieces, loads, stores)))
-        return AddressSet(np.concatenate(keys))
+        keys = [_tagged(i, self._field_footprint(i, f, pieces, loads, stores))
+                for i, f in enumerate(self.kernel.fields)]
+        return AddressSet(_joined_fields(keys))
 
     def meet(self, cells: isl.Set, other: AddressSet) -> AddressSet:
         """The cells' load footprint intersected with ``other``: the rows and planes of the slice bitmaps that
@@ -659,20 +668,22 @@ class EnumeratedFootprints:
         bounds = self._field_bounds(other)
         keys = [np.empty(0, dtype=np.int64)]
         for i, f in enumerate(self.kernel.fields):
-            near = other.keys[bounds[i]:bounds[i + 1]] & GRANULE_MASK
+            near = other.keys[bounds[i]:bounds[i + 1]]  # the field's keys, in place
             if near.size and f.loads:
-                keys.append(_tagged(i, self._field_meet(i, f, pieces, near)))
-        return AddressSet(np.concatenate(keys))
+                keys.append(self._field_meet(i, f, pieces, near))
+        return AddressSet(_joined_fields(keys))
 
     def _field_meet(self, i: int, f: Field, cells: CellSet, near: np.ndarray) -> np.ndarray:
-        """One field's load granules of the cells that are among the sorted distinct granules ``near``."""
+        """One field's load keys of the cells that are among the sorted distinct keys ``near`` (the field's)."""
         slices = self._slices[i]
+        tag = i << FIELD_SHIFT
         if slices is not None and not cells.points and not self._per_row[i]:
-            met = granules_meeting(f, slices[0], cells.boxes, self.granularity, near)
+            met = granules_meeting(f, slices[0], cells.boxes, self.granularity, near, tag)
             if met is not None:
                 return met
-        own = self._field_footprint(i, f, cells, True, False, near)
-        return own[_members(own, near)]
+        granules = near & GRANULE_MASK
+        own = self._field_footprint(i, f, cells, True, False, granules)
+        return _tagged(i, own[_members(own, granules)])
 
     def _field_footprint(self, i: int, f: Field, cells: CellSet, loads: bool, stores: bool,
                          near: np.ndarray | None = None) -> np.ndarray:
