@@ -389,3 +389,29 @@ def test_a_meet_reads_a_fields_keys_in_place(spec, block, ranges, granularity, k
             near = span[data.draw(st.integers(0, keep - 1))::keep]
             bare = ev.granules_meeting(f, slices[0], boxes, granularity, near)
             assert np.array_equal(ev.granules_meeting(f, slices[0], boxes, granularity, near | tag, tag), bare | tag)
+
+
+def test_a_count_of_lines_works_out_its_pairs_and_row_accesses_once():
+    """The closed form sizes, checks and counts the same (access, box) pairs: their spans are worked out once
+    (kept, read only), and a counter turns a field's accesses into row accesses once for every count."""
+    import warpspeed.model.cell_rows as cr
+
+    kernel = _aos_field_kernel(19, 64, [[str(q), "tidx", "tidy", "tidz"] for q in range(19)])
+    counter = EnumeratedFootprints(kernel, 128, exact=False)
+    launch = make_launch(kernel, H100, (16, 1, 1))
+    made, real = [], cr.row_accesses
+    cr._kept_pair_spans.cache_clear()
+    import warpspeed.model.enumerated_volumes as ev
+
+    ev.row_accesses = lambda *a: made.append(1) or real(*a)
+    try:
+        counts = [counter.footprint_size(cell_set(launch, 0, n)) for n in (1, 2, 4)]
+    finally:
+        ev.row_accesses = real
+    assert counts == [EnumeratedFootprints(kernel, 128, exact=False, closed_form=False).footprint_size(
+        cell_set(launch, 0, n)) for n in (1, 2, 4)]
+    assert made == [1]
+    info = cr._kept_pair_spans.cache_info()
+    assert info.misses <= 2 * 3 and info.hits >= 3  # per count: the group's pairs and all pairs, each once
+    spans = cr._pair_spans(counter._row_accesses[(0, True, False)], cell_set(launch, 0, 1).boxes)
+    assert not spans.flags.writeable

@@ -152,10 +152,18 @@ def _inside(fld: Field, ranges: np.ndarray) -> bool:
 
 
 def _pair_spans(accesses: Sequence[RowAccess], boxes: Sequence[Box]) -> np.ndarray:
-    """Every (access, box) pair's index range per field dimension: (pairs, dimensions, 2), access-major."""
+    """Every (access, box) pair's index range per field dimension: (pairs, dimensions, 2), access-major; read
+    only (kept: a count asks for the same pairs to size, to check and to count them)."""
+    return _kept_pair_spans(tuple(accesses), tuple(boxes))
+
+
+@lru_cache(maxsize=32)
+def _kept_pair_spans(accesses: tuple[RowAccess, ...], boxes: tuple[Box, ...]) -> np.ndarray:
     first, last = (np.array([b[i] for b in boxes], dtype=np.int64) for i in (0, 1))
     ranges = _index_ranges(accesses, first, last)
-    return ranges.reshape(-1, *ranges.shape[2:])
+    out = ranges.reshape(-1, *ranges.shape[2:])
+    out.setflags(write=False)
+    return out
 
 
 def _overlay_edges(spans: np.ndarray) -> list[np.ndarray]:

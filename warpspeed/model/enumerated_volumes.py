@@ -31,7 +31,7 @@ import numpy as np
 from ..expressions import evaluate
 from ..kernel import Access, Field, Kernel
 from . import cell_rows
-from .cell_rows import row_accesses
+from .cell_rows import RowAccess, row_accesses
 from .cells import Box, CellSet, as_cell_set
 from .field_encoding import FIELD_SHIFT, SliceAccess, field_encodings, field_slice_accesses
 
@@ -650,6 +650,7 @@ class EnumeratedFootprints:
         self._slices = [field_slice_accesses(f, kernel.domain) if slices else None for f in kernel.fields]
         self._per_row = [not exact and e.per_dim is not None and len(e.field.shape) > 1
                          for e in field_encodings(kernel, granularity)]
+        self._row_accesses: dict[tuple[int, bool, bool], list[RowAccess] | None] = {}
 
     def empty(self) -> AddressSet:
         return AddressSet(np.empty(0, dtype=np.int64))
@@ -741,7 +742,7 @@ class EnumeratedFootprints:
             if self._per_row[i] and slices is not None and not pieces.points:
                 ld, st = slices
                 wanted = (ld if loads else []) + (st if stores else [])
-                n = self._cell_rows_count(f, wanted, pieces) if wanted else 0
+                n = self._cell_rows_count(f, wanted, pieces, (i, loads, stores)) if wanted else 0
                 if n is None:
                     n = row_granule_count(f, wanted, pieces.boxes, self.granularity)
             if n is None:
@@ -749,13 +750,17 @@ class EnumeratedFootprints:
             total += n
         return total
 
-    def _cell_rows_count(self, f: Field, wanted: list[SliceAccess], cells: CellSet) -> int | None:
+    def _cell_rows_count(self, f: Field, wanted: list[SliceAccess], cells: CellSet,
+                         key: tuple[int, bool, bool]) -> int | None:
         """The per-row count in closed form (:mod:`warpspeed.model.cell_rows`) where it applies and pays (see
-        :data:`CLOSED_FORM_OVERLAY_SHARE`); None elsewhere (then the rows are counted from the bitmap)."""
+        :data:`CLOSED_FORM_OVERLAY_SHARE`); None elsewhere (then the rows are counted from the bitmap). ``key``:
+        (field, loads, stores), under which the accesses as rows are kept."""
         if not self.closed_form:
             return None
+        if key not in self._row_accesses:
+            self._row_accesses[key] = row_accesses(f, wanted)
         marked = sum(math.prod(hi[a] - lo[a] + 1 for a in range(3)) for lo, hi in cells.boxes) * len(wanted)
-        return cell_rows.count_if_cheaper(f, row_accesses(f, wanted), cells.boxes, self.granularity,
+        return cell_rows.count_if_cheaper(f, self._row_accesses[key], cells.boxes, self.granularity,
                                           CLOSED_FORM_OVERLAY_SHARE * marked)
 
     def count_by_field(self, fp: AddressSet) -> tuple[int, ...]:
