@@ -225,11 +225,14 @@ class _Plan:
     lo: int
     hi: int
     start: int
+    ranges_key: bytes | None = None  # the ranges' part of the pattern, where the planner worked it out
 
     def pattern(self, per: int) -> tuple:
         """What the chunk's bitmap depends on, less where it starts (for one field and granule of ``per``
         elements): two chunks of one pattern have the same bits, and the same granules less a shift."""
         lo, hi, dim = self.lo, self.hi, self.dim
+        if self.ranges_key is not None:
+            return dim, hi - lo, self.start % per, self.ranges_key
         clipped = {(max(r[dim][0], lo) - lo, min(r[dim][1], hi) - lo) + r[:dim] for r in self.rs
                    if max(r[dim][0], lo) <= min(r[dim][1], hi)}
         return dim, hi - lo, self.start % per, frozenset(clipped)
@@ -288,8 +291,10 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
     second = top - 1
     plane, row = fld.strides[top], fld.strides[second]
     rows_per_chunk = max(1, CHUNK_ELEMENTS // row)
+    table = np.array([[v for pair in r[:top + 1] for v in pair] for r in rs], dtype=np.int64)  # (lo, hi) per dim
+    y0, y1 = 2 * second, 2 * second + 1  # the columns of the second dimension's range
     for c in range(first, last + 1):
-        here = [r for r in rs if r[top][0] <= c <= r[top][1]]
+        here = np.flatnonzero((table[:, 2 * top] <= c) & (table[:, 2 * top + 1] >= c))
         for blo, bhi in bands:
             for lo0 in range(blo, bhi + 1, rows_per_chunk):
                 hi0 = min(bhi, lo0 + rows_per_chunk - 1)
@@ -297,9 +302,20 @@ def _band_chunks(fld: Field, rs: list, top: int, bands: list[tuple[int, int]], b
                 if kept is None:
                     continue
                 lo1, hi1 = kept
-                sel = [r for r in here if r[second][0] <= hi1 and r[second][1] >= lo1]
-                if sel:
-                    yield _Plan(sel, second, top, lo1, hi1, base + c * plane + lo1 * row)
+                sel = here[(table[here, y0] <= hi1) & (table[here, y1] >= lo1)]
+                if sel.size:
+                    yield _Plan([rs[i] for i in sel], second, top, lo1, hi1, base + c * plane + lo1 * row,
+                                _ranges_key(table[sel, :y1 + 1], lo1, hi1))
+
+
+def _ranges_key(table: np.ndarray, lo: int, hi: int) -> bytes:
+    """The ranges of a band chunk (rows of (lo, hi) per dimension up to the chunk's, a fresh array) with the
+    last clipped to ``lo..hi`` and counted from ``lo``, as distinct rows in a fixed order: the part of
+    :meth:`_Plan.pattern` the ranges make (the same set of ranges gives the same bytes)."""
+    table[:, -2] = np.maximum(table[:, -2], lo) - lo
+    table[:, -1] = np.minimum(table[:, -1], hi) - lo
+    rows = np.ascontiguousarray(table).view(np.dtype((np.void, table.shape[1] * table.itemsize))).ravel()
+    return np.unique(rows).tobytes()
 
 
 def _marked_chunk(fld: Field, plan: _Plan, per: int, scratch: _Scratch) -> _Chunk:
