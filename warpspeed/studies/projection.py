@@ -80,7 +80,7 @@ class Projection:
                            f"{self.target.l2_effective_size_bytes / 2**20:.0f} MiB effective)")
         msc, dram = level("MSC"), level("DRAM")
         for role, dev, e in (("source", self.source, s), ("target", self.target, t)):
-            if e.memory_side is not None:  # a device with a memory-side cache (the other may have none)
+            if e.memory_side is not None and dev.msc_size_bytes is not None:  # the other may have none
                 v = e.volumes_B_per_lup
                 out.append(f"the {role}'s memory-side cache ({dev.msc_size_bytes / 2**20:.0f} MiB) takes its L2's "
                            f"misses ({msc.traffic_B_per_lup(v):.1f} B/lup) and lets {dram.traffic_B_per_lup(v):.1f} "
