@@ -62,11 +62,10 @@ def reference_estimate(ranking: Ranking, kernel: KernelSpec, device: DeviceSpec,
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
     """:func:`warpspeed.studies.ranking.reference_estimate` of a kernel and device given by name, file or
-    object; ``block=None``: the reference block of the kernel's front end (:func:`reference_label` names it)."""
+    object; ``block=None``: the reference block of the kernel's front end (:func:`reference_label` names it;
+    a one-dimensional launch's: :func:`warpspeed.studies.ranking.reference_block`)."""
     k = resolve_kernel(kernel, domain)
-    if block is None and k.indexing == "linear1d":
-        block = (256, 1, 1)  # pystencils' default block of its Linear1D indexing (a one-dimensional launch)
     if block is None:
-        block = front_end_of(kernel).reference.block(domain if domain is not None else k.domain)
+        block = _ranking.reference_block(k, front_end_of(kernel).reference, domain)
     return _ranking.reference_estimate(ranking, k, resolve_device(device), block,
                                        domain, registers, model)

@@ -20,6 +20,7 @@ from pathlib import Path
 from .._version import __version__
 from ..device import Device
 from ..errors import InputError, check_output_file
+from ..frontends import Reference
 from ..kernel import Kernel
 from ..model.device_validation import DeviceValidation, device_validation
 from ..model.estimate import Estimate, estimate, performance_bound
@@ -610,6 +611,19 @@ def _evaluate_on_devices(k: Kernel, devs: list[Device], configs: Sequence[Config
     return out
 
 
+LINEAR_REFERENCE_BLOCK = (256, 1, 1)
+"""pystencils' default block of its Linear1D indexing schemes: the reference of a one-dimensional launch."""
+
+
+def reference_block(kernel: Kernel, reference: Reference, domain: Sequence[int] | None = None) -> tuple[int, int, int]:
+    """The block a ranking of ``kernel`` is compared with: its front end's ``reference`` for the domain (default:
+    the kernel's), or, for a one-dimensional launch (``linear1d``, ``gridstrided_linear1d`` indexing), which no
+    block of two or three dimensions can launch, :data:`LINEAR_REFERENCE_BLOCK` whatever the front end."""
+    if kernel.indexing != "linear3d":
+        return LINEAR_REFERENCE_BLOCK
+    return reference.block(domain if domain is not None else kernel.domain)
+
+
 def reference_estimate(ranking: Ranking, kernel: Kernel, device: Device,
                        block: Sequence[int] | None = None, domain: Sequence[int] | None = None,
                        registers: int | None = None, model: str | None = None) -> RankedResult:
@@ -619,7 +633,7 @@ def reference_estimate(ranking: Ranking, kernel: Kernel, device: Device,
     if block is None:
         from ..file_frontend import kernel_files
 
-        block = kernel_files().reference.block(domain if domain is not None else kernel_for(kernel).domain)
+        block = reference_block(kernel_for(kernel), kernel_files().reference, domain)
     c = Configuration(tuple(block), (1, 1, 1), None if domain is None else tuple(domain))  # type: ignore[arg-type]
     for r in ranking.results:
         if r.configuration.block == c.block and r.configuration.folding == c.folding:

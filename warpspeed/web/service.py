@@ -426,11 +426,12 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
     from ..application.ranking import front_end_of, reference_estimate
+    from ..studies.ranking import reference_block
 
     r, kernel, dev = _ranking(q, deadline)
     try:
         front = front_end_of(q.kernel if q.toml is None else kernel)
-        reference = reference_estimate(r, kernel, dev, front.reference.block(kernel.domain), model=q.model)
+        reference = reference_estimate(r, kernel, dev, reference_block(kernel, front.reference), model=q.model)
     except InputError as err:
         raise PageError("launch", str(err)) from None
     except _MODEL_ERRORS as err:
