@@ -113,9 +113,11 @@ def _one_check(r: Restriction | str) -> Restriction:
                              f"{install_hint('kernel-tuner')}") from None
 
         def check_string(params: dict) -> bool:
-            """kernel_tuner's own evaluation of the restriction string."""
+            """kernel_tuner's own evaluation of the restriction string; it writes each parameter's value into the
+            text, so a string value goes in quoted (``layout == 'fzyx'``), as kernel_tuner's search space reads it."""
+            quoted = {k: repr(v) if isinstance(v, str) else v for k, v in params.items()}
             try:
-                return bool(check_restriction(r, dict(params)))
+                return bool(check_restriction(r, quoted))
             except Exception as e:
                 raise InputError(f"restriction {r!r} failed on {params}: {type(e).__name__}: {e}") from None
 
