@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -171,72 +171,63 @@ def fit_curve(points: Sequence[tuple[float, float]], start: HitRateCurve, source
     (default 1). The rms returned is of the unweighted hit-rate residuals. ``anchored``: hit(0) = 1, i.e.
     ``exp(-b (exp(c O) - 1))`` with b, c > 0 fitted and ``a = e^b``."""
     try:
-        from scipy.optimize import curve_fit
+        import scipy.optimize  # noqa: F401
     except ImportError:
         raise InputError(f"calibration needs scipy; {install_hint('calibrate')}.") from None
     if anchored:
         return _fit_anchored(points, start, source, weights)
-    o = np.array([p[0] for p in points], dtype=float)
-    h = np.array([p[1] for p in points], dtype=float)
 
     def f(x, a, b, c):
         return a * np.exp(-b * np.exp(np.minimum(c * x, 50.0)))
-
-    w = np.ones_like(o) if weights is None else np.maximum(np.asarray(weights, dtype=float), 1e-9)
-
-    def cost(params) -> float:
-        """The robust least-squares objective curve_fit minimises (soft L1 of the weighted residuals)."""
-        z = ((f(o, *params) - h) * w / ROBUST_SCALE) ** 2
-        return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
 
     # b and c trade against each other (b e^(cO) = e^(cO + ln b)), so a fit from one start can stop on a
     # shoulder of the objective: start from the given curve and from a few steepnesses, keep the best
     starts = [(min(max(start.a, 1e-3), 1.0), max(start.b, 1e-6), max(start.c, 1e-3))]
     starts += [(1.0, math.log(2.0) * math.exp(-c * half), c) for c in FIT_STEEPNESSES for half in FIT_DROPS]
-    best, best_cost, error = None, math.inf, None
-    for p0 in starts:
-        try:
-            params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]),
-                                  loss="soft_l1", f_scale=ROBUST_SCALE, maxfev=20000)
-        except (RuntimeError, ValueError) as e:
-            error = e
-            continue
-        if best is None or cost(params) < best_cost:
-            best, best_cost = params, cost(params)
-    if best is None:
-        raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {error}") from None
-    a, b, c = best
-    rms = float(np.sqrt(np.mean((f(o, a, b, c) - h) ** 2)))
-    return HitRateCurve(float(a), float(b), float(c), source), rms
+    (a, b, c), rms = _best_fit(f, points, weights, starts, ([0.0, 1e-12, 1e-6], [1.0, 1e6, 100.0]))
+    return HitRateCurve(a, b, c, source), rms
 
 
 def _fit_anchored(points: Sequence[tuple[float, float]], start: HitRateCurve, source: str,
                   weights: Sequence[float] | None) -> tuple[HitRateCurve, float]:
     """:func:`fit_curve` with hit(0) = 1: ``exp(-b (exp(c O) - 1))``, returned as ``a = e^b, b, c``."""
-    from scipy.optimize import curve_fit
-    o = np.array([p[0] for p in points], dtype=float)
-    h = np.array([p[1] for p in points], dtype=float)
 
     def f(x, b, c):
         return np.exp(-b * np.expm1(np.minimum(c * x, 50.0)))
-
-    w = np.ones_like(o) if weights is None else np.maximum(np.asarray(weights, dtype=float), 1e-9)
-
-    def cost(params) -> float:
-        z = ((f(o, *params) - h) * w / ROBUST_SCALE) ** 2
-        return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
 
     # starts: the given curve's b and c, and each steepness with its hit rate one half at each drop (as fit_curve;
     # shallower steepnesses too: an anchored fall can be nearly linear over the observed O)
     starts = [(min(max(start.b, 1e-6), MAX_ANCHORED_B / 2), max(start.c, 1e-3))]
     starts += [(math.log(2.0) / math.expm1(c * half), c) for c in (0.25, 0.5, 1.0, *FIT_STEEPNESSES)
                for half in (*FIT_DROPS, 4.0)]
+    starts = [(min(max(b, 1e-12), MAX_ANCHORED_B), c) for b, c in starts]
+    (b, c), rms = _best_fit(f, points, weights, starts, ([1e-12, 1e-6], [MAX_ANCHORED_B, 100.0]))
+    a = math.exp(b)
+    while a * math.exp(-b) < 1.0:  # rounding: the curve's own hit(0) = a e^-b must come out 1 (an ulp or two)
+        a = math.nextafter(a, math.inf)
+    return HitRateCurve(a, b, c, source), rms
+
+
+def _best_fit(f: Callable, points: Sequence[tuple[float, float]], weights: Sequence[float] | None,
+              starts: Sequence[tuple[float, ...]], bounds: tuple[list[float], list[float]]
+              ) -> tuple[tuple[float, ...], float]:
+    """The parameters of ``f`` (and the rms of its unweighted residuals) that ``curve_fit`` finds from each of
+    ``starts`` within ``bounds`` with the lowest robust cost (soft L1 of the weighted residuals, as curve_fit
+    minimises it); an :class:`InputError` where no start converges."""
+    from scipy.optimize import curve_fit
+    o = np.array([p[0] for p in points], dtype=float)
+    h = np.array([p[1] for p in points], dtype=float)
+    w = np.ones_like(o) if weights is None else np.maximum(np.asarray(weights, dtype=float), 1e-9)
+
+    def cost(params) -> float:
+        z = ((f(o, *params) - h) * w / ROBUST_SCALE) ** 2
+        return float(np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+
     best, best_cost, error = None, math.inf, None
     for p0 in starts:
-        p0 = (min(max(p0[0], 1e-12), MAX_ANCHORED_B), p0[1])
         try:
-            params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=([1e-12, 1e-6], [MAX_ANCHORED_B, 100.0]),
-                                  loss="soft_l1", f_scale=ROBUST_SCALE, maxfev=20000)
+            params, _ = curve_fit(f, o, h, p0=p0, sigma=1.0 / w, bounds=bounds, loss="soft_l1",
+                                  f_scale=ROBUST_SCALE, maxfev=20000)
         except (RuntimeError, ValueError) as e:
             error = e
             continue
@@ -244,12 +235,8 @@ def _fit_anchored(points: Sequence[tuple[float, float]], start: HitRateCurve, so
             best, best_cost = params, cost(params)
     if best is None:
         raise InputError(f"the hit-rate fit did not converge on {len(points)} points: {error}") from None
-    b, c = (float(x) for x in best)
-    rms = float(np.sqrt(np.mean((f(o, b, c) - h) ** 2)))
-    a = math.exp(b)
-    while a * math.exp(-b) < 1.0:  # rounding: the curve's own hit(0) = a e^-b must come out 1 (an ulp or two)
-        a = math.nextafter(a, math.inf)
-    return HitRateCurve(a, b, c, source), rms
+    fitted = tuple(float(x) for x in best)
+    return fitted, float(np.sqrt(np.mean((f(o, *fitted) - h) ** 2)))
 
 
 @dataclass(frozen=True)
