@@ -333,10 +333,11 @@ def _marked_chunk(fld: Field, plan: _Plan, per: int, scratch: _Scratch) -> _Chun
     return _Chunk(bits, pad, n, plan.start, plan.top)
 
 
-PATTERN_BYTES_KEPT = 32 << 20
-"""Touched granules of chunk patterns kept across counts, in bytes (one per granule): the planes of a wave, band
-by band, repeat a few patterns, and so do the waves of blocks that differ only in depth or width, whose planes
-hold the same rows of cells (:func:`_touched_chunks`). Speed only."""
+PATTERN_BYTES_KEPT = 16 << 20
+"""Bytes of chunk patterns kept across counts (their touched granules, one byte each, and where a count lists
+them the indices of those touched): the planes of a wave, band by band, repeat a few patterns, and so do the
+waves of blocks that differ only in depth or width, whose planes hold the same rows of cells
+(:func:`_touched_chunks`). Speed only."""
 
 _kept_patterns: dict[tuple, _Touched] = {}
 _kept_bytes = [0]
@@ -356,6 +357,7 @@ class _Touched:
         """The indices of the touched granules, ascending (read only)."""
         if self._where is None:
             self._where = np.flatnonzero(self.touched)
+            _kept_bytes[0] += self._where.nbytes  # kept with the pattern: counted against its budget
             self._where.setflags(write=False)
         return self._where
 
