@@ -616,6 +616,7 @@ def _measure(a) -> str:
         write_extra_metrics,
     )
     from ..measurement.measurements import triple_text, write_measurements
+    from ..studies.ranking import linear_block_shapes
     from ..studies.space import block_shapes, configurations
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
@@ -629,8 +630,9 @@ def _measure(a) -> str:
     threads = _threads(a.threads)
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)
-    blocks = (block_shapes(threads, max_dims=dev.max_block_dims) if a.block is None
-              else [_ints(b, "--block") for b in a.block])
+    blocks = ([_ints(b, "--block") for b in a.block] if a.block is not None
+              else linear_block_shapes(threads, dev) if kernel.indexing != "linear3d"  # the ranking's (N, 1, 1)
+              else block_shapes(threads, max_dims=dev.max_block_dims))
     configs = configurations(blocks, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])])
     programs = programs_for(kernel, a.kernel, configs, a.code)
     info = gpu_info()

@@ -44,6 +44,7 @@ from ..expressions import THREAD_VARS, Add, Const, Expr, FloorDiv, Mod, Mul, Var
 from ..frontends import GENERATED_CODE
 from ..kernel import Kernel
 from ..model.footprint import folded_instructions
+from ..model.launch import check_linear
 from ..model.launch import grid_of as launch_grid
 from ..model.levels import LEVELS
 from ..studies.space import Configuration
@@ -207,6 +208,9 @@ def programs_for(kernel: Kernel, kernel_ref: str, configs: Sequence[Configuratio
     codes = program_codes()
     if code not in codes:
         raise InputError(f"--code {code!r}: choose one of {', '.join(codes)}.")
+    if kernel.indexing != "linear3d":  # its program reads blockIdx.x, blockDim.x, threadIdx.x only
+        for c in configs:
+            check_linear(c.block, c.folding, kernel.indexing)
     foldings = sorted({tuple(c.folding) for c in configs})
     native = None
     if code != GENERATED_CODE:

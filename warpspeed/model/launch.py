@@ -246,7 +246,7 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
                               f"(max block {list(d.max_block_dims)}).")
     linear = kernel.indexing in ("linear1d", "gridstrided_linear1d")
     if linear:
-        _check_linear(blk, fold, kernel.indexing)
+        check_linear(blk, fold, kernel.indexing)
         grid: Triple = (-(-math.prod(dom) // (threads * fold[0])), 1, 1)
     else:
         grid = grid_of(dom, blk, fold)
@@ -280,7 +280,7 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
     return Launch(blk, fold, dom, grid, occ, start, count, kernel.indexing, iterations)
 
 
-def _check_linear(block: Triple, folding: Triple, indexing: str) -> None:
+def check_linear(block: Triple, folding: Triple, indexing: str) -> None:
     """A ``linear1d`` kernel launches one-dimensional blocks and updates one cell per thread; a
     ``gridstrided_linear1d`` one updates a cell per iteration of its loop, their number the folding in x."""
     if block[1] != 1 or block[2] != 1:
