@@ -308,21 +308,36 @@ def _threads_and_jobs(a) -> list[int]:
     """The validated --threads list (and a check of --jobs), shared by every verb that ranks."""
     if a.jobs is not None and a.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {a.jobs}.")
-    return _threads("1024" if a.threads is None else a.threads)  # rank: None (the default) is 1024
+    return _threads("1024" if a.threads is None else a.threads, a.kernel)  # rank: None (the default) is 1024
 
 
-def _threads(text: str) -> list[int]:
+def _threads(text: str, kernel=None) -> list[int]:
+    """The --threads counts; powers of two, unless ``kernel`` (a kernel argument) launches one-dimensional blocks
+    (linear1d indexing), whose ranking takes every count given."""
     threads = [int(t) for t in text.split(",") if t.strip().isdigit()]
     if not threads or len(threads) != len(text.split(",")) or 0 in threads:
         raise InputError(f"--threads '{text}' is malformed: give positive integers such as 256,512,1024.")
     from ..studies.space import not_powers_of_two
 
     odd, near = not_powers_of_two(threads)
-    if odd:
+    if odd and not _one_dimensional(kernel):
         raise InputError(f"--threads {','.join(map(str, odd))}: the ranked block shapes have power-of-two extents, "
                          f"so each thread count must be a power of two (e.g. {', '.join(map(str, near))}); a block "
                          "of another shape can be estimated alone: warpspeed estimate KERNEL --block X,Y,Z.")
     return threads
+
+
+def _one_dimensional(kernel) -> bool:
+    """Whether a kernel argument launches one-dimensional blocks (False where it does not load: its own error
+    comes where it is used)."""
+    if kernel is None:
+        return False
+    from ..application.resolve import resolve_kernel
+
+    try:
+        return resolve_kernel(kernel).indexing != "linear3d"
+    except InputError:
+        return False
 
 
 def _space_args(a) -> dict:
