@@ -41,3 +41,13 @@ def test_a_linear3d_kernel_still_needs_powers_of_two(tmp_path, capsys):
     assert main(["rank", str(path), "--device", "H100-SXM5-80GB", "--threads", "96", "--jobs", "1"]) == 2
     err = " ".join(capsys.readouterr().err.split())
     assert "--threads 96: the ranked block shapes have power-of-two extents" in err
+
+
+def test_the_web_ranking_takes_it_too():
+    pytest.importorskip("flask")
+    from warpspeed.web.app import create_app
+
+    answer = create_app().test_client().post("/api/rank", json={
+        "toml": TOML.format(indexing="linear1d"), "device": "H100-SXM5-80GB", "threads": "96"})
+    assert answer.status_code == 200, answer.get_json()
+    assert {tuple(r["block"]) for r in answer.get_json()["ranking"]["results"]} == {(32, 1, 1), (64, 1, 1), (96, 1, 1)}

@@ -372,11 +372,13 @@ def _ranking(q: Query, deadline: Deadline):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
     :data:`MAX_RANK_CONFIGURATIONS`, stopped at the deadline."""
     from ..application.ranking import rank
+    from ..studies.ranking import linear_block_shapes
     from ..studies.space import block_shapes
 
     kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
-    try:
-        shapes = block_shapes(q.threads, max_dims=dev.max_block_dims)
+    try:  # a one-dimensional launch ranks (N, 1, 1) blocks, any count N given (as warpspeed.rank does)
+        shapes = (linear_block_shapes(q.threads, dev) if kernel.indexing != "linear3d"
+                  else block_shapes(q.threads, max_dims=dev.max_block_dims))
     except InputError as err:
         raise PageError("launch", str(err)) from None
     if len(shapes) > MAX_RANK_CONFIGURATIONS:
