@@ -203,8 +203,8 @@ def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_s
 
 def _traffic_at(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int, valid_lups: int,
                 cap: int) -> WaveTraffic:
-    """The traffic that misses a cache of ``cap`` bytes in front of the DRAM (the L2's share for one SM, or the
-    memory-side cache), along the device's L2 hit-rate curves."""
+    """The traffic that misses a cache of ``cap`` bytes in front of the DRAM (the L2 capacity an SM sees,
+    ``l2_effective_size``, or the memory-side cache), along the device's L2 hit-rate curves."""
     per_lup = 1.0 / valid_lups
     S2 = device.l2_sector_bytes
     nf = len(kernel.fields)
