@@ -222,15 +222,19 @@ class _Blocks:
 # ---------------------------------------------------------------------------------------------------
 
 
-def brute_force(kernel, device, block, folding=(1, 1, 1)):
-    """Every quantity of the volume model by explicit enumeration (see the module docstring)."""
+def brute_force(kernel, device, block, folding=(1, 1, 1), miss_share=None):
+    """Every quantity of the volume model by explicit enumeration (see the module docstring).
+
+    ``miss_share``: the wave's share of load sectors that miss the L1 (the capacity stage's L2 load over the
+    L1 load, :func:`miss_share_of`), needed where the device prices missed lines
+    (``l1_wavefronts_per_missed_line``): a formula, not a count, so it is taken from the estimate."""
     block = _triple(block)
     folding = _triple(folding)
     d = device
     bps = make_launch(kernel, d, block, folding).occupancy.blocks_per_sm  # occupancy only
     domain = kernel.domain
     if kernel.indexing in ("linear1d", "gridstrided_linear1d"):
-        return _linear_brute_force(kernel, d, block[0], bps, folding[0])
+        return _linear_brute_force(kernel, d, block[0], bps, folding[0], miss_share)
     cpb = tuple(b * f for b, f in zip(block, folding, strict=True))
     grid = tuple(-(-n // c) for n, c in zip(domain, cpb, strict=True))
     gx, gy, gz = grid
@@ -253,7 +257,8 @@ def brute_force(kernel, device, block, folding=(1, 1, 1)):
     # ---- per-warp quantities: threads, folded instructions, warps ---------------------------------
     instrs = folded_instructions(kernel, folding)
     tx, ty, tz = block_threads(block_coords(wave_ids, grid), block)  # (n, T)
-    valid_lups, cycles, warp_load_sectors, warp_store_sectors = _warps(kernel, d, instrs, (tx, ty, tz), folding)
+    valid_lups, cycles, warp_load_sectors, warp_store_sectors = _warps(kernel, d, instrs, (tx, ty, tz), folding,
+                                                                       miss_share)
 
     # ---- footprints: valid cells of blocks --------------------------------------------------------
     S1 = d.l1_sector_bytes
@@ -288,7 +293,7 @@ def _warp_values(d, grid, s, n, bps, instrs, cycles, valid_lups, warp_load_secto
             "l2_store": warp_store_sectors * d.l1_sector_bytes * per}
 
 
-def _linear_brute_force(kernel, d, N, bps, K=1):
+def _linear_brute_force(kernel, d, N, bps, K=1, miss_share=None):
     """The twin of a linear1d kernel: thread t of the one-dimensional launch updates the t-th cell of the
     domain linearised x fastest; blocks of N threads hold N consecutive cells (wrapping rows and planes).
 
@@ -318,7 +323,7 @@ def _linear_brute_force(kernel, d, N, bps, K=1):
     wave_ids = list(range(s, e))
     instrs = folded_instructions(kernel, (1, 1, 1))
     valid_lups, cycles, warp_load_sectors, warp_store_sectors = _warps(
-        kernel, d, instrs, linear_threads(wave_ids, N, domain), (1, 1, 1))
+        kernel, d, instrs, linear_threads(wave_ids, N, domain), (1, 1, 1), miss_share)
     S1 = d.l1_sector_bytes
     S2, L2 = d.l2_sector_bytes, d.l2_line_bytes
     blocks_l1 = _Blocks(kernel, (B, 1, 1), (N, 1, 1), S1, L2, N)
@@ -350,8 +355,9 @@ def _linear_brute_force(kernel, d, N, bps, K=1):
     return out
 
 
-def _warps(kernel, d, instrs, threads, folding):
-    """Valid lups, L1 cycles and the warps' load and store sectors of the threads (tx, ty, tz: (n, T) each)."""
+def _warps(kernel, d, instrs, threads, folding, miss_share=None):
+    """Valid lups, L1 cycles and the warps' load and store sectors of the threads (tx, ty, tz: (n, T) each);
+    ``miss_share`` as for :func:`brute_force`."""
     tx, ty, tz = threads
     domain = kernel.domain
     n, T = tx.shape
@@ -395,10 +401,14 @@ def _warps(kernel, d, instrs, threads, folding):
                                          float("inf") if line_rule else d.l1_pairing_distance_bytes)
                 cycles += bank
                 if line_rule:
-                    per_wavefront = d.l1_load_lines_per_wavefront if kind == "load" else \
-                        d.l1_store_lines_per_wavefront
+                    per_line = 1 / (d.l1_load_lines_per_wavefront if kind == "load" else
+                                    d.l1_store_lines_per_wavefront)
+                    if kind == "load" and d.l1_wavefronts_per_missed_line is not None:
+                        if miss_share is None:
+                            raise ValueError(f"{d.id} prices missed L1 lines: give brute_force a miss_share")
+                        per_line = (1 - miss_share) * per_line + miss_share * d.l1_wavefronts_per_missed_line
                     lines = len({x // d.l1_line_bytes for x in warp_addrs})
-                    cycles += max(lines - bank, 0) / per_wavefront
+                    cycles += max(lines - bank, 0) * per_line
 
     if line_rule:
         cycles += (d.l1_wavefronts_per_warp or 0) * len(busy_warps)
@@ -455,6 +465,12 @@ def _footprints(kernel, blocks_l1, blocks, wave_ids, valid_lups, ly_ids, f_y, lz
         "partial_stores": max(0, len(wave_stores) - sum(len(blocks.get(i)["full_store_sectors"]) for i in wave_ids))
         * S2 * per,
     }
+
+
+def miss_share_of(est):
+    """The estimate's share of load sectors that miss the L1 (L2 load / L1 load, clipped to 0-1)."""
+    v = est.volumes_B_per_lup
+    return min(max(v["l2_load"] / v["l1_load"], 0.0), 1.0) if v["l1_load"] else 0.0
 
 
 def from_estimate(est):

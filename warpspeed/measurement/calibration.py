@@ -294,6 +294,61 @@ def _measured_workload(p: Pair) -> Workload | None:
     return replace(w, volumes_B_per_lup=vol, l1_cycles_per_warp_lup=cycles if cycles else w.l1_cycles_per_warp_lup)
 
 
+@dataclass(frozen=True)
+class L1RuleFit:
+    """The L1 line rule's device numbers fitted to ncu's wavefronts (:func:`fit_l1_line_rule`): wavefronts per
+    further load line that hits and that misses, per further store line and per busy warp; ``rows`` used,
+    ``rms`` of the relative errors."""
+
+    load_line: float
+    missed_line: float
+    store_line: float
+    per_warp: float
+    rows: int
+    rms: float
+
+    def to_dict(self) -> dict:
+        return {"load_line": self.load_line, "missed_line": self.missed_line, "store_line": self.store_line,
+                "per_warp": self.per_warp, "rows": self.rows, "rms": self.rms}
+
+
+def fit_l1_line_rule(pairs: Sequence[Pair]) -> L1RuleFit | None:
+    """Fit the line rule's prices (warpspeed.model.l1.LineCosts) to the measured L1 wavefronts of the rows on
+    line-rule devices: each row's further lines are priced at its measured share of missed load sectors (L2
+    load / L1 load), so that the fit sees the L1 rule alone, as :func:`fit_parallelism` sees the latency model;
+    relative errors, soft-L1 beyond :data:`ROBUST_SCALE`, every sweep weighted alike. None with fewer than
+    :data:`MIN_PARALLELISM_ROWS` usable rows."""
+    from scipy.optimize import least_squares
+
+    from ..application.resolve import resolve_kernel
+    from ..model.estimate import l1_line_costs
+    from ..model.l1 import line_rule
+
+    rows, sweeps = [], []
+    for p in pairs:
+        m = p.measured
+        cycles, l1, l2 = (m.volume(k) for k in ("l1_cycles_per_warp_lup", "l1_load", "l2_load"))
+        if p.device is None or not line_rule(p.device) or not cycles or not l1 or l2 is None:
+            continue
+        c = l1_line_costs(resolve_kernel(m.kernel, m.domain), p.device, m.block, m.folding, registers=m.registers)
+        rows.append((c.bank, c.warps, c.store_lines, c.load_lines, min(l2 / l1, 1.0), cycles))
+        sweeps.append((m.kernel, m.device, m.domain))
+    if len(rows) < MIN_PARALLELISM_ROWS:
+        return None
+    bank, warps, store, load, f, measured = np.array(rows).T
+    _, index, counts = np.unique(np.array([repr(k) for k in sweeps]), return_inverse=True, return_counts=True)
+    weight = np.sqrt(len(counts) / counts[index] / len(counts))
+
+    def relative(x) -> np.ndarray:
+        hit, miss, st, warp = x
+        return (bank + warp * warps + st * store + load * ((1 - f) * hit + f * miss)) / measured - 1
+
+    fit = least_squares(lambda x: relative(x) * weight, [1 / 3, 1 / 3, 1 / 2, 4.0], bounds=(0, [4, 4, 4, 64]),
+                        loss="soft_l1", f_scale=ROBUST_SCALE)
+    hit, miss, st, warp = (float(v) for v in fit.x)
+    return L1RuleFit(hit, miss, st, warp, len(rows), float(np.sqrt(np.mean(relative(fit.x) ** 2))))
+
+
 def fit_parallelism(pairs: Sequence[Pair], provenance: str) -> ParallelismFit | None:
     """Fit ``sectors_in_flight_per_warp`` (a whole number), ``dram_run_time``, ``dram_run_exponent`` and
     ``l2_request_rate`` to the timed rows (module docstring); None with fewer than
@@ -587,5 +642,5 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                        tuple(bandwidths), parallelism)
 
 
-__all__ = ["ANCHORED_CURVES", "Calibration", "CurveFit", "calibrate", "fit_curve", "fit_layers",
-           "observed_hit_rates", "observed_points"]
+__all__ = ["ANCHORED_CURVES", "Calibration", "CurveFit", "L1RuleFit", "calibrate", "fit_curve", "fit_l1_line_rule",
+           "fit_layers", "observed_hit_rates", "observed_points"]

@@ -25,7 +25,7 @@ from .device_validation import device_validation
 from .dram import traffic_of_counts
 from .footprint import Instruction
 from .inputs import device_given, kernel_for
-from .l1 import cycles_per_warp_lup
+from .l1 import LineCosts, line_costs
 from .l2 import BlockTraffic, block_traffic
 from .launch import Launch, make_launch
 from .levels import VOLUME_KEYS, volume_keys
@@ -132,20 +132,35 @@ def stage_volumes(*stages: object, keys: Sequence[str] = VOLUME_KEYS) -> dict[st
 
 
 def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> tuple[BlockStage, float, BlockTraffic]:
-    """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch."""
+    """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch: the line
+    rule prices the further load lines at the wave's miss share of its load sectors (L2 load / L1 load)."""
     blocks = an.block_stage(launch, dev)
     instrs = an.instructions(launch.folding)
     key = ("l1_cycles", _l1_parameters(dev, instrs))
-    l1_cycles = blocks.kept.get(key)
-    if l1_cycles is None:  # the same on every device with the same L1 (a what-if of the L2 or the DRAM)
-        l1_cycles = cycles_per_warp_lup(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev,
-                                        blocks.counts.valid_lups)
-        blocks.kept[key] = l1_cycles
-    return blocks, l1_cycles, block_traffic(k, dev, launch, blocks.counts)
+    costs = blocks.kept.get(key)
+    if costs is None:  # the same on every device with the same L1 (a what-if of the L2 or the DRAM)
+        costs = line_costs(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev, blocks.counts.valid_lups)
+        blocks.kept[key] = costs
+    bt = block_traffic(k, dev, launch, blocks.counts)
+    return blocks, costs.cycles(dev, bt.l2_load / bt.l1_load if bt.l1_load else 0.0), bt
+
+
+def l1_line_costs(kernel: Kernel, device: Device, block: Sequence[int], folding: Sequence[int] | None = None, *,
+                  registers: int | None = None) -> LineCosts:
+    """What a launch's L1 cycles are made of, before the line rule prices them (warpspeed.model.l1.LineCosts):
+    what a fit of the rule's device numbers needs (warpspeed.measurement.calibration.fit_l1_line_rule)."""
+    dev = device_given(device)
+    k = kernel_for(kernel, None)
+    an = shared_analysis(k)
+    launch = make_launch(k, dev, block, folding, registers)
+    blocks = an.block_stage(launch, dev)
+    return line_costs(blocks.busy_warps, blocks.patterns, an.instructions(launch.folding), blocks.weights, dev,
+                      blocks.counts.valid_lups)
 
 
 def _l1_parameters(dev: Device, instrs: tuple[Instruction, ...]) -> tuple:
-    """Every device number the L1 cycles depend on (warpspeed.model.l1)."""
+    """Every device number the L1 costs depend on (warpspeed.model.l1; the per-line price of a further load
+    line, with its miss share, is applied per launch)."""
     sizes = sorted({ins.element_bytes for ins in instrs})
     return (dev.l1_bank_bytes, dev.l1_banks, dev.l1_pairing_distance_bytes, dev.l1_load_lines_per_wavefront,
             dev.l1_store_lines_per_wavefront, dev.l1_line_bytes, dev.l1_wavefronts_per_warp, dev.warp_size,
@@ -190,4 +205,5 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
 
 
 __all__ = ["DOES_NOT_FIT", "Estimate", "FieldVolumes", "KernelAnalysis", "LIMITERS", "REGISTERS_UNKNOWN",
-           "SHORT_KERNEL_S", "VOLUME_KEYS", "estimate", "performance_bound", "stage_volumes", "with_model"]
+           "SHORT_KERNEL_S", "VOLUME_KEYS", "estimate", "l1_line_costs", "performance_bound", "stage_volumes",
+           "with_model"]

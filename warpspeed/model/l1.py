@@ -14,12 +14,18 @@ Per memory instruction and warp, the LSU serves groups of ``bytes_per_cycle // e
   distance limit; summed over the warp's groups that is the bank cost B. The warp's distinct 128 B
   lines L beyond B cost ``1 / lines_per_wavefront`` each (loads and stores have their own value): a
   wavefront fetches one line per bank slot, and further lines share wavefronts up to that many. Each
-  warp also costs ``l1_wavefronts_per_warp`` once, whatever it accesses.
+  warp also costs ``l1_wavefronts_per_warp`` once, whatever it accesses. Where the device also gives
+  ``l1_wavefronts_per_missed_line`` (Hopper), a further load line that misses the L1 costs that many
+  wavefronts instead of ``1 / l1_load_lines_per_wavefront``: which lines miss is not known line by line,
+  so the share of the further lines that miss is the wave's miss share of its load sectors (the L2 load
+  over the L1 load, from the L1 capacity stage), and the rule follows any change of those misses.
 
 Inactive lanes cost nothing.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,16 +77,15 @@ def line_rule(device: Device) -> bool:
     return device.l1_load_lines_per_wavefront is not None
 
 
-def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], device: Device) -> np.ndarray:
-    """L1 cycles per (block, instruction) summed over the block's warps, (k, n_instr): each distinct warp
-    pattern is costed once (``patterns``' modulus a multiple of the bank period and the line).
-
-    The per-warp constant of the line rule is not included (:func:`warp_cycles`)."""
+def _costs(patterns: WarpPatterns, instructions: tuple[Instruction, ...],
+           device: Device) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (block, instruction), summed over the block's warps: the bank cost (the whole cost under the
+    pairing rule), and for the line rule the further store and load lines (lines beyond the bank slots)."""
     lines_rule = line_rule(device)
     offsets, active = patterns.offsets, patterns.offsets >= 0
     words = offsets // device.l1_bank_bytes
     run_words = NO_SPLIT if lines_rule else device.l1_pairing_distance_bytes // device.l1_bank_bytes
-    cost = np.zeros(offsets.shape[0], dtype=np.float64 if lines_rule else np.int64)
+    cost = np.zeros(offsets.shape[0], dtype=np.int64)
     eb = [instructions[i].element_bytes for i in patterns.kinds.tolist()]
     lanes_of = np.array([max(1, min(device.warp_size, device.lsu_bytes_per_cycle(b) // b)) for b in eb], dtype=np.int64)
     for lanes in np.unique(lanes_of).tolist():
@@ -94,13 +99,13 @@ def wavefronts(patterns: WarpPatterns, instructions: tuple[Instruction, ...], de
         bank = group_cycles(w.reshape(-1, lanes), a.reshape(-1, lanes), device.l1_banks,
                             run_words).reshape(-1, groups).sum(axis=1)
         cost[sel] = bank
+    beyond = np.zeros(offsets.shape[0], dtype=np.int64)
+    store = np.zeros(offsets.shape[0], dtype=bool)
     if lines_rule:
-        assert device.l1_load_lines_per_wavefront is not None and device.l1_store_lines_per_wavefront is not None
-        lines = count_distinct(offsets // device.l1_line_bytes, active)
+        beyond = np.maximum(count_distinct(offsets // device.l1_line_bytes, active) - cost, 0)
         store = np.array([instructions[i].store for i in patterns.kinds.tolist()], dtype=bool)
-        per_line = np.where(store, 1.0 / device.l1_store_lines_per_wavefront, 1.0 / device.l1_load_lines_per_wavefront)
-        cost = cost + np.maximum(lines - cost, 0) * per_line
-    return patterns.gather(cost).sum(axis=2)
+    per = (patterns.gather(x).sum(axis=2) for x in (cost, np.where(store, beyond, 0), np.where(store, 0, beyond)))
+    return tuple(per)
 
 
 def busy_warps(active: np.ndarray, warp_size: int) -> np.ndarray:
@@ -108,22 +113,41 @@ def busy_warps(active: np.ndarray, warp_size: int) -> np.ndarray:
     return warp_view(np.any(active, axis=1), warp_size, False).any(axis=-1).sum(axis=1)
 
 
-def warp_cycles(busy: np.ndarray, device: Device) -> np.ndarray:
-    """The line rule's fixed cost per block: ``l1_wavefronts_per_warp`` x the block's warps with an active
-    lane (``busy``, (k,)); 0 for the pairing rule."""
-    per_warp = (device.l1_wavefronts_per_warp or 0) if line_rule(device) else 0
-    if not per_warp:
-        return np.zeros(busy.shape[0])
-    return per_warp * busy.astype(np.float64)
+@dataclass(frozen=True)
+class LineCosts:
+    """What the L1 cycles of a wave are made of, per warp-lup (per ``device.warp_size`` lups: 32 on NVIDIA,
+    64 on CDNA): the bank cost (the whole cost under the pairing rule), and for the line rule the busy warps
+    and the further store and load lines (lines beyond the bank slots), not yet priced. The same on every
+    device with the same L1 numbers; :meth:`cycles` prices them."""
+
+    bank: float
+    warps: float
+    store_lines: float
+    load_lines: float
+
+    def cycles(self, device: Device, miss_share: float) -> float:
+        """L1 cycles per warp-lup: the bank cost, ``l1_wavefronts_per_warp`` per busy warp, a further store line
+        ``1 / l1_store_lines_per_wavefront``, a further load line ``1 / l1_load_lines_per_wavefront``, or where
+        the device gives ``l1_wavefronts_per_missed_line`` that much for the ``miss_share`` (clipped to 0-1)
+        of those lines that miss the L1."""
+        if not line_rule(device):
+            return self.bank
+        assert device.l1_load_lines_per_wavefront is not None and device.l1_store_lines_per_wavefront is not None
+        per_line = 1.0 / device.l1_load_lines_per_wavefront
+        if device.l1_wavefronts_per_missed_line is not None:
+            f = min(max(miss_share, 0.0), 1.0)
+            per_line = (1.0 - f) * per_line + f * device.l1_wavefronts_per_missed_line
+        return (self.bank + (device.l1_wavefronts_per_warp or 0) * self.warps
+                + self.store_lines / device.l1_store_lines_per_wavefront + self.load_lines * per_line)
 
 
-def cycles_per_warp_lup(busy: np.ndarray, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
-                        weights: np.ndarray, device: Device, valid_lups: int) -> float:
-    """L1 cycles per warp-lup of the wave (per ``device.warp_size`` lups: 32 on NVIDIA, 64 on CDNA): every
-    representative block's wavefronts (plus the line rule's fixed cost per warp, ``busy``: warps with an active
-    lane per block), weighted by its class size, over the wave's ``valid_lups``. The L1 limit multiplies by the
-    same lanes per warp (:data:`warpspeed.model.levels.LEVELS`), so the limit does not depend on the unit."""
-    per_block = wavefronts(patterns, instructions, device).sum(axis=1) + warp_cycles(busy, device)
-    cycles = (per_block * weights).sum()
-    cycles = int(cycles) if float(cycles).is_integer() else float(cycles)
-    return cycles * device.warp_size / valid_lups
+def line_costs(busy: np.ndarray, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
+               weights: np.ndarray, device: Device, valid_lups: int) -> LineCosts:
+    """The wave's :class:`LineCosts`: every representative block's (``busy``: its warps with an active lane),
+    weighted by its class size, per ``device.warp_size`` of the wave's ``valid_lups``. The L1 limit multiplies
+    by the same lanes per warp (:data:`warpspeed.model.levels.LEVELS`), so the limit does not depend on the unit."""
+    parts = [(per.sum(axis=1) * weights).sum() for per in _costs(patterns, instructions, device)]
+    warps = (busy * weights).sum() if line_rule(device) else 0
+    lanes = device.warp_size
+    bank, store_lines, load_lines = (float(x) * lanes / valid_lups for x in parts)
+    return LineCosts(bank, float(warps) * lanes / valid_lups, store_lines, load_lines)
