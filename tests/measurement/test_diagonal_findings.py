@@ -328,3 +328,50 @@ def test_the_fit_of_the_line_rule_prices_a_missed_line_several_times_a_hit_one()
     assert fit is not None and fit.rows == len(rows)
     assert 0.1 <= fit.load_line <= 0.2 and 0.7 <= fit.missed_line <= 0.95
     assert fit.store_line <= 0.1 and fit.per_warp <= 6
+
+
+# the rows the line rule was fitted to (families.toml, hopper l1_rule.files): star3d-r4 and the LBM sweeps of both
+# GPUs; box3d-r1 and D3Q27 are left out to check the fit
+LINE_RULE_FILES = ("star3d-r4-H100.csv", "star3d-r4-H200.csv", "occupancy-star3d-r4-H100.csv",
+                   "occupancy-star3d-r4-H200.csv", "lbm-H100.csv", "lbm-H200.csv", "occupancy-lbm-H100.csv",
+                   "occupancy-lbm-H200.csv")
+
+
+def _l1_share(name: str, kernel: str, domain: tuple[int, int, int], over: dict) -> float:
+    rows = read_measurements(DATA / name)
+    devs = {m.device: warpspeed.device(m.device).with_overrides(**over) for m in rows}
+    (r,) = [r for r in validate(rows, devices=devs) if r.kernel == kernel and r.domain == domain]
+    return r.volume_errors["l1_cycles"].within
+
+
+def test_the_line_rule_that_calibrate_fits_to_the_star_and_lbm_rows_fails_the_guard():
+    """`warpspeed calibrate` fits the line rule's prices (calibration.fit_l1_line_rule) to the pooled star3d-r4 and
+    LBM rows of both GPUs (1,022 rows): a further load line costs 0.25 wavefront where it hits, 0.73 where it
+    misses, a further store line 0.10 and a warp nothing (every one of these rows has one busy warp per 32 lups,
+    so the cost per warp is an intercept the other prices absorb). As the keys hold it (4 and 10 lines per
+    wavefront, 0 per warp, 0.728 per missed line) with the predicted misses, box3d-r1 comes within 10 % of ncu's
+    wavefronts for 74 % of its blocks (55 % today; the issue asks 80) and D3Q27 for 86 % (74 %), but d3q19-srt
+    falls from 88 to 76 % (its blocks 4 cells wide, whose misses the model predicts exactly: every load sector,
+    as measured, sit 6-10 % under and cross the bound as the store price falls from 1/2 to 1/10) and copy from
+    100 to 0 % (its 8 wavefronts per warp-lup, 4 from its addresses, need the cost per warp). So no device takes
+    the fit; calibrate reports it without writing it (Calibration.device_toml)."""
+    rows = [m for name in LINE_RULE_FILES for m in read_measurements(DATA / name)]
+    fit = fit_l1_line_rule(estimate_measurements(rows))
+    assert fit is not None and fit.rows == len(rows) == 1022
+    assert 0.24 <= fit.load_line <= 0.27 and 0.70 <= fit.missed_line <= 0.76 and 0.08 <= fit.store_line <= 0.12
+    assert fit.per_warp < 0.5
+    over = fit.device_values()
+    assert over == {"l1_load_lines_per_wavefront": 4, "l1_store_lines_per_wavefront": 10, "l1_wavefronts_per_warp": 0,
+                    "l1_wavefronts_per_missed_line": pytest.approx(0.728, abs=0.005)}
+    box, d3q27 = ("box3d-r1-H100.csv", "box3d-r1", (512,) * 3), ("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt",
+                                                                   (256,) * 3)
+    assert _l1_share(*box, {}) < 0.56 and 0.73 <= _l1_share(*box, over) < 0.8
+    assert _l1_share(*d3q27, {}) < 0.75 and _l1_share(*d3q27, over) >= 0.85
+    d3q19 = ("lbm-H100.csv", "d3q19-srt", (256,) * 3)
+    assert _l1_share(*d3q19, {}) >= 0.87 and _l1_share(*d3q19, over) <= 0.76
+    copy = ("bandwidth-copy-H100.csv", "copy", (268435456, 1, 1))
+    assert _l1_share(*copy, {}) == 1.0 and _l1_share(*copy, over) == 0.0
+    four = [p for p in _pairs(*d3q19[:2]) if p.measured.block[0] == 4]
+    assert all(0.9 <= predicted_value(p, "l1_cycles") / measured_value(p, "l1_cycles") <= 0.94 for p in four)
+    assert all(predicted_value(p, "l2_load") == pytest.approx(predicted_value(p, "l1_load")) for p in four)
+    assert all(measured_value(p, "l2_load") / measured_value(p, "l1_load") > 0.99 for p in four)

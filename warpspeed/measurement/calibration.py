@@ -307,9 +307,20 @@ class L1RuleFit:
     rows: int
     rms: float
 
+    def device_values(self) -> dict[str, float]:
+        """The fit as a device file holds it: whole lines per wavefront (1-1024; a line that costs nothing is
+        1024 per wavefront), whole wavefronts per warp, the price of a missed line to 3 digits."""
+        def per_wavefront(cost: float) -> int:
+            return 1024 if cost <= 1 / 1024 else min(1024, max(1, round(1 / cost)))
+
+        return {"l1_load_lines_per_wavefront": per_wavefront(self.load_line),
+                "l1_store_lines_per_wavefront": per_wavefront(self.store_line),
+                "l1_wavefronts_per_warp": round(self.per_warp),
+                "l1_wavefronts_per_missed_line": float(f"{max(self.missed_line, 0.01):.3g}")}
+
     def to_dict(self) -> dict:
         return {"load_line": self.load_line, "missed_line": self.missed_line, "store_line": self.store_line,
-                "per_warp": self.per_warp, "rows": self.rows, "rms": self.rms}
+                "per_warp": self.per_warp, "rows": self.rows, "rms": self.rms, "device_values": self.device_values()}
 
 
 def fit_l1_line_rule(pairs: Sequence[Pair]) -> L1RuleFit | None:
@@ -414,6 +425,9 @@ class Calibration:
     date: str
     bandwidths: tuple[Bandwidth | None, ...]  # one per device, from its streaming rows (None: none measured)
     parallelism: ParallelismFit | None = None  # the latency model's fit, shared by the devices (None: too few rows)
+    # the L1 line rule's prices (fit_l1_line_rule; None: no line-rule device or too few rows with L1 counts):
+    # reported, not written to the device file (device_toml), see that method
+    l1_rule: L1RuleFit | None = None
 
     @property
     def device(self) -> Device:
@@ -429,6 +443,10 @@ class Calibration:
 
         ``base`` is the device id for a shipped device (a file that works on every machine), else the
         path of the device file that was calibrated.
+
+        The L1 line rule's fit (``l1_rule``) is reported, not written: fitted to the pooled star3d-r4 and LBM
+        rows of an H100 and an H200 its prices, rounded to the keys, lose 8-12 points of d3q19-srt's share of
+        L1 cycles within 10 % (docs/model.md, "Diagonal neighbours"), so no device takes them yet.
         """
         dev = device or self.device
         bw = self.bandwidths[self.devices.index(dev)]
@@ -466,7 +484,8 @@ class Calibration:
                 "bandwidth": None if self.bandwidth is None else self.bandwidth.to_dict(),
                 "bandwidths": {d.id: None if b is None else b.to_dict()
                                for d, b in zip(self.devices, self.bandwidths, strict=True)},
-                "parallelism": None if self.parallelism is None else self.parallelism.to_dict()}
+                "parallelism": None if self.parallelism is None else self.parallelism.to_dict(),
+                "l1_rule": None if self.l1_rule is None else self.l1_rule.to_dict()}
 
 
 def _toml_text(s: str) -> str:
@@ -639,7 +658,7 @@ def calibrate(measurements: Sequence[Measurement], device: Device | Sequence[Dev
                                                    f"{Path(str(data_file)).name}"))
     parallelism = fit_parallelism(pairs, provenance)
     return Calibration(devices, tuple(fits[c] for c in HIT_RATE_CURVES), str(data_file), gpu, driver, day,
-                       tuple(bandwidths), parallelism)
+                       tuple(bandwidths), parallelism, fit_l1_line_rule(pairs))
 
 
 __all__ = ["ANCHORED_CURVES", "Calibration", "CurveFit", "L1RuleFit", "calibrate", "fit_curve", "fit_l1_line_rule",

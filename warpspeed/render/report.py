@@ -306,6 +306,15 @@ def calibration_text(cal: Calibration) -> str:
                      f"{pf.dram_run_time_s * 1e9:g} ns, dram_run_exponent {pf.dram_run_exponent:g}, L2 requests "
                      f"{rate} from {pf.rows} timed rows of {pf.sweeps} sweeps (rms log ratio {pf.rms_log_ratio:.3f}; "
                      f"was {d.sectors_in_flight_per_warp}, {was_time}, {d.dram_run_exponent} and {was_rate})")
+    lr = cal.l1_rule
+    if lr is not None:
+        v = lr.device_values()
+        lines.append(f"  l1 rule   a further load line {lr.load_line:.3g} wavefront where it hits, "
+                     f"{lr.missed_line:.3g} where it misses, a further store line {lr.store_line:.3g}, a warp "
+                     f"{lr.per_warp:.3g} from {lr.rows} rows (rms {lr.rms:.3f}; as keys "
+                     f"{v['l1_load_lines_per_wavefront']} and {v['l1_store_lines_per_wavefront']} lines per "
+                     f"wavefront, {v['l1_wavefronts_per_warp']} per warp, {v['l1_wavefronts_per_missed_line']:g} "
+                     "per missed line; reported, not written)")
     for f in cal.fits:
         if f.fitted is None:
             lines.append(f"  {f.curve:<9} {len(f.points)} points: {f.kept_because}; kept "
