@@ -4,7 +4,7 @@ the page write it (``KEY=START:STOP:N[:log]`` or ``KEY=V1,V2,...``): read, resol
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from ..device import Device, override_kind
@@ -22,6 +22,23 @@ def whatif(kernel: Kernel | str | Path, device: Device | str | Path, key: str, v
     model, progress) of a kernel and device given by name, file or object."""
     return _whatif.whatif(resolve_kernel(kernel, domain), resolve_device(device), key, values, domain=domain,
                           **options)
+
+
+def sweep_device(device: Device | str | Path, overrides: Mapping[str, object] | None, key: str,
+                 values: Sequence[float]) -> Device:
+    """The device a sweep of ``key`` starts from: ``device`` with ``overrides`` (``--set``). Where the overrides
+    alone are refused but hold with the swept key at its first value (one key of a pair given, the swept key the
+    other: ``--set msc_bw=5TB/s --sweep msc_size=...`` on a device without a memory-side cache), that device;
+    every point sets the key again. Otherwise the overrides' own error."""
+    try:
+        return resolve_device(device, overrides)
+    except InputError as err:
+        if not overrides or key in overrides or not values:
+            raise
+        try:
+            return resolve_device(device, {**overrides, key: _whatif.override_value(key, values[0])})
+        except InputError:
+            raise err from None
 
 
 def _typed_value(key: str, text: str) -> float:

@@ -347,14 +347,13 @@ def _space_args(a) -> dict:
 
 
 def _whatif_points(a):
-    from ..application.resolve import resolve_device
-    from ..application.whatif import sweep_values, whatif
+    from ..application.whatif import sweep_device, sweep_values, whatif
     from ..device import parse_set_options
 
     key, values = sweep_values(a.sweep)
     with progress_bar(f"what-if {key}") as bar:
-        return key, whatif(a.kernel, resolve_device(a.device, parse_set_options(a.set)), key, values, progress=bar,
-                           **_space_args(a))
+        return key, whatif(a.kernel, sweep_device(a.device, parse_set_options(a.set), key, values), key, values,
+                           progress=bar, **_space_args(a))
 
 
 def _whatif(a) -> str:

@@ -33,6 +33,15 @@ class WhatIfPoint:
                 "device": self.device, "best": self.best.data}
 
 
+def override_value(key: str, value: float) -> float | str:
+    """A swept value (SI units) as :meth:`Device.with_overrides` takes it: a time goes back with its unit (a bare
+    number is refused as ambiguous), a size or count as a whole number."""
+    kind = override_kind(key)
+    if kind == "time":
+        return f"{float(value)!r}s"
+    return int(value) if kind in ("bytes", "count") else float(value)
+
+
 def whatif(kernel: Kernel, device: Device, key: str, values: Iterable[float], *,
            threads: Iterable[int] = (1024,), folding: Iterable[Sequence[int]] = ((1, 1, 1),),
            domain: Sequence[int] | None = None, blocks=None, registers: int | None = None,
@@ -48,8 +57,7 @@ def whatif(kernel: Kernel, device: Device, key: str, values: Iterable[float], *,
         value = int(v) if kind in ("bytes", "count") else float(v)
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"what-if value {v!r} for '{key}' must be positive.")
-        # values are already in SI units; a time goes back with its unit (a bare number is refused as ambiguous)
-        devices.append(base.with_overrides(**{key: f"{value!r}s" if kind == "time" else value}))
+        devices.append(base.with_overrides(**{key: override_value(key, value)}))
         used.append(float(value))
     # every value in one sweep: a configuration's counts are shared by the values that do not change them
     rankings = rank_on_devices(k, devices, threads, folding, blocks=blocks, registers=registers, jobs=jobs,

@@ -294,13 +294,16 @@ def kernel_of(q: Query, deadline: Deadline | None = None):
     return kernel
 
 
-def device_of(q: Query, deadline: Deadline | None = None):
-    """The query's device with its overrides (``--set`` values)."""
+def device_of(q: Query, deadline: Deadline | None = None, sweep: tuple[str, list[float]] | None = None):
+    """The query's device with its overrides (``--set`` values); for a what-if, the device its ``sweep`` (key,
+    values) starts from (:func:`~warpspeed.application.whatif.sweep_device`)."""
     from ..application.resolve import resolve_device
+    from ..application.whatif import sweep_device
     from ..device import parse_set_options
 
     try:
-        dev = resolve_device(q.device, parse_set_options([f"{k}={v}" for k, v in q.overrides]))
+        overrides = parse_set_options([f"{k}={v}" for k, v in q.overrides])
+        dev = resolve_device(q.device, overrides) if sweep is None else sweep_device(q.device, overrides, *sweep)
     except InputError as e:
         raise PageError("device", str(e)) from None
     except _MODEL_ERRORS as e:
@@ -463,7 +466,7 @@ def whatif_doc(q: Query, sweep: object, time_limit_s: float | None = None,
     if len(values) > MAX_SWEEP_POINTS:
         raise RankingTooLarge("device", f"sweep: {len(values)} values, more than the {MAX_SWEEP_POINTS} one request "
                                         "sweeps.")
-    kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
+    kernel, dev = kernel_of(q, deadline), device_of(q, deadline, (key, values))
     try:
         points = whatif(kernel, dev, key, values, threads=q.threads, folding=(q.folding,), jobs=1, model=q.model,
                         progress=deadline.progress("sweep"))
