@@ -134,6 +134,11 @@ class Device:
         l2_size // l2_partitions`` unless that is given too; a new ``dram_bw``/``l2_bw`` scales the
         vendor peak beside it by the same factor unless the peak is given too. Changed keys get the
         source ``"override"`` and the id a suffix such as ``"+l2_size=80MiB"``.
+
+        ``None`` or ``"none"`` removes an optional key (:data:`warpspeed.device.keys.NONE_REMOVES`), with the keys
+        that go together with it: ``msc_size=None`` is the device without its memory-side cache (``msc_size``,
+        ``msc_bw``, ``msc_bw_peak``), id suffix ``"+msc_size=none"``. A required key, ``l2_effective_size`` or a
+        latency-model key given none is refused.
         """
         problems: list[str] = []
         attrs, sources, suffixes = changed_attributes(attribute_values(self), changes, {}, "override", problems)

@@ -155,6 +155,27 @@ MSC_KEYS = ("msc_size", "msc_bw")
 TLB_KEYS = _keys_of("TLB-page limiter (off unless given)")
 """Keys of the TLB-page limiter (warpspeed.model.tlb): a device that gives all three has the limiter, none: off."""
 
+
+
+def _none_removes() -> dict[str, tuple[str, ...]]:
+    out = {k.key: (k.key,) for k in KEYS if not k.required and not k.derived and k.key not in LATENCY_KEYS}
+    for key in MSC_KEYS:
+        out[key] = (*MSC_KEYS, "msc_bw_peak")
+    for key in TLB_KEYS:
+        out[key] = TLB_KEYS
+    for key in L1_LINE_KEYS[:3]:
+        out[key] = L1_LINE_KEYS
+    return out
+
+
+NONE_REMOVES: Mapping[str, tuple[str, ...]] = FrozenMap(_none_removes())
+"""Key -> the keys ``KEY=none`` removes in ``--set`` and :meth:`Device.with_overrides` (each becomes None, "not
+given", as in a file without it). Keys that go together leave together: ``msc_size`` or ``msc_bw`` removes the
+memory-side cache (``msc_bw_peak`` too), any TLB key the TLB-page limiter, the first three L1 line-rule keys the line
+rule (the pairing rule applies); every other key here only itself. Required keys, the derived
+``l2_effective_size`` and the latency keys (left out of a file, each is its family's value: no clear meaning for
+none) take no none."""
+
 KEYS_BY_NAME = {k.key: k for k in KEYS}
 KEYS_BY_ATTR = {k.attr: k for k in KEYS}
 PEAK_OF = {k.peak_of: k.key for k in KEYS if k.peak_of is not None}
@@ -205,6 +226,10 @@ def parse_value(spec: DeviceKey, raw: object, where: str, label: str | None = No
             raise InputError(f"{label}: {shown(raw)} has an entry above {MAX_BLOCK_DIM}, more threads along one "
                              f"axis of a block than a GPU has (1024 on NVIDIA and AMD).")
         return value
+    if spec.key in NONE_REMOVES and is_none(raw):  # the overrides take it before they parse a value
+        raise InputError(f"{label}: 'none' is not a value here: only --set and Device.with_overrides take none (it "
+                         f"removes {', '.join(NONE_REMOVES[spec.key])}); a device file cannot remove a key its base "
+                         f"gives: write a complete file without it.")
     if isinstance(raw, str) or spec.kind == "time":  # typed text: '80' is 80 B or 80 MiB? a bare 373 ns?
         require_typed_unit(spec, raw, label)
     value = parse_quantity(raw, spec.kind, key=label)
@@ -217,6 +242,11 @@ def parse_value(spec: DeviceKey, raw: object, where: str, label: str | None = No
                          f"({format_quantity(spec.plausible[0], spec.kind)} to "
                          f"{format_quantity(spec.plausible[1], spec.kind)}){_meant(spec, raw) or '.'}")
     return value
+
+
+def is_none(raw: object) -> bool:
+    """``raw`` asks to remove an optional key: ``None`` or the text ``none`` (any case)."""
+    return raw is None or (isinstance(raw, str) and raw.strip().lower() == "none")
 
 
 def value_problem(spec: DeviceKey, value: object) -> str:

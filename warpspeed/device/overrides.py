@@ -16,7 +16,17 @@ from ..units import MAGNITUDE, format_quantity, shown
 from .base import suggest
 from .consistency import consistency_problems
 from .hitrates import HIT_RATE_CURVES, HitRateCurve, HitRates
-from .keys import HIT_RATE_KEYS, KEYS_BY_NAME, OVERRIDE_KEYS, PEAK_OF, display_value, parse_value, valid_override_keys
+from .keys import (
+    HIT_RATE_KEYS,
+    KEYS_BY_NAME,
+    NONE_REMOVES,
+    OVERRIDE_KEYS,
+    PEAK_OF,
+    display_value,
+    is_none,
+    parse_value,
+    valid_override_keys,
+)
 
 
 def split_id(device_id: str) -> tuple[str, dict[str, str]]:
@@ -35,7 +45,8 @@ def changed_attributes(current: Mapping[str, Any], changes: Mapping[str, Any], s
                        ) -> tuple[dict[str, Any], dict[str, str], dict[str, str]]:
     """(attributes, sources, id suffixes) of a device changed by ``changes``; derived values follow.
     ``current`` is the device's attribute -> value (``attribute_values``); ``sources`` gives per-key citations
-    (else ``origin``).
+    (else ``origin``). A value ``none`` (or None) removes the keys :data:`~warpspeed.device.keys.NONE_REMOVES`
+    names (their values None, their sources gone; the id suffix ``+key=none``).
 
     Every problem (unknown key, unreadable or out-of-range value, broken consistency rule) goes to
     ``problems``; a key with a problem, or named in ``broken`` (a file's keys that failed earlier), is
@@ -46,6 +57,7 @@ def changed_attributes(current: Mapping[str, Any], changes: Mapping[str, Any], s
     suffixes: dict[str, str] = {}
     curves = {c: getattr(current["hit_rates"], c) for c in HIT_RATE_CURVES}
     parsed: dict[str, Any] = {}
+    removed: dict[str, str] = {}  # key removed by a none -> the key given none
     broken = set(broken)
     for key, raw in changes.items():
         if key in HIT_RATE_KEYS:
@@ -67,16 +79,37 @@ def changed_attributes(current: Mapping[str, Any], changes: Mapping[str, Any], s
             problems.append(f"unknown device key {key!r}.{suggest(key, OVERRIDE_KEYS)} "
                             f"Valid keys: {valid_override_keys()}.")
             continue
+        if is_none(raw):
+            if key in NONE_REMOVES:
+                removed.update((k, key) for k in NONE_REMOVES[key] if k not in removed)
+                suffixes[key] = "none"
+            else:
+                problems.append(_none_refused(key))
+                broken.add(key)
+            continue
         try:
             parsed[key] = parse_value(spec, raw, "")
         except InputError as e:
-            problems.append(str(e))
+            text = str(e)
+            if key in NONE_REMOVES:  # '0B', 'off': the user meant to remove it
+                text = f"{text.rstrip('.')}; {key}=none removes {', '.join(NONE_REMOVES[key])}."
+            problems.append(text)
             broken.add(key)
             continue
         attrs[spec.attr] = parsed[key]
         new_sources[key] = sources.get(key, origin)
         suffixes[key] = display_value(spec.kind, parsed[key])
 
+    for key, by in removed.items():
+        if key in parsed:
+            problems.append(f"{by}=none removes {', '.join(NONE_REMOVES[by])}; {key} cannot also be given a value "
+                            f"({shown(changes[key])}): give one or the other.")
+            del parsed[key]
+            attrs.pop(KEYS_BY_NAME[key].attr, None)
+            broken.add(key)
+            continue
+        attrs[KEYS_BY_NAME[key].attr] = None
+        new_sources.pop(key, None)
     if ("l2_size" in parsed or "l2_partitions" in parsed) and "l2_effective_size" not in parsed:
         size = parsed.get("l2_size", current["l2_size_bytes"])
         parts = parsed.get("l2_partitions", current["l2_partitions"])
@@ -103,10 +136,28 @@ def changed_attributes(current: Mapping[str, Any], changes: Mapping[str, Any], s
     return attrs, new_sources, suffixes
 
 
+def _none_refused(key: str) -> str:
+    """Why ``key`` takes no none, and the keys that do."""
+    spec = KEYS_BY_NAME[key]
+    if spec.required:
+        why = "every device has one (a required key)"
+    elif spec.derived:
+        why = "it is derived when not given (l2_size / l2_partitions): change those, or give it a value"
+    else:
+        why = ("a latency-model key: a file without it takes its family's value (devices/latency.toml), so none has "
+               "no one meaning; give a value")
+    return f"{key}=none: {key} cannot be removed, {why}. Keys that take none: {', '.join(NONE_REMOVES)}."
+
+
 def suffixed_id(device_id: str, suffixes: Mapping[str, str]) -> str:
-    """``device_id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix)."""
+    """``device_id`` with one ``+key=value`` suffix per change (a repeated key replaces its suffix; a
+    ``+key=none`` those of the keys it removes, so that the id rebuilds the device)."""
     base, suffix = split_id(device_id)
-    suffix.update(suffixes)
+    for key, value in suffixes.items():
+        if value == "none":
+            for gone in NONE_REMOVES.get(key, ()):
+                suffix.pop(gone, None)
+        suffix[key] = value
     return base + "".join(f"+{k}={v}" for k, v in suffix.items())
 
 
