@@ -11,7 +11,7 @@ from ..file_frontend import kernel_files
 from ..frontends import FrontEnd, by_kernel_source
 from ..kernel import Kernel
 from ..studies import ranking as _ranking
-from ..studies.ranking import RankedResult, Ranking
+from ..studies.ranking import RankedResult, Ranking, reference_block
 from .resolve import resolve_device, resolve_kernel
 
 KernelSpec = Kernel | str | Path
@@ -66,6 +66,6 @@ def reference_estimate(ranking: Ranking, kernel: KernelSpec, device: DeviceSpec,
     a one-dimensional launch's: :func:`warpspeed.studies.ranking.reference_block`)."""
     k = resolve_kernel(kernel, domain)
     if block is None:
-        block = _ranking.reference_block(k, front_end_of(kernel).reference, domain)
+        block = reference_block(k, front_end_of(kernel).reference, domain)
     return _ranking.reference_estimate(ranking, k, resolve_device(device), block,
                                        domain, registers, model)

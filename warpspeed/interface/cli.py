@@ -630,8 +630,7 @@ def _measure(a) -> str:
         write_extra_metrics,
     )
     from ..measurement.measurements import triple_text, write_measurements
-    from ..studies.ranking import linear_block_shapes
-    from ..studies.space import block_shapes, configurations
+    from ..studies.space import block_shapes, configurations, linear_block_shapes
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
         raise InputError("--repeats and --ncu-every must be at least 1 and --warmup at least 0.")

@@ -35,6 +35,7 @@ from .space import (
     Configuration,
     block_shapes,
     configurations,
+    linear_block_shapes,
     thread_counts,
     without_idle_axes,
 )
@@ -547,16 +548,6 @@ def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domai
 GRID_STRIDES = tuple((1 << i, 1, 1) for i in range(7))
 """The foldings a ranking of a ``gridstrided_linear1d`` kernel takes unless given: the loop's iterations per thread,
 1 to 64 (the grid from one block per N cells down to a 64th of that)."""
-
-
-def linear_block_shapes(threads: Iterable[int], dev: Device) -> list[tuple[int, int, int]]:
-    """The blocks ranked for a kernel of ``linear1d`` indexing, whose blocks hold consecutive cells whatever
-    their shape: (N, 1, 1) for every power of two N from one warp up to the largest count of ``threads``, and
-    every count given (within the device's limits)."""
-    counts = thread_counts(threads)
-    most = min(max(counts), dev.max_threads_per_block, dev.max_block_dims[0])
-    powers = [1 << i for i in range(dev.warp_size.bit_length() - 1, most.bit_length()) if 1 << i <= most]
-    return [(n, 1, 1) for n in sorted(set(powers) | {c for c in counts if c <= most})]
 
 
 def _evaluate_space(k: Kernel, devs: list[Device], todo: list[Configuration],

@@ -10,6 +10,7 @@ import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..device import Device
 from ..errors import InputError
 from ..model.launch import triple
 
@@ -127,3 +128,13 @@ def configurations(blocks: Iterable[Sequence[int]], foldings: Iterable[Sequence[
 def paper_space(max_dims: Sequence[int] = (1024, 1024, 64)) -> list[Configuration]:
     """The 168 configurations of the paper's 3D25pt evaluation (Eq. 6, foldings none / 2y / 2z)."""
     return configurations(block_shapes((1024,), max_dims=max_dims), PAPER_FOLDINGS)
+
+
+def linear_block_shapes(threads: Iterable[int], dev: Device) -> list[tuple[int, int, int]]:
+    """The blocks ranked for a kernel of ``linear1d`` indexing, whose blocks hold consecutive cells whatever
+    their shape: (N, 1, 1) for every power of two N from one warp up to the largest count of ``threads``, and
+    every count given (within the device's limits)."""
+    counts = thread_counts(threads)
+    most = min(max(counts), dev.max_threads_per_block, dev.max_block_dims[0])
+    powers = [1 << i for i in range(dev.warp_size.bit_length() - 1, most.bit_length()) if 1 << i <= most]
+    return [(n, 1, 1) for n in sorted(set(powers) | {c for c in counts if c <= most})]

@@ -375,8 +375,7 @@ def _ranking(q: Query, deadline: Deadline):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
     :data:`MAX_RANK_CONFIGURATIONS`, stopped at the deadline."""
     from ..application.ranking import rank
-    from ..studies.ranking import linear_block_shapes
-    from ..studies.space import block_shapes
+    from ..studies.space import block_shapes, linear_block_shapes
 
     kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
     try:  # a one-dimensional launch ranks (N, 1, 1) blocks, any count N given (as warpspeed.rank does)
@@ -430,8 +429,7 @@ def plot_doc(q: Query, kind: object, time_limit_s: float | None = None,
         e, kernel, dev = _estimate(q, deadline)
         fig = plots.roofline_plot(e, dev, flops_per_lup=kernel.flops.total)
         return {"png": _png(fig), "command": command(q, "plot roofline")}
-    from ..application.ranking import front_end_of, reference_estimate
-    from ..studies.ranking import reference_block
+    from ..application.ranking import front_end_of, reference_block, reference_estimate
 
     r, kernel, dev = _ranking(q, deadline)
     try:
