@@ -156,9 +156,9 @@ TLB_KEYS = _keys_of("TLB-page limiter (off unless given)")
 """Keys of the TLB-page limiter (warpspeed.model.tlb): a device that gives all three has the limiter, none: off."""
 
 
-
 def _none_removes() -> dict[str, tuple[str, ...]]:
-    out = {k.key: (k.key,) for k in KEYS if not k.required and not k.derived and k.key not in LATENCY_KEYS}
+    out: dict[str, tuple[str, ...]] = {k.key: (k.key,) for k in KEYS
+                                       if not k.required and not k.derived and k.key not in LATENCY_KEYS}
     for key in MSC_KEYS:
         out[key] = (*MSC_KEYS, "msc_bw_peak")
     for key in TLB_KEYS:
