@@ -170,15 +170,13 @@ class _Scratch:
         return out
 
 
-def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
-                   near: np.ndarray | None = None) -> Iterator[_Chunk] | None:
+def _marked_chunks(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
+                   granularity: int) -> Iterator[_Chunk] | None:
     """The field's elements that the boxes' cells touch through the accesses, as bitmaps in chunks of whole
     indices of the top dimension, per slab, in address order; None where slices do not apply (an index range
     outside the allocated shape, elements that do not tile a granule). The chunks come one at a time and
-    share their memory: read each before asking for the next. ``near`` (sorted granules): a chunk keeps only
-    the indices of its dimension whose elements share a granule with one of them, and one that keeps none is
-    left out."""
-    plans = _chunk_plans(fld, accesses, boxes, granularity, near)
+    share their memory: read each before asking for the next."""
+    plans = _chunk_plans(fld, accesses, boxes, granularity)
     if plans is None:
         return None
     per, scratch = granularity // fld.element_bytes, _Scratch()
@@ -201,7 +199,9 @@ def _slice_ranges(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box],
 
 def _chunk_plans(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], granularity: int,
                  near: np.ndarray | None = None, tag: int = 0) -> Iterator[_Plan] | None:
-    """The chunks of :func:`_marked_chunks`, not yet marked (``near`` holds keys ``tag | granule``)."""
+    """The chunks of :func:`_marked_chunks`, not yet marked; ``near`` (sorted keys ``tag | granule``): a chunk
+    keeps only the indices of its dimension whose elements share a granule with one of them, and one that keeps
+    none is left out."""
     found = _slice_ranges(fld, accesses, boxes, granularity)
     if found is None:
         return None
