@@ -205,8 +205,13 @@ def _chunk_plans(fld: Field, accesses: list[SliceAccess], boxes: Sequence[Box], 
     found = _slice_ranges(fld, accesses, boxes, granularity)
     if found is None:
         return None
-    top, ranges = found
-    per = granularity // fld.element_bytes  # elements per granule
+    return _plans_of_ranges(fld, *found, granularity // fld.element_bytes, near, tag)
+
+
+def _plans_of_ranges(fld: Field, top: int, ranges: list[Ranges], per: int, near: np.ndarray | None = None,
+                     tag: int = 0) -> Iterator[_Plan]:
+    """The chunks of :func:`_chunk_plans` from the top moving dimension and ranges of :func:`_slice_ranges`
+    (granules of ``per`` elements)."""
     slabs: dict[tuple[int, ...], list] = {}
     for r in ranges:
         slabs.setdefault(tuple(lo for lo, _ in r[top + 1:]), []).append(r)
@@ -480,8 +485,7 @@ def granule_count_by_slices(fld: Field, accesses: list[SliceAccess], boxes: Sequ
     by_runs = _run_granule_count(fld, found[1], per)
     if by_runs is not None:
         return by_runs
-    chunks = _touched_chunks(fld, accesses, boxes, granularity)
-    assert chunks is not None, "the ranges apply"
+    chunks = _touched_stream(fld, _plans_of_ranges(fld, *found, per), per)
     count, last = 0, -1  # last: the highest granule counted so far
     for lo, t in chunks:
         n, a, b = t.span()
