@@ -79,7 +79,16 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
     cells = np.asarray(launch.cells_per_block, dtype=np.int64)
     origin = b * cells  # first cell of each block
     valid = np.minimum(cells, np.asarray(launch.domain, dtype=np.int64) - origin)
-    columns = [valid]
+    # thread coords of a block start at block * blockDim
+    return _classes(b, [valid], instructions, b * np.asarray(launch.block, dtype=np.int64), modulus_bytes)
+
+
+def _classes(b: np.ndarray, columns: list[np.ndarray], instructions: tuple[Instruction, ...],
+             first_threads: np.ndarray, modulus_bytes: int) -> BlockClasses:
+    """The blocks ``b`` grouped by the rows of ``columns`` (what their cells are: valid extents) and the shift of
+    their addresses in bytes modulo ``modulus_bytes`` per address slope, from the coordinates their first threads
+    give the affine forms, ``first_threads`` (k, 3); a quasi-affine access enumerates every block."""
+    columns = list(columns)
     slopes = set()
     for ins in instructions:
         form = ins.affine
@@ -88,11 +97,9 @@ def block_classes(kernel: Kernel, launch: Launch, instructions: tuple[Instructio
             break
         slopes.add((form[0], ins.element_bytes))
     for coeff, eb in sorted(slopes):
-        # shift of the block's addresses in bytes; thread coords of a block start at block * blockDim
-        tcoeff = np.asarray(coeff, dtype=np.int64) * np.asarray(launch.block, dtype=np.int64)
-        columns.append((((b * tcoeff).sum(axis=1) * eb) % modulus_bytes)[:, None])
-    keys = np.concatenate(columns, axis=1)
-    packed = _packed_rows(keys)
+        shift = (first_threads * np.asarray(coeff, dtype=np.int64)).sum(axis=1) * eb
+        columns.append((shift % modulus_bytes)[:, None])
+    packed = _packed_rows(np.concatenate(columns, axis=1))
     _, first, counts = np.unique(packed, axis=None if packed.ndim == 1 else 0, return_index=True, return_counts=True)
     order = np.argsort(first)
     return BlockClasses(b[first[order]], counts[order].astype(np.int64))
@@ -118,19 +125,7 @@ def _linear_block_classes(launch: Launch, instructions: tuple[Instruction, ...],
     cell = linear_cells(launch, first, np.zeros(1, dtype=np.int64))[:, :, 0]  # (k, 3)
     columns = [cell[:, :1], np.minimum(n, nx * ny - first % (nx * ny))[:, None],
                np.minimum(n, launch.cells - first)[:, None]]
-    slopes = set()
-    for ins in instructions:
-        if ins.affine is None:  # quasi-affine: enumerate every block
-            columns.append(np.arange(len(b), dtype=np.int64)[:, None])
-            break
-        slopes.add((ins.affine[0], ins.element_bytes))
-    for coeff, eb in sorted(slopes):
-        columns.append((((cell * np.asarray(coeff, dtype=np.int64)).sum(axis=1) * eb) % modulus_bytes)[:, None])
-    packed = _packed_rows(np.concatenate(columns, axis=1))
-    _, first_index, counts = np.unique(packed, axis=None if packed.ndim == 1 else 0, return_index=True,
-                                       return_counts=True)
-    order = np.argsort(first_index)
-    return BlockClasses(b[first_index[order]], counts[order].astype(np.int64))
+    return _classes(b, columns, instructions, cell, modulus_bytes)
 
 
 def _packed_rows(keys: np.ndarray) -> np.ndarray:
