@@ -461,11 +461,11 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     spec = describe_spec(kernel, None, arrays=layouts, registers=regs, registers_source=regs_source,
                          arch=arch_for(dev, hip=is_hip(kernel)))
     wkernel = warpspeed.kernel_from_dict(spec, source=f"pystencils:{spec['name']}")
-    # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them
-    launched = sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
-                       for b in warpspeed.block_shapes(threads, max_dims=dev.max_block_dims)})
-    if wkernel.indexing == "linear1d":  # one-dimensional blocks over the cells (warpspeed.rank's linear1d space)
-        launched = None
+    # pystencils trims each block extent to the iteration space: rank the blocks it launches, as it launches them;
+    # a linear1d kernel's are one-dimensional blocks over the cells (None: warpspeed.rank's linear1d space)
+    launched = None if wkernel.indexing == "linear1d" else \
+        sorted({tuple(min(n, d) for n, d in zip(b, wkernel.domain, strict=True))
+                for b in warpspeed.block_shapes(threads, max_dims=dev.max_block_dims)})
     options: dict[str, Any] = {"blocks": launched, "threads": threads, "screen": 1, "jobs": 1, "model": model,
                                "cache": ranking_cache(wkernel, dev) if cache is not None else None}
     ranking = warpspeed.rank(wkernel, dev, **options)
