@@ -275,27 +275,36 @@ def test_a_meet_by_lookup_is_the_listed_granules_among_the_others(spec, block, r
     slices that is in ``near``, a granule two chunks share once, for any subset ``near`` of the granules
     around them (every ``keep``-th from a random start, listed granules and others alike)."""
     import warpspeed.model.enumerated_volumes as ev
-    from warpspeed.model.field_encoding import field_slice_accesses
 
-    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
     old = ev.CHUNK_ELEMENTS
     ev.CHUNK_ELEMENTS = chunk
     try:
-        for f in kernel.fields:
-            slices = field_slice_accesses(f, kernel.domain)
-            if slices is None or not slices[0]:
-                continue
-            for lo, hi in id_ranges:
-                boxes = cell_set(launch, lo, hi).boxes
-                listed = ev.granules_by_slices(f, slices[0], boxes, granularity)
-                if listed is None:
-                    continue
-                span = np.arange(max(0, int(listed[0]) - 3), int(listed[-1]) + 4) if listed.size else np.arange(4)
-                near = span[data.draw(st.integers(0, keep - 1))::keep]
-                met = ev.granules_meeting(f, slices[0], boxes, granularity, near)
-                assert np.array_equal(met, listed[np.isin(listed, near)])
+        for f, loads, boxes, listed, near in _listed_loads_and_near(spec, block, ranges, granularity, keep, data):
+            met = ev.granules_meeting(f, loads, boxes, granularity, near)
+            assert np.array_equal(met, listed[np.isin(listed, near)])
     finally:
         ev.CHUNK_ELEMENTS = old
+
+
+def _listed_loads_and_near(spec, block, ranges, granularity, keep, data):
+    """For each field with slices and loads and each id range: the field, its load slices, the range's boxes,
+    the granules the slices list and a subset ``near`` of the granules around them (every ``keep``-th from a
+    random start, listed granules and others alike)."""
+    import warpspeed.model.enumerated_volumes as ev
+    from warpspeed.model.field_encoding import field_slice_accesses
+
+    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
+    for f in kernel.fields:
+        slices = field_slice_accesses(f, kernel.domain)
+        if slices is None or not slices[0]:
+            continue
+        for lo, hi in id_ranges:
+            boxes = cell_set(launch, lo, hi).boxes
+            listed = ev.granules_by_slices(f, slices[0], boxes, granularity)
+            if listed is None:
+                continue
+            span = np.arange(max(0, int(listed[0]) - 3), int(listed[-1]) + 4) if listed.size else np.arange(4)
+            yield f, slices[0], boxes, listed, span[data.draw(st.integers(0, keep - 1))::keep]
 
 
 @PROFILE
@@ -372,23 +381,11 @@ def test_a_meet_reads_a_fields_keys_in_place(spec, block, ranges, granularity, k
     """``granules_meeting`` of a field's part of a footprint, its keys ``field << FIELD_SHIFT | granule`` read
     as they are (``tag``), gives the keys of the meet of the bare granules: no copy of the part untagged."""
     import warpspeed.model.enumerated_volumes as ev
-    from warpspeed.model.field_encoding import field_slice_accesses
 
-    kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
     tag = field << FIELD_SHIFT
-    for f in kernel.fields:
-        slices = field_slice_accesses(f, kernel.domain)
-        if slices is None or not slices[0]:
-            continue
-        for lo, hi in id_ranges:
-            boxes = cell_set(launch, lo, hi).boxes
-            listed = ev.granules_by_slices(f, slices[0], boxes, granularity)
-            if listed is None:
-                continue
-            span = np.arange(max(0, int(listed[0]) - 3), int(listed[-1]) + 4) if listed.size else np.arange(4)
-            near = span[data.draw(st.integers(0, keep - 1))::keep]
-            bare = ev.granules_meeting(f, slices[0], boxes, granularity, near)
-            assert np.array_equal(ev.granules_meeting(f, slices[0], boxes, granularity, near | tag, tag), bare | tag)
+    for f, loads, boxes, _, near in _listed_loads_and_near(spec, block, ranges, granularity, keep, data):
+        bare = ev.granules_meeting(f, loads, boxes, granularity, near)
+        assert np.array_equal(ev.granules_meeting(f, loads, boxes, granularity, near | tag, tag), bare | tag)
 
 
 def test_a_count_of_lines_works_out_its_pairs_and_row_accesses_once():
