@@ -64,26 +64,25 @@ def _metadata(ranking: AnyRanking, names: ParameterNames, domain: list[int]) -> 
     :class:`~warpspeed.integrations.kernel_tuner.VariantRanking` the variant parameter and, per value, its
     kernel's name and what loads it."""
     if isinstance(ranking, VariantRanking):
-        return _variant_metadata(ranking, names, domain)
-    origin = ranking.origin.to_dict() if isinstance(ranking, TuneRanking) and ranking.origin else {}
+        origin = _variant_origin(ranking)
+    else:
+        origin = ranking.origin.to_dict() if isinstance(ranking, TuneRanking) and ranking.origin else {}
     return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain, **origin,
             "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
             "folding_names": list(names.folding), "warpspeed_version": __version__}
 
 
-def _variant_metadata(ranking: VariantRanking, names: ParameterNames, domain: list[int]) -> dict:
-    """A variant ranking's ``warpspeed`` object: the device's origin once, each variant's kernel in
-    ``variants`` (``value``, ``kernel`` and what loads it: ``kernel_spec``, ``kernel_description``)."""
+def _variant_origin(ranking: VariantRanking) -> dict:
+    """What loads a variant ranking's kernels and device: the device's origin once, the variant parameter, and
+    each variant's kernel in ``variants`` (``value``, ``kernel`` and what loads it: ``kernel_spec``,
+    ``kernel_description``)."""
     variants, device = [], {}
     for value, r in ranking.variants:
         origin = r.origin.to_dict() if r.origin else {}
         device = device or {k: origin[k] for k in ("device_spec", "device_overrides") if k in origin}
         variants.append({"value": value, "kernel": r.kernel,
                          **{k: origin[k] for k in ("kernel_spec", "kernel_description") if k in origin}})
-    return {"predicted": True, "kernel": ranking.kernel, "device": ranking.device, "domain": domain, **device,
-            "variant_parameter": ranking.parameter, "variants": variants,
-            "model": ranking.best.estimate.model if ranking.best.estimate else None, "block_names": list(names.block),
-            "folding_names": list(names.folding), "warpspeed_version": __version__}
+    return {**device, "variant_parameter": ranking.parameter, "variants": variants}
 
 
 def _kernel_name(ranking: AnyRanking) -> str:
