@@ -335,13 +335,15 @@ def fit_l1_line_rule(pairs: Sequence[Pair]) -> L1RuleFit | None:
     from ..model.estimate import l1_line_costs
     from ..model.l1 import line_rule
 
-    rows, sweeps = [], []
+    rows, sweeps, kernels = [], [], {}  # kernels: resolved once per (name, domain), as estimate_measurements does
     for p in pairs:
         m = p.measured
         cycles, l1, l2 = (m.volume(k) for k in ("l1_cycles_per_warp_lup", "l1_load", "l2_load"))
         if p.device is None or not line_rule(p.device) or not cycles or not l1 or l2 is None:
             continue
-        c = l1_line_costs(resolve_kernel(m.kernel, m.domain), p.device, m.block, m.folding, registers=m.registers)
+        if (m.kernel, m.domain) not in kernels:
+            kernels[m.kernel, m.domain] = resolve_kernel(m.kernel, m.domain)
+        c = l1_line_costs(kernels[m.kernel, m.domain], p.device, m.block, m.folding, registers=m.registers)
         rows.append((c.bank, c.warps, c.store_lines, c.load_lines, min(l2 / l1, 1.0), cycles))
         sweeps.append((m.kernel, m.device, m.domain))
     if len(rows) < MIN_PARALLELISM_ROWS:
