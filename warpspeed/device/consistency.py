@@ -64,16 +64,13 @@ def consistency_problems(v: Mapping[str, Any]) -> list[str]:
     if have("registers_per_sm", "register_subpartitions") and v["registers_per_sm"] % v["register_subpartitions"]:
         problems.append(f"registers_per_sm ({v['registers_per_sm']}) must split evenly into "
                         f"{v['register_subpartitions']} register_subpartitions")
-    tlb = [k for k in TLB_KEYS if KEYS_BY_NAME[k].attr in v]
-    if len(tlb) == len(TLB_KEYS) and len({v[KEYS_BY_NAME[k].attr] is None for k in tlb}) > 1:
-        given = [k for k in tlb if v[KEYS_BY_NAME[k].attr] is not None]
-        problems.append(f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off); given only "
-                        f"{', '.join(given)}")
-    msc = [k for k in MSC_KEYS if KEYS_BY_NAME[k].attr in v]
-    if len(msc) == len(MSC_KEYS) and len({v[KEYS_BY_NAME[k].attr] is None for k in msc}) > 1:
-        given = [k for k in msc if v[KEYS_BY_NAME[k].attr] is not None]
-        problems.append(f"the memory-side cache needs both {' and '.join(MSC_KEYS)} (or neither: no such cache); "
-                        f"given only {', '.join(given)}")
+    for keys, needs in ((TLB_KEYS, f"the TLB-page limiter needs all of {', '.join(TLB_KEYS)} (or none: off)"),
+                        (MSC_KEYS, f"the memory-side cache needs both {' and '.join(MSC_KEYS)} (or neither: no such "
+                                   "cache)")):
+        attrs = [KEYS_BY_NAME[k].attr for k in keys]  # keys that go together: all given or none
+        if all(a in v for a in attrs) and len({v[a] is None for a in attrs}) > 1:
+            given = [k for k, a in zip(keys, attrs, strict=True) if v[a] is not None]
+            problems.append(f"{needs}; given only {', '.join(given)}")
     if v.get("msc_bw_peak_GB_s") is not None and "msc_bw_GB_s" in v and v["msc_bw_GB_s"] is None:
         problems.append("msc_bw.peak needs msc_bw (the bandwidth the model uses); give both or neither")
     for bw, peak in PEAK_OF.items():
