@@ -630,7 +630,7 @@ def _measure(a) -> str:
         write_extra_metrics,
     )
     from ..measurement.measurements import triple_text, write_measurements
-    from ..studies.space import block_shapes, configurations, linear_block_shapes
+    from ..studies.space import configurations, generated_block_shapes
 
     if a.repeats < 1 or a.warmup < 0 or a.ncu_every < 1:
         raise InputError("--repeats and --ncu-every must be at least 1 and --warmup at least 0.")
@@ -644,8 +644,7 @@ def _measure(a) -> str:
     kernel = resolve_kernel(a.kernel, None if a.domain is None else _ints(a.domain, "--domain"))
     dev = device(a.device)
     blocks = ([_ints(b, "--block") for b in a.block] if a.block is not None
-              else linear_block_shapes(threads, dev) if kernel.indexing != "linear3d"  # the ranking's (N, 1, 1)
-              else block_shapes(threads, max_dims=dev.max_block_dims))
+              else generated_block_shapes(kernel.indexing, threads, dev))  # the ranking's
     configs = configurations(blocks, [_ints(f, "--folding") for f in (a.folding or ["1,1,1"])])
     programs = programs_for(kernel, a.kernel, configs, a.code)
     info = gpu_info()

@@ -33,9 +33,8 @@ from ..schemas import SCHEMA_VERSION
 from .confidence import Confidence, assess, resolution
 from .space import (
     Configuration,
-    block_shapes,
     configurations,
-    linear_block_shapes,
+    generated_block_shapes,
     thread_counts,
     without_idle_axes,
 )
@@ -529,19 +528,18 @@ def _space(dev: Device, threads, folding, blocks, domains, configs, kernel_domai
            indexing: str = "linear3d") -> list[Configuration]:
     """The configurations of a ranking on ``dev`` (see :func:`rank`): generated block shapes leave out those
     with threads along an axis that no domain ranked extends (a 2-D domain gets no block deeper than 1). A
-    kernel of ``linear1d`` indexing gets one-dimensional blocks (:func:`linear_block_shapes`), one of
+    kernel of ``linear1d`` indexing gets one-dimensional blocks (:func:`generated_block_shapes`), one of
     ``gridstrided_linear1d`` indexing also its grids (:data:`GRID_STRIDES`, where no other folding is given)."""
     if configs is not None:
         return list(dict.fromkeys(configs))
     domains = None if domains is None else [triple(d, "domain") for d in domains]
     shapes = blocks
-    if shapes is None and indexing in ("linear1d", "gridstrided_linear1d"):
-        shapes = linear_block_shapes(threads, dev)
     if indexing == "gridstrided_linear1d" and [tuple(f) for f in folding] == [(1, 1, 1)]:
         folding = GRID_STRIDES  # the grid: the loop's iterations per thread
     if shapes is None:
-        generated = block_shapes(threads, max_dims=dev.max_block_dims)
-        shapes = without_idle_axes(generated, domains or [kernel_domain]) or generated
+        shapes = generated_block_shapes(indexing, threads, dev)
+        if indexing == "linear3d":
+            shapes = without_idle_axes(shapes, domains or [kernel_domain]) or shapes
     return configurations(shapes, folding, (None,) if domains is None else domains)
 
 

@@ -138,3 +138,13 @@ def linear_block_shapes(threads: Iterable[int], dev: Device) -> list[tuple[int, 
     most = min(max(counts), dev.max_threads_per_block, dev.max_block_dims[0])
     powers = [1 << i for i in range(dev.warp_size.bit_length() - 1, most.bit_length()) if 1 << i <= most]
     return [(n, 1, 1) for n in sorted(set(powers) | {c for c in counts if c <= most})]
+
+
+def generated_block_shapes(indexing: str, threads: Iterable[int], dev: Device) -> list[tuple[int, int, int]]:
+    """The block shapes a ranking generates for a kernel of ``indexing`` on ``dev`` when none are given: a
+    one-dimensional launch (``linear1d``, ``gridstrided_linear1d``) takes (N, 1, 1) blocks
+    (:func:`linear_block_shapes`), a ``linear3d`` one the shapes of ``threads`` within the device's block
+    extents (:func:`block_shapes`)."""
+    if indexing == "linear3d":
+        return block_shapes(threads, max_dims=dev.max_block_dims)
+    return linear_block_shapes(threads, dev)

@@ -375,12 +375,11 @@ def _ranking(q: Query, deadline: Deadline):
     """(ranking, kernel, device) of the query: its ``top`` best exactly (screened), refused beyond
     :data:`MAX_RANK_CONFIGURATIONS`, stopped at the deadline."""
     from ..application.ranking import rank
-    from ..studies.space import block_shapes, linear_block_shapes
+    from ..studies.space import generated_block_shapes
 
     kernel, dev = kernel_of(q, deadline), device_of(q, deadline)
-    try:  # a one-dimensional launch ranks (N, 1, 1) blocks, any count N given (as warpspeed.rank does)
-        shapes = (linear_block_shapes(q.threads, dev) if kernel.indexing != "linear3d"
-                  else block_shapes(q.threads, max_dims=dev.max_block_dims))
+    try:  # the shapes warpspeed.rank generates: (N, 1, 1) for a one-dimensional launch
+        shapes = generated_block_shapes(kernel.indexing, q.threads, dev)
     except InputError as err:
         raise PageError("launch", str(err)) from None
     if len(shapes) > MAX_RANK_CONFIGURATIONS:
