@@ -124,13 +124,14 @@ def arch_refusal(arch: str, reported: str | None = None) -> InputError:
     return InputError(f"the GPU {said} {arch!r}: {share}; {hint}.")
 
 
-def device_for_gpu_name(reported: str) -> Device:
+def device_for_gpu_name(reported: str, example: str = "H100-SXM5-80GB") -> Device:
     """The shipped device a GPU's reported name denotes; an :class:`InputError` naming the closest
     devices and how to pass one (with overrides) when none or several match. An AMD architecture name
-    (``gfx942``) is refused naming the boards that share it."""
+    (``gfx942``) is refused naming the boards that share it. ``example``: the device id an error shows as the
+    one to pass where the name gives none (a HIP kernel's caller shows an AMD one)."""
     if not isinstance(reported, str) or not reported.strip():
         raise InputError(f"the GPU reported no usable name ({reported!r}); pass the device explicitly, e.g. "
-                         f"device='H100-SXM5-80GB' (shipped: {', '.join(device_ids())}).")
+                         f"device='{example}' (shipped: {', '.join(device_ids())}).")
     arch = arch_of(reported)
     if arch is not None:
         raise arch_refusal(arch)
@@ -166,10 +167,10 @@ def device_for_gpu_name(reported: str) -> Device:
     closest = same_chip or _closest_by_name(reported, devices)
     hint = (f"closest shipped: {', '.join(d.id for d in closest)}. " if closest else
             f"shipped devices: {', '.join(device_ids())}. ")
-    example = closest[0].id if closest else "H100-SXM5-80GB"
+    base = closest[0].id if closest else "H100-SXM5-80GB"
     raise InputError(f"no shipped device describes the GPU {reported!r}; {hint}Estimate it as a described one "
-                     f"with your GPU's numbers where they differ: device=warpspeed.device({example!r}, "
-                     f"sm_count=..., dram_bw='...TB/s', l2_size='...MiB') (CLI: --device {example} --set "
+                     f"with your GPU's numbers where they differ: device=warpspeed.device({base!r}, "
+                     f"sm_count=..., dram_bw='...TB/s', l2_size='...MiB') (CLI: --device {base} --set "
                      "KEY=VALUE; `warpspeed devices show ID` lists the keys), or pass the path of a device TOML "
                      "file (docs/device-format.md).")
 
@@ -182,7 +183,7 @@ def _closest_by_name(reported: str, devices: list[Device]) -> list[Device]:
     return [by_name[n] for n in near]  # the closest first
 
 
-def _named_device(name: str, arch_name: object) -> Device:
+def _named_device(name: str, arch_name: object, example: str) -> Device:
     """The device of a reported name, checked against the architecture ROCm reports beside it (cupy's
     ``gcnArchName`` on ROCm): a name no device matches, with an architecture, is refused naming the boards of
     that architecture; a name whose device is of another architecture is refused."""
@@ -190,7 +191,7 @@ def _named_device(name: str, arch_name: object) -> Device:
         arch_name = arch_name.decode(errors="replace")
     arch = arch_of(arch_name) if isinstance(arch_name, str) else None
     if arch is None:
-        return device_for_gpu_name(name)
+        return device_for_gpu_name(name, example)
     try:
         dev = device_for_gpu_name(name)
     except InputError:
@@ -202,24 +203,25 @@ def _named_device(name: str, arch_name: object) -> Device:
     return dev
 
 
-def detected_device(gpu_index: int | None = None) -> Device:
+def detected_device(gpu_index: int | None = None, example: str = "H100-SXM5-80GB") -> Device:
     """The shipped device of a GPU that cupy sees (``gpu_index``: CUDA device number, default the current); on
-    ROCm the architecture cupy reports (``gcnArchName``) must agree with the device."""
+    ROCm the architecture cupy reports (``gcnArchName``) must agree with the device. ``example``: the device id
+    its errors show as the one to pass instead."""
     try:
         import cupy
     except ImportError:
         raise InputError("device='auto' reads the GPU's name through cupy, which is not installed; install cupy "
-                         "on a machine with a GPU, or name the device (device='H100-SXM5-80GB').") from None
+                         f"on a machine with a GPU, or name the device (device='{example}').") from None
     try:
         index = cupy.cuda.runtime.getDevice() if gpu_index is None else gpu_index
         props = cupy.cuda.runtime.getDeviceProperties(index)
         name = props["name"]
     except Exception as e:  # no driver, no GPU: cupy's own error types differ by version
         raise InputError(f"device='auto': cupy could not read the GPU's name ({type(e).__name__}: {e}); name "
-                         "the device instead (device='H100-SXM5-80GB').") from None
+                         f"the device instead (device='{example}').") from None
     if isinstance(name, bytes):
         name = name.decode(errors="replace")
-    dev = _named_device(str(name), props.get("gcnArchName") if isinstance(props, dict) else None)
+    dev = _named_device(str(name), props.get("gcnArchName") if isinstance(props, dict) else None, example)
     sms = props.get("multiProcessorCount") if isinstance(props, dict) else None
     if isinstance(sms, int) and sms != dev.sm_count:
         raise InputError(f"the GPU {name!r} reports {sms} SMs, the shipped {dev.id} has {dev.sm_count}: another "
