@@ -2,7 +2,9 @@
 interrupt is raised, never more workers than tasks or cores."""
 
 import multiprocessing
+import os
 import signal
+import time
 from concurrent.futures import ProcessPoolExecutor
 
 import pytest
@@ -91,3 +93,27 @@ def test_pool_size_is_bounded_by_tasks_and_cores(monkeypatch):
     assert pool_size(3, 56) == 3
     assert pool_size(8, 2) == 2
     assert pool_size(None, 0) == 1
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_stop_returns_when_a_worker_died_in_the_middle_of_writing_its_result():
+    """A worker terminated while it writes a result leaves part of a message in the result pipe; the pool's
+    manager thread waits for the rest. Here the first four bytes of a message (its length, 64 bytes) are
+    written as a dying worker would leave them: ``stop`` must still return (it hung in ``shutdown``)."""
+    import struct
+    import threading
+
+    pool = WorkerPool(2)
+    pool.submit_all(_sleep, [(30.0,), (30.0,)])
+    time.sleep(0.5)  # the manager thread waits on the result pipe
+    os.write(pool.executor._result_queue._writer.fileno(), struct.pack("!i", 64))  # a header, no message
+    time.sleep(0.5)
+    stopper = threading.Thread(target=pool.stop, daemon=True)
+    stopper.start()
+    stopper.join(timeout=20)
+    assert not stopper.is_alive()
+    assert _no_children_left()

@@ -88,9 +88,17 @@ class WorkerPool:
                 terminate()
                 return
             # before 3.14 the pool has no public way to end running tasks; its process table is the only handle
-            processes = getattr(self.executor, "_processes", None) or {}
-            for process in list(processes.values()):
+            processes = list((getattr(self.executor, "_processes", None) or {}).values())
+            for process in processes:
                 process.terminate()
+            for process in processes:
+                process.join()
+            # a worker ended while writing its result leaves part of a message in the result pipe, which the
+            # pool's manager thread then waits on for ever (this process holds the pipe's write end too, so no
+            # end-of-file comes): closing that end, once no worker lives, ends the wait and lets shutdown join
+            writer = getattr(getattr(self.executor, "_result_queue", None), "_writer", None)
+            if writer is not None:
+                writer.close()
             self.executor.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> WorkerPool:
