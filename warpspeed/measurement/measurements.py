@@ -33,7 +33,8 @@ empty cells mean "not measured" (a timing-only run).
 
 What the reader accepts (errors name the file, line and column): UTF-8 text; a header with the columns
 device, kernel, block, folding, domain and GLup_s, each once; numbers that are 0 or from 1e-15 to 1e15
-(GLup_s positive, registers a whole number in 1..255); ``XxYxZ`` extents of ASCII digits in 1..2^31-1, a
+(GLup_s positive, registers a whole number in 1..512: the device's own limit is checked when a row is
+estimated); ``XxYxZ`` extents of ASCII digits in 1..2^31-1, a
 folding of at most 64 cells per thread, a domain of at most 2^40 cells, and a grid (domain / (block x
 folding), rounded up) that CUDA launches: at most 2^31-1 x 65535 x 65535 blocks.
 """
@@ -57,7 +58,9 @@ COLUMNS = ("device", "gpu_name", "driver", "sm_clock_MHz", "mem_clock_MHz", "ker
 VOLUME_COLUMNS = MEASURED_VOLUMES  # B/lup, level by level (warpspeed.model.levels)
 _REQUIRED = ("device", "kernel", "block", "folding", "domain", "GLup_s")
 NUMBER_RANGE = (1e-15, 1e15)  # numbers are 0 or in this range: beyond, no measurement, and ratios overflow
-MAX_REGISTERS = 255  # per thread, the CUDA maximum
+MAX_REGISTERS = 512
+"""Registers per thread a row may give: the most of any GPU warpspeed ships (AMD CDNA2-4: 512 per lane, VGPRs and
+accumulation VGPRs; NVIDIA: 255). The row's own device's limit is checked when the row is estimated."""
 _CONTROL = frozenset(chr(c) for c in [*range(0x20), 0x7F]) - {"\t"}
 NUMERIC_COLUMNS = ("sm_clock_MHz", "mem_clock_MHz", "registers", "repeats", "time_s", "time_min_s", "GLup_s",
                    "l1_cycles_per_warp_lup", *VOLUME_COLUMNS, "cycles")  # columns read as numbers
