@@ -27,6 +27,8 @@ INDEXING = ("linear3d", "linear1d", "gridstrided_linear1d")
 updates that cell; ``linear1d``, the t-th thread of a one-dimensional launch updates the t-th cell of the
 iteration space linearised x fastest (pystencils' Linear1D indexing scheme); ``gridstrided_linear1d``, the same
 in a loop over the cells a grid apart (pystencils' GridstridedLinear1D with a grid of its own)."""
+LINEAR_INDEXING = ("linear1d", "gridstrided_linear1d")
+"""The indexings whose threads take the cells of the linearised iteration space in turn (one-dimensional blocks)."""
 # the vocabulary of a kernel description (docs/kernel-format.md, tested against it): top-level, field, flops keys
 KERNEL_KEYS = frozenset({"name", "precision", "flops_per_lup", "flops", "registers", "domain", "params", "field",
                          "fields", "shared_bytes_per_block", "description", "indexing"})

@@ -13,6 +13,11 @@ from ._errors import input_error
 MAX_REGISTERS, MAX_HIP_REGISTERS = 255, 512
 
 
+def register_limit(hip: bool) -> int:
+    """The most registers per thread of a kernel for that target (HIP: AMD's, else NVIDIA's)."""
+    return MAX_HIP_REGISTERS if hip else MAX_REGISTERS
+
+
 def registers_argument(registers: Any, limit: int = MAX_REGISTERS) -> int | None:
     """``registers=`` checked: None (counted or assumed) or 1 to ``limit`` per thread."""
     if registers is None:

@@ -71,7 +71,7 @@ def create_kernel(assignments: Any, config: Any = None, *, shape: Sequence[int] 
     if isinstance(shape, Iterator):  # read once: the key and the description both need it
         shape = tuple(shape)
     if isinstance(device, str) and device == "auto":
-        device = _hip.detected(config is not None and _hip.is_hip(config))
+        device = _hip.detected(_hip.is_hip(config))
     base = config.copy() if config is not None else ps.CreateKernelConfig(target=_hip.default_target(device),
                                                                           jit=ps.no_jit)
     check_gpu_target(base)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from ._arguments import MAX_HIP_REGISTERS, MAX_REGISTERS, registers_argument
+from ._arguments import register_limit, registers_argument
 from ._errors import input_error
 from ._generate import as_kernel
 from ._layouts import check_layout_matches
@@ -56,7 +56,7 @@ def _arch_of(kernel_or_assignments: Any, config: Any, device: Any, registers: in
     default, and an NVIDIA one would count them for another compiler."""
     from ._hip import amd_device_ids, is_hip
 
-    hip = is_hip(kernel_or_assignments) or (config is not None and is_hip(config))
+    hip = is_hip(kernel_or_assignments) or is_hip(config)
     if device is not None:
         return arch_for(device, hip=hip)
     if hip and registers is None:
@@ -153,7 +153,7 @@ def describe_spec(kernel_or_assignments: Any, shape: Sequence[int] | None, *, la
     ``_registers.RegisterCount``, where the caller started it (else it starts here)."""
     from . import _extract, _registers
 
-    registers = registers_argument(registers, MAX_HIP_REGISTERS if _registers.is_hip_arch(arch) else MAX_REGISTERS)
+    registers = registers_argument(registers, register_limit(_registers.is_hip_arch(arch)))
     if any(v is not None and not isinstance(v, str) for v in (layout, index_layout)):
         raise input_error(f"layout and index_layout must be layout names such as 'c' or 'fzyx' (or None: the "
                           f"fields' declared layouts), got {layout!r}, {index_layout!r}.")

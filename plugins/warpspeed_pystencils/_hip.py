@@ -17,7 +17,7 @@ from ._errors import input_error
 
 def is_hip(obj: Any) -> bool:
     """Whether a pystencils kernel or ``CreateKernelConfig`` targets HIP (a config's ``Target.CurrentGPU`` is
-    read as CUDA, as the plugin always has)."""
+    read as CUDA, as the plugin always has; None, no config: False)."""
     import pystencils as ps
 
     target = getattr(obj, "target", None) if not isinstance(obj, ps.CreateKernelConfig) else obj.get_option("target")

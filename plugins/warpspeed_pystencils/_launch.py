@@ -25,7 +25,7 @@ from pystencils.jit import JitBase, KernelWrapper
 from warpspeed import InputError
 
 from . import _cache
-from ._arguments import MAX_HIP_REGISTERS, MAX_REGISTERS, registers_argument, thread_counts
+from ._arguments import MAX_REGISTERS, register_limit, registers_argument, thread_counts
 from ._describe import arch_for, describe_spec
 from ._extract import ArrayLayout
 from ._hip import check_device, is_hip
@@ -381,7 +381,7 @@ class LaunchTimeKernel(KernelWrapper):
             try:
                 self.choices[key] = choose_block(self.kernel, layouts, self._devices[index],
                                                  compiled_registers=_compiled_registers(
-                                                     self.compiled, MAX_HIP_REGISTERS if self.hip else MAX_REGISTERS),
+                                                     self.compiled, register_limit(self.hip)),
                                                  default_block=self._default_block(), **self.jit.options)
             except InputError as e:  # arrays or a kernel the description does not cover
                 return key, self._pystencils_default(key, e)
@@ -445,7 +445,7 @@ def choose_block(kernel: Any, layouts: Mapping[str, ArrayLayout], device: Any, *
     dev = device if isinstance(device, warpspeed.Device) else warpspeed.device(device)
     code = kernel.get_c_code()
     threads = within_launch_bounds(tuple(CREATE_KERNEL_THREADS if threads is None else threads), code)
-    registers = registers_argument(registers, MAX_HIP_REGISTERS if is_hip(kernel) else MAX_REGISTERS)
+    registers = registers_argument(registers, register_limit(is_hip(kernel)))
     regs, regs_source = ((registers, "the registers argument") if registers is not None else
                          (compiled_registers, "the compiled kernel (cupy RawKernel.num_regs)"))
     key = _cache.content_key("launch-choice", code, declared_layouts(kernel),

@@ -106,7 +106,7 @@ def cuda_program(kernel_or_assignments: Any, shape: Sequence[int], *, layout: st
     """
     from ._hip import is_hip
 
-    if config is not None and is_hip(config):  # a CUDA program of the assignments, as with any config
+    if is_hip(config):  # a CUDA program of the assignments, as with any config
         import pystencils as ps
 
         config = config.copy()

@@ -150,7 +150,7 @@ def compare_variants(definition: Any, device: Any, *, shape: Sequence[int], conf
     if model is not None:
         performance_model(model)
     # an unknown device is refused before anything is generated; so is an NVIDIA one for a HIP config
-    arch = arch_for(device, hip=config is not None and _hip.is_hip(config))
+    arch = arch_for(device, hip=_hip.is_hip(config))
     base = _base_config(config)
     opts = _config_options(options, base)
     dtypes = _values("dtype", dtype, DTYPES)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..device import Device
 from ..errors import InputError
-from ..kernel import Kernel
+from ..kernel import LINEAR_INDEXING, Kernel
 
 DEFAULT_REGISTERS = 32
 """Registers per thread assumed when neither the kernel nor the caller gives a count (a lean stencil)."""
@@ -90,7 +90,7 @@ class Launch:
         """Whether the threads take the cells of the linearised iteration space in turn (``linear1d`` and
         ``gridstrided_linear1d``). Their block ids are then those of the blocks of N consecutive cells (for a
         grid-strided launch: block b in the loop's iteration i holds the cells of block i x grid + b)."""
-        return self.indexing in ("linear1d", "gridstrided_linear1d")
+        return self.indexing in LINEAR_INDEXING
 
     @property
     def grid_strided(self) -> bool:
@@ -244,7 +244,7 @@ def make_launch(kernel: Kernel, device: Device, block: Sequence[int], folding: S
         if n > m:
             raise LaunchError(f"block {list(blk)}: {axis} extent {n} exceeds the {d.id} limit of {m} "
                               f"(max block {list(d.max_block_dims)}).")
-    linear = kernel.indexing in ("linear1d", "gridstrided_linear1d")
+    linear = kernel.indexing in LINEAR_INDEXING
     if linear:
         check_linear(blk, fold, kernel.indexing)
         grid: Triple = (-(-math.prod(dom) // (threads * fold[0])), 1, 1)
