@@ -14,6 +14,7 @@ from warpspeed.application.estimating import estimate, with_model
 from warpspeed.application.resolve import resolve_kernel
 from warpspeed.device import device, device_ids
 from warpspeed.model.launch import LaunchError
+from warpspeed.model.line_volumes import applies as lines_apply
 from warpspeed.model.range_volumes import applies
 
 GOLDEN = Path(__file__).with_name("estimates.json")
@@ -27,6 +28,11 @@ def ranges_kernels() -> list[str]:
     """The golden kernels that the ``ranges`` footprint counter counts (all but array-of-structures ones)."""
     return [name for name, domain in KERNELS.items()
             if all(applies(resolve_kernel(name, domain), g, exact) for g, exact in ((32, True), (128, False)))]
+
+
+def lines_kernels() -> list[str]:
+    """The golden kernels whose exact footprints the ``lines`` counter counts."""
+    return [name for name, domain in KERNELS.items() if lines_apply(resolve_kernel(name, domain), 32)]
 
 
 def documents(counter: str | None = None, devices: list[str] | None = None,

@@ -69,13 +69,15 @@ def test_the_golden_comparison_sees_a_model_change_but_not_float_noise_or_prose(
     assert list(differences(doc, {**doc, "block": [1, 2, 4]})) == [".block[2]: 3 against 4"]
 
 
-@pytest.mark.parametrize("counter", ["isl", "enumerated", "ranges"])
+@pytest.mark.parametrize("counter", ["isl", "enumerated", "ranges", "lines"])
 def test_either_footprint_counter_writes_the_golden_outputs(counter):
-    """The counters are three ways to the same counts: forcing any changes no number (three devices: the
-    pairing and the line L1 rule, one and two L2 partitions; the ranges on the kernels they count)."""
+    """The counters are four ways to the same counts: forcing any changes no number (three devices: the
+    pairing and the line L1 rule, one and two L2 partitions; the ranges and the lines on the kernels they
+    count)."""
     golden = json.loads(make_golden.GOLDEN.read_text())
+    kernels = {"ranges": make_golden.ranges_kernels(), "lines": make_golden.lines_kernels()}.get(counter)
     docs = make_golden.documents(counter=counter, devices=["A100-SXM4-40GB", "H100-SXM5-80GB", "MI300X"],
-                                 kernels=make_golden.ranges_kernels() if counter == "ranges" else None)
+                                 kernels=kernels)
     assert docs and not [k for k, d in docs.items() if next(differences(d, golden[k]), None)]
 
 

@@ -18,6 +18,7 @@ from warpspeed.model.footprint import BlockCounts
 from warpspeed.model.isl_volumes import Footprints
 from warpspeed.model.l2 import block_traffic
 from warpspeed.model.launch import LaunchError, make_launch
+from warpspeed.model.line_volumes import applies as lines_apply
 from warpspeed.model.range_volumes import applies
 
 H100 = warpspeed.device("H100-SXM5-80GB")
@@ -64,8 +65,9 @@ def test_layer_blocks_are_one_row_or_plane_before_a_wave_block(grid, data):
 
 
 def test_counter_names_and_a_clear_error():
-    assert counter_names() == ["auto", "isl", "enumerated", "ranges"]
-    with pytest.raises(InputError, match=r"unknown footprint counter 'fast': valid are auto, isl, enumerated, ranges"):
+    assert counter_names() == ["auto", "isl", "enumerated", "ranges", "lines"]
+    with pytest.raises(InputError,
+                       match=r"unknown footprint counter 'fast': valid are auto, isl, enumerated, ranges, lines"):
         warpspeed.estimate("star3d-r4", H100, (32, 4, 2), domain=(64, 32, 16), counter="fast")
     k = warpspeed.find_kernel("star3d-r4")
     assert isinstance(footprint_counter(k, 32), COUNTERS["ranges"])
@@ -87,7 +89,8 @@ def test_every_counter_gives_the_same_wave_traffic(spec, block):
         assume(False)
     out = {}
     for name in COUNTERS:
-        if name == "ranges" and not (applies(k, 32) and applies(k, 128, exact=False)):
+        if name == "ranges" and not (applies(k, 32) and applies(k, 128, exact=False)) or \
+                name == "lines" and not lines_apply(k, 32):
             continue
         sectors, lines = footprint_counter(k, 32, name=name), footprint_counter(k, 128, exact=False, name=name)
         out[name] = wave_traffic(k, H100, launch, sectors, lines, full_store_sectors=0, valid_lups=1000)
@@ -119,8 +122,8 @@ def _transposed(domain=(640, 512, 512)) -> warpspeed.Kernel:
 
 
 def test_auto_takes_the_cheaper_counter():
-    """The ranges wherever they apply; else the enumeration wherever its slices apply (a transposed stencil at
-    any size); else ISL (quasi-affine indices)."""
+    """The ranges wherever they apply; else the lines for exact counts of arrays of structures; else the
+    enumeration wherever its slices apply (a transposed stencil at any size); else ISL (quasi-affine indices)."""
     star = warpspeed.find_kernel("star3d-r4")
     assert choose_counter("auto", star, 32) == "ranges"
     assert choose_counter("auto", star, 128, exact=False) == "ranges"
@@ -137,7 +140,8 @@ def test_auto_takes_the_cheaper_counter():
         "name": "aos", "precision": "fp64", "flops_per_lup": 1, "domain": [510, 510, 510],
         "field": [{"name": "f", "element_bytes": 8, "shape": [9, 514, 512, 512],
                    "loads": [[str(q), "tidx+1", "tidy+1", "tidz+1"] for q in range(9)], "stores": []}]})
-    assert choose_counter("auto", aos, 32) == "enumerated"  # ISL is dear
+    assert choose_counter("auto", aos, 32) == "lines"  # exact counts: line by line
+    assert choose_counter("auto", aos, 32, exact=False) == "enumerated"  # per row: ISL is dear
 
 
 @pytest.mark.parametrize("name", ["d3q19-srt", "d3q15-allen-cahn"])

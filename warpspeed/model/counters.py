@@ -1,9 +1,10 @@
-"""Footprint counters: the interface behind the wave's sector counts, and the choice between its three kinds.
+"""Footprint counters: the interface behind the wave's sector counts, and the choice between its kinds.
 
 The DRAM stage (:mod:`warpspeed.model.dram`) needs four operations on the sectors (or lines) a set of cells
 (a :class:`~warpspeed.model.cells.CellSet`) touches: the footprint of a cell set, the empty footprint,
 intersection and difference of footprints, and their sizes per field. Three counters provide them, with
-the same numbers (``exact=False`` included; the golden test checks it byte for byte):
+the same numbers (``exact=False`` included; the golden test checks it byte for byte), and a fourth for exact
+counts of array-of-structures fields:
 
 - ``ranges`` (:class:`~warpspeed.model.range_volumes.RangeFootprints`): one range of granules per row of cells
   and access; the cost grows with the rows of the cell set, not its cells, but it applies only where
@@ -15,13 +16,19 @@ the same numbers (``exact=False`` included; the golden test checks it byte for b
   layouts);
 - ``enumerated`` (:class:`~warpspeed.model.enumerated_volumes.EnumeratedFootprints`): lists the granules of the
   cells (bitmap slices where every index is a cell coordinate plus a constant); the cost grows with the
-  cells of the largest set counted (a wave and a block plane) times the accesses.
+  cells of the largest set counted (a wave and a block plane) times the accesses;
+- ``lines`` (:class:`~warpspeed.model.line_volumes.LineFootprints`): exact counts only, one packed granule bitmap
+  per x-line of a field the cells touch (a field's ``Q X`` elements of one y and z in ``zyxf``); the cost grows
+  with the lines of the cell set (:func:`~warpspeed.model.line_volumes.applies`). Forced, it leaves the per-row
+  counts (``exact=False``) to the enumeration.
 
 ``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
 catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
-count), else the enumeration where ISL counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`)
-or every access marks bitmap slices (measured faster than ISL in every such case, :func:`choose_counter`),
-else ISL (quasi-affine indices). The brute-force twin in the tests is an independent reference.
+count), else the lines for exact counts (the array-of-structures layouts: a wave's sectors 3-15x faster than
+enumerated on lbmpy's D3Q19 in ``zyxf``), else the enumeration where ISL counts are dear
+(:func:`~warpspeed.model.isl_volumes.counts_are_dear`) or every access marks bitmap slices (measured faster than
+ISL in every such case, :func:`choose_counter`), else ISL (quasi-affine indices). The brute-force twin in the
+tests is an independent reference.
 """
 
 from __future__ import annotations
@@ -38,12 +45,15 @@ from .cells import CellSet
 from .enumerated_volumes import EnumeratedFootprints
 from .field_encoding import field_slice_accesses
 from .isl_volumes import Footprints, counts_are_dear
+from .line_volumes import LineFootprints
+from .line_volumes import applies as runs_apply
 from .range_volumes import BoxCounts, RangeFootprints, applies
 
 if TYPE_CHECKING:
     import islpy as isl
 
-COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints, "ranges": RangeFootprints}
+COUNTERS = {"isl": Footprints, "enumerated": EnumeratedFootprints, "ranges": RangeFootprints,
+            "lines": LineFootprints}
 DEFAULT_COUNTER = "auto"
 class FootprintSet(Protocol):
     """The distinct granules (sectors or lines) of some cells' accesses, tagged by field."""
@@ -100,18 +110,23 @@ def _dear(kernel: Kernel, granularity: int) -> bool:
 
 
 def choose_counter(name: str, kernel: Kernel, granularity: int, exact: bool = True) -> str:
-    """The counter ``auto`` stands for at this granularity (any other name: itself): the ranges where they
-    apply, else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
+    """The counter ``auto`` stands for at this granularity (any other name: itself, but ``lines`` for per-row
+    counts: the enumeration): the ranges where they apply, else the lines where they apply (exact counts),
+    else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
 
     The slices win wherever they apply, also where ISL's counts are not dear (measured per estimate over
     blocks 1-512 cells wide: D3Q19 in ``zyxf`` whose rows of cells start on a sector, 250^3 to 1018x1024x1024,
     26-134 ms against 0.96-95 s with ISL; star3d-r4 with x and y swapped in the array, 22-76 ms against
     47-111 ms): the bitmap marks only the row bands a thin wave touches, so its cost does not grow with the
     domain, and the choice does not depend on the launch."""
+    if name == "lines" and not exact:
+        return "enumerated"  # the lines count exact footprints only
     if name != DEFAULT_COUNTER:
         return name
     if applies(kernel, granularity, exact):
         return "ranges"
+    if runs_apply(kernel, granularity, exact):
+        return "lines"
     return "enumerated" if _dear(kernel, granularity) or _sliceable(kernel) else "isl"
 
 
@@ -132,6 +147,11 @@ def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
         raise InputError(f"the 'ranges' footprint counter does not count kernel {kernel.name!r}: some access moves "
                          f"by more than {granularity} B per x step (an array-of-structures layout) or is not affine; "
                          "use auto, isl or enumerated")
+    if name == "lines" and not runs_apply(kernel, granularity, exact):
+        raise InputError(f"the 'lines' footprint counter does not count kernel {kernel.name!r} at {granularity} B"
+                         f"{'' if exact else ' per row'}: it needs exact counts of accesses that each index a "
+                         "dimension by a cell coordinate plus a constant, x the same dimension in each with "
+                         "constants below it; use auto, isl or enumerated")
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 
