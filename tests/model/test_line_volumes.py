@@ -65,10 +65,12 @@ def _boxes_in(domain, data, count):
     return CellSet(tuple(boxes))
 
 
-def _same_as_points(kernel, granularity, sets):
+def _same_as_points(kernel, granularity, sets, exact=True):
     """The counter's footprints of the cell sets (loads, stores, both), their sizes per field, and the
-    intersections, differences and meets of each pair, against the listed points."""
-    mine, points = LineFootprints(kernel, granularity), EnumeratedFootprints(kernel, granularity, slices=False)
+    intersections, differences and meets of each pair, against the listed points (``exact=False``: a granule
+    two rows share once per row)."""
+    mine = LineFootprints(kernel, granularity, exact=exact)
+    points = EnumeratedFootprints(kernel, granularity, exact=exact, slices=False)
     fps = []
     for cells in sets:
         for loads, stores in ((True, False), (False, True), (True, True)):
@@ -86,26 +88,26 @@ def _same_as_points(kernel, granularity, sets):
 
 
 @PROFILE
-@given(spec=aos_kernels(), granularity=st.sampled_from([32, 128]), sets=st.integers(1, 3), boxes=st.integers(1, 4),
-       data=st.data())
-def test_random_aos_fields_and_cell_sets_count_what_the_points_count(spec, granularity, sets, boxes, data):
+@given(spec=aos_kernels(), granularity=st.sampled_from([32, 128]), exact=st.booleans(), sets=st.integers(1, 3),
+       boxes=st.integers(1, 4), data=st.data())
+def test_random_aos_fields_and_cell_sets_count_what_the_points_count(spec, granularity, exact, sets, boxes, data):
     """Random boxes (overlapping, anywhere in the domain, one cell to all of it): footprints, sizes per field,
-    intersections, differences and meets equal those of every cell's listed address."""
+    intersections, differences and meets equal those of every cell's listed address, exact and per row."""
     kernel = warpspeed.kernel_from_dict(spec)
-    assume(applies(kernel, granularity))  # lines shorter than a granule are not counted line by line
-    _same_as_points(kernel, granularity, [_boxes_in(kernel.domain, data, boxes) for _ in range(sets)])
+    assume(applies(kernel, granularity, exact))  # lines shorter than a granule are not counted line by line
+    _same_as_points(kernel, granularity, [_boxes_in(kernel.domain, data, boxes) for _ in range(sets)], exact)
 
 
 @PROFILE
 @given(spec=population_kernels(aos=True, populations=(2, 19)), block=BLOCKS, ranges=FRACTIONS,
-       granularity=st.sampled_from([32, 128]))
-def test_lbm_like_aos_kernels_count_what_the_points_count(spec, block, ranges, granularity):
+       granularity=st.sampled_from([32, 128]), exact=st.booleans())
+def test_lbm_like_aos_kernels_count_what_the_points_count(spec, block, ranges, granularity, exact):
     """The wave-like cell sets of a launch (block-id ranges: up to five boxes) on LBM-like AoS fields (pull
     reads, stores at the cell, in place or two arrays): the same counts as the listed points."""
     kernel, launch, id_ranges = launch_with_ranges(spec, block, ranges)
-    assume(applies(kernel, granularity))
-    assert_same_footprints(LineFootprints(kernel, granularity), EnumeratedFootprints(kernel, granularity, slices=False),
-                           launch, id_ranges)
+    assume(applies(kernel, granularity, exact))
+    assert_same_footprints(LineFootprints(kernel, granularity, exact=exact),
+                           EnumeratedFootprints(kernel, granularity, exact=exact, slices=False), launch, id_ranges)
 
 
 @PROFILE
@@ -113,11 +115,11 @@ def test_lbm_like_aos_kernels_count_what_the_points_count(spec, block, ranges, g
 def test_the_wave_sectors_are_the_enumerated_ones(spec, block):
     """The DRAM stage's sector counts and wave traffic with this counter are the enumeration's."""
     kernel, launch, _ = launch_with_ranges(spec, block, ((0, 1000), (0, 1000)))
+    assume(applies(kernel, 32) and applies(kernel, 128, exact=False))
     lines, enumerated = LineFootprints(kernel, 32), EnumeratedFootprints(kernel, 32)
     assert wave_sectors(kernel, launch, lines) == wave_sectors(kernel, launch, enumerated)
-    line_counts = EnumeratedFootprints(kernel, 128, exact=False)
-    assert wave_traffic(kernel, H100, launch, lines, line_counts, 0, 1000) == \
-        wave_traffic(kernel, H100, launch, enumerated, line_counts, 0, 1000)
+    assert wave_traffic(kernel, H100, launch, lines, LineFootprints(kernel, 128, exact=False), 0, 1000) == \
+        wave_traffic(kernel, H100, launch, enumerated, EnumeratedFootprints(kernel, 128, exact=False), 0, 1000)
 
 
 D3Q19 = [(0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1), (1, 1, 0), (-1, 1, 0),
@@ -136,8 +138,10 @@ PATTERNS = {  # (loads, stores) as (shift, component) of an LBM field's streamin
 
 @pytest.mark.parametrize("velocities", [D3Q19[:2], D3Q19[:9], D3Q19, D3Q27], ids=["q2", "q9", "q19", "q27"])
 @pytest.mark.parametrize("pattern", sorted(PATTERNS))
-@pytest.mark.parametrize(("eb", "granularity", "offset"), [(8, 32, 0), (4, 32, 3), (8, 128, 5), (4, 128, 0)])
-def test_lbm_streaming_patterns_halos_and_offsets(velocities, pattern, eb, granularity, offset):
+@pytest.mark.parametrize(("eb", "granularity", "offset", "exact"),
+                         [(8, 32, 0, True), (4, 32, 3, True), (8, 128, 5, True), (4, 128, 0, True), (8, 128, 5, False),
+                          (4, 32, 1, False)])
+def test_lbm_streaming_patterns_halos_and_offsets(velocities, pattern, eb, granularity, offset, exact):
     """Pull, push and AA (both steps) on fields of 2 to 27 components with a halo of one or two cells: the wave
     of blocks 8x4x2 and three hand-placed cell sets (a row, a plane's corner, two overlapping boxes)."""
     loads, stores = PATTERNS[pattern](velocities)
@@ -150,9 +154,9 @@ def test_lbm_streaming_patterns_halos_and_offsets(velocities, pattern, eb, granu
         kernel = warpspeed.kernel_from_dict(spec)
         sets = [CellSet((((0, 2, 1), (17, 2, 1)),)), CellSet((((10, 0, 0), (17, 5, 0)),)),
                 CellSet((((0, 0, 0), (9, 3, 2)), ((5, 2, 1), (17, 5, 4))))]
-        _same_as_points(kernel, granularity, sets)
+        _same_as_points(kernel, granularity, sets, exact)
         launch = make_launch(kernel, H100, (8, 4, 2))
-        _same_as_points(kernel, granularity, [cell_set(launch, 0, 5), cell_set(launch, 3, 11)])
+        _same_as_points(kernel, granularity, [cell_set(launch, 0, 5), cell_set(launch, 3, 11)], exact)
 
 
 def _accessor(halo):
@@ -187,12 +191,12 @@ def test_a_small_aos_kernel_counts_what_isl_counts():
 
 
 def test_auto_counts_arrays_of_structures_line_by_line_and_only_them():
-    """Exact counts of AoS fields go line by line; per-row counts stay with the enumeration, structure-of-arrays
-    fields with the ranges; a kernel the lines do not count is refused by name."""
+    """Counts of AoS fields go line by line, exact and per row; structure-of-arrays fields stay with the ranges;
+    a kernel the lines do not count is refused by name."""
     aos = warpspeed.kernel_from_dict(_aos_spec(9, D3Q19[:9], [((0, 0, 0), j) for j in range(9)]))
     assert choose_counter("auto", aos, 32) == "lines"
     assert choose_counter("auto", aos, 128) == "ranges"  # 72 B per x step: a row's cells in one range of lines
-    assert choose_counter("auto", aos, 32, exact=False) == "enumerated"
+    assert choose_counter("auto", aos, 32, exact=False) == "lines"
     assert isinstance(footprint_counter(aos, 32), LineFootprints)
     star = warpspeed.find_kernel("star3d-r4")
     assert choose_counter("auto", star, 32) == "ranges"
@@ -203,23 +207,26 @@ def test_auto_counts_arrays_of_structures_line_by_line_and_only_them():
     assert not applies(quasi, 32) and choose_counter("auto", quasi, 32) == "isl"
     with pytest.raises(InputError, match="the 'lines' footprint counter does not count kernel 'half'"):
         footprint_counter(quasi, 32, name="lines")
-    # forced, the lines count the exact footprints and the enumeration the per-row ones
-    assert isinstance(footprint_counter(aos, 128, exact=False, name="lines"), EnumeratedFootprints)
+
 
 
 def test_lbmpy_zyxf_kernels_are_counted_line_by_line():
-    """lbmpy's D3Q19 in zyxf, every streaming pattern and time step: the wave sectors of a few blocks are the
-    enumeration's (at 64^3), and auto takes this counter for them."""
+    """lbmpy's D3Q19 in zyxf, every streaming pattern and time step: the wave sectors and line counts of a few
+    blocks are the enumeration's (at 64^3), and auto takes this counter for them."""
     pytest.importorskip("warpspeed_pystencils")
     names = ["d3q19-srt:streaming=pull,layout=zyxf", "d3q19-srt:streaming=push,layout=zyxf"] + [
         f"d3q19-srt:streaming={s},timestep={t},layout=zyxf" for s in ("aa", "esotwist") for t in ("even", "odd")]
     for name in names:
         k = warpspeed.find_kernel(name).with_domain((64, 64, 64))
         assert choose_counter("auto", k, 32) == "lines"
+        assert choose_counter("auto", k, 128, exact=False) == "lines"
         lines, enumerated = LineFootprints(k, 32), EnumeratedFootprints(k, 32)
+        line_counts, enumerated_lines = LineFootprints(k, 128, exact=False), EnumeratedFootprints(k, 128, exact=False)
         for block in ((64, 2, 1), (8, 8, 4), (1, 8, 32)):
             launch = make_launch(k, H100, block)
             assert wave_sectors(k, launch, lines) == wave_sectors(k, launch, enumerated), (name, block)
+            assert wave_traffic(k, H100, launch, lines, line_counts, 0, 1000) == \
+                wave_traffic(k, H100, launch, enumerated, enumerated_lines, 0, 1000), (name, block)
     assert np.all([not applies(warpspeed.find_kernel(n.replace("zyxf", "fzyx")), 32) or
                    choose_counter("auto", warpspeed.find_kernel(n.replace("zyxf", "fzyx")), 32) == "ranges"
                    for n in names])

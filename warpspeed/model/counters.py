@@ -17,15 +17,15 @@ counts of array-of-structures fields:
 - ``enumerated`` (:class:`~warpspeed.model.enumerated_volumes.EnumeratedFootprints`): lists the granules of the
   cells (bitmap slices where every index is a cell coordinate plus a constant); the cost grows with the
   cells of the largest set counted (a wave and a block plane) times the accesses;
-- ``lines`` (:class:`~warpspeed.model.line_volumes.LineFootprints`): exact counts only, one packed granule bitmap
-  per x-line of a field the cells touch (a field's ``Q X`` elements of one y and z in ``zyxf``); the cost grows
-  with the lines of the cell set (:func:`~warpspeed.model.line_volumes.applies`). Forced, it leaves the per-row
-  counts (``exact=False``) to the enumeration.
+- ``lines`` (:class:`~warpspeed.model.line_volumes.LineFootprints`): one packed granule bitmap per x-line of a
+  field the cells touch (a field's ``Q X`` elements of one y and z in ``zyxf``); the cost grows with the lines
+  of the cell set, and it applies where every index is a cell coordinate plus a constant, the components below
+  x's (:func:`~warpspeed.model.line_volumes.applies`).
 
 ``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
 catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
-count), else the lines for exact counts (the array-of-structures layouts: a wave's sectors 3-15x faster than
-enumerated on lbmpy's D3Q19 in ``zyxf``), else the enumeration where ISL counts are dear
+count), else the lines (the array-of-structures layouts: on lbmpy's D3Q19 in ``zyxf`` a wave's sectors 3-15x
+and its line counts about 2x faster than enumerated), else the enumeration where ISL counts are dear
 (:func:`~warpspeed.model.isl_volumes.counts_are_dear`) or every access marks bitmap slices (measured faster than
 ISL in every such case, :func:`choose_counter`), else ISL (quasi-affine indices). The brute-force twin in the
 tests is an independent reference.
@@ -110,17 +110,15 @@ def _dear(kernel: Kernel, granularity: int) -> bool:
 
 
 def choose_counter(name: str, kernel: Kernel, granularity: int, exact: bool = True) -> str:
-    """The counter ``auto`` stands for at this granularity (any other name: itself, but ``lines`` for per-row
-    counts: the enumeration): the ranges where they apply, else the lines where they apply (exact counts),
-    else the enumeration where ISL counts are dear or the accesses mark slices, else ISL.
+    """The counter ``auto`` stands for at this granularity (any other name: itself): the ranges where they
+    apply, else the lines where they apply, else the enumeration where ISL counts are dear or the accesses
+    mark slices, else ISL.
 
     The slices win wherever they apply, also where ISL's counts are not dear (measured per estimate over
     blocks 1-512 cells wide: D3Q19 in ``zyxf`` whose rows of cells start on a sector, 250^3 to 1018x1024x1024,
     26-134 ms against 0.96-95 s with ISL; star3d-r4 with x and y swapped in the array, 22-76 ms against
     47-111 ms): the bitmap marks only the row bands a thin wave touches, so its cost does not grow with the
     domain, and the choice does not depend on the launch."""
-    if name == "lines" and not exact:
-        return "enumerated"  # the lines count exact footprints only
     if name != DEFAULT_COUNTER:
         return name
     if applies(kernel, granularity, exact):
@@ -148,10 +146,10 @@ def footprint_counter(kernel: Kernel, granularity: int, *, exact: bool = True,
                          f"by more than {granularity} B per x step (an array-of-structures layout) or is not affine; "
                          "use auto, isl or enumerated")
     if name == "lines" and not runs_apply(kernel, granularity, exact):
-        raise InputError(f"the 'lines' footprint counter does not count kernel {kernel.name!r} at {granularity} B"
-                         f"{'' if exact else ' per row'}: it needs exact counts of accesses that each index a "
-                         "dimension by a cell coordinate plus a constant, x the same dimension in each with "
-                         "constants below it; use auto, isl or enumerated")
+        raise InputError(f"the 'lines' footprint counter does not count kernel {kernel.name!r} at {granularity} B: "
+                         "it needs accesses that each index a dimension by a cell coordinate plus a constant or by "
+                         "a constant, x the same dimension in each with constants below it; use auto, isl or "
+                         "enumerated")
     return COUNTERS[name](kernel, granularity, exact=exact)
 
 

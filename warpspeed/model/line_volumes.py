@@ -19,25 +19,28 @@ every granule is one bit of one line: the sizes are bit counts, and intersection
 on the lines two footprints share. Exact, and the cost grows with the lines a cell set touches, not with its
 cells or elements: a wave of lbmpy's D3Q19 in ``zyxf`` touches a few hundred lines of 19 x 258 elements.
 
-It applies (:func:`applies`) to exact counts at a byte granularity where every access of every field is a
-slice (each index a cell coordinate plus a constant, or a constant), the dimension x follows is the same in
-every access of a field and every dimension below it is a constant (the component), every index stays inside
-its extent over the domain, the elements tile a granule, a line is a granule long at least and the offset is
-not negative. Per-row counts (``exact=False``) are left to the other counters.
+Where a granule counts once per row of the field it is touched from (``exact=False``: the cheap ISL count the
+L2 line counts use; a row is the field's first dimension, a cell's ``Q`` components), a line's bits are its
+pieces of a row and a granule instead: rows never reach over a line, so no bit is shared.
+
+It applies (:func:`applies`) at a byte granularity where every access of every field is a slice (each index a
+cell coordinate plus a constant, or a constant), the dimension x follows is the same in every access of a
+field and every dimension below it is a constant (the component), every index stays inside its extent over
+the domain, the elements tile a granule, a line is a granule long at least and the offset is not negative.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..kernel import Field, Kernel
 from .cells import Box, CellSet, as_cell_set
-from .field_encoding import SliceAccess, field_slice_accesses
+from .field_encoding import SliceAccess, field_encodings, field_slice_accesses
 
 if TYPE_CHECKING:
     import islpy as isl
@@ -71,21 +74,33 @@ class FieldLines:
     per: int  # elements per granule
     along: tuple[int, ...]
     rows: tuple[tuple[tuple[int, int], ...], ...]
+    row: int = 0  # elements per row where a granule counts once per row it is touched from (0: once)
 
     @property
     def width_bits(self) -> int:
-        """Bits per line: the granules a line reaches, from the one of its first element, at any start."""
-        return (self.per - 1 + self.line - 1) // self.per + 1
+        """Bits per line: the granules a line reaches, from the one of its first element, at any start (and
+        where granules count per row, one more per row)."""
+        return (self.per - 1 + self.line - 1) // self.per + 1 + (self.line // self.row if self.row else 0)
 
     def subset(self, which: range) -> FieldLines:
         return FieldLines(self.step, self.line, self.line_steps, self.offset, self.per,
-                          tuple(self.along[i] for i in which), tuple(self.rows[i] for i in which))
+                          tuple(self.along[i] for i in which), tuple(self.rows[i] for i in which), self.row)
+
+    def bit_of(self, phase: int) -> np.ndarray:
+        """The bit of every element of a line that starts ``phase`` elements into a granule: its granule, from
+        the line's first, or where granules count per row, its (row, granule) piece."""
+        at = np.arange(self.line, dtype=np.int64)
+        if not self.row:
+            return (at + phase) // self.per
+        starts = (at % self.row == 0) | ((at + phase) % self.per == 0)
+        return np.cumsum(starts) - 1
 
 
 def field_lines(fld: Field, accesses: list[SliceAccess], domain: tuple[int, int, int],
-                granularity: int) -> FieldLines | None:
+                granularity: int, per_row: bool = False) -> FieldLines | None:
     """The slice accesses along the field's x-lines, or None where they are not all of that form (see the
-    module docstring)."""
+    module docstring); ``per_row``: a granule counts once per row of the field (its first dimension) it is
+    touched from."""
     if fld.offset < 0 or granularity <= 0 or granularity % fld.element_bytes:
         return None
     dims = [next((d for d, (a, _) in enumerate(acc) if a == 0), -1) for acc in accesses]  # the one x follows
@@ -107,17 +122,20 @@ def field_lines(fld: Field, accesses: list[SliceAccess], domain: tuple[int, int,
     if line < per:  # a granule would reach over three lines
         return None
     return FieldLines(fld.strides[dx_dim], line, tuple(s // line for s in fld.strides[dx_dim + 1:]), fld.offset, per,
-                      tuple(along), tuple(rows))
+                      tuple(along), tuple(rows), fld.shape[0] if per_row else 0)
 
 
 @lru_cache(maxsize=256)
-def _kernel_lines(kernel: Kernel, granularity: int) -> tuple[tuple[FieldLines, FieldLines, FieldLines], ...] | None:
+def _kernel_lines(kernel: Kernel, granularity: int,
+                  exact: bool) -> tuple[tuple[FieldLines, FieldLines, FieldLines], ...] | None:
     """Per field, its loads', its stores' and both's :class:`FieldLines`; None where some field does not
-    qualify."""
+    qualify. Not ``exact``: the fields that ISL encodes by rows count a granule once per row (as
+    ``isl_volumes.Footprints(exact=False)`` and the other counters do)."""
     out = []
-    for f in kernel.fields:
+    for f, enc in zip(kernel.fields, field_encodings(kernel, granularity), strict=True):
         slices = field_slice_accesses(f, kernel.domain)
-        both = None if slices is None else field_lines(f, slices[0] + slices[1], kernel.domain, granularity)
+        per_row = not exact and enc.per_dim is not None and len(f.shape) > 1
+        both = None if slices is None else field_lines(f, slices[0] + slices[1], kernel.domain, granularity, per_row)
         if slices is None or both is None:
             return None
         n = len(slices[0])
@@ -126,8 +144,8 @@ def _kernel_lines(kernel: Kernel, granularity: int) -> tuple[tuple[FieldLines, F
 
 
 def applies(kernel: Kernel, granularity: int, exact: bool = True) -> bool:
-    """Whether this counter counts every field of the kernel at ``granularity`` bytes (exact counts only)."""
-    return exact and _kernel_lines(kernel, granularity) is not None
+    """Whether this counter counts every field of the kernel at ``granularity`` bytes."""
+    return _kernel_lines(kernel, granularity, exact) is not None
 
 
 @dataclass(frozen=True)
@@ -176,6 +194,7 @@ class _Bitmaps:
         self._table = np.zeros((16, -(-lines.width_bits // 64)), dtype=np.uint64)  # the first ``_count`` rows kept
         self._shared = np.zeros(16, dtype=bool)
         self._count = 0
+        self._bits_of: dict[int, np.ndarray] = {}  # FieldLines.bit_of per line start in a granule
         # accesses with the same indices above x's reach the same lines from any box: one group each
         groups = sorted(set(lines.rows))
         rows = np.array(groups, dtype=np.int64).reshape(len(groups), len(lines.line_steps), 2)
@@ -230,26 +249,24 @@ class _Bitmaps:
         self._count += 1
         return n
 
-    def row(self, width: int, present: np.ndarray, start: int, phase: int) -> int:
-        """The bitmap of the present accesses (bool per access) of a box ``width`` cells wide whose first cell's
-        x is ``start`` elements into a line that starts ``phase`` elements into a granule."""
-        key = (width, present.tobytes(), start, phase)
+    def row(self, width: int, present: np.ndarray, named: bytes, start: int, phase: int) -> int:
+        """The bitmap of the present accesses (bool per access; ``named``: its bytes) of a box ``width`` cells
+        wide whose first cell's x is ``start`` elements into a line that starts ``phase`` elements into a
+        granule."""
+        key = (width, named, start, phase)
         found = self._index.get(key)
         if found is not None:
             return found
-        ls, per = self.lines, self.lines.per
+        ls = self.lines
         along = np.array(ls.along, dtype=np.int64)[present]
-        first = phase + start + int(along.min())  # the pattern's first element, from the granule of the line's first
-        elements = np.zeros(first % per + int(along.max() - along.min()) + ls.step * (width - 1) + 1, dtype=bool)
-        for a in (along - along.min() + first % per).tolist():
-            elements[a:a + ls.step * width:ls.step] = True
-        touched = np.zeros(-(-elements.size // per) * per, dtype=bool)
-        touched[:elements.size] = elements
+        elements = (start + along[:, None] + ls.step * np.arange(width, dtype=np.int64)[None, :]).ravel()
+        bits = self._bits_of.get(phase)
+        if bits is None:
+            bits = self._bits_of[phase] = ls.bit_of(phase)
         granules = np.zeros(ls.width_bits, dtype=bool)
-        g0 = first // per
-        granules[g0:g0 + touched.size // per] = touched.reshape(-1, per).any(axis=1)
-        shared = bool(phase and granules[0])
-        granules[0] &= not phase
+        granules[bits[elements]] = True
+        shared = bool(phase and not ls.row and granules[0])  # rows never share a granule with another line
+        granules[0] &= not shared
         return self._add(key, granules, shared)
 
     def last_granule(self, phase: int) -> int:
@@ -259,7 +276,7 @@ class _Bitmaps:
         if found is not None:
             return found
         granules = np.zeros(self.lines.width_bits, dtype=bool)
-        granules[(phase + self.lines.line - 1) // self.lines.per] = True
+        granules[self.lines.bit_of(phase)[-1]] = True
         return self._add(key, granules, False)
 
 
@@ -278,8 +295,8 @@ def _box_lines(bitmaps: _Bitmaps, box: Box) -> tuple[np.ndarray, np.ndarray]:
         if overlay is None:
             overlay = _overlay(ls, bitmaps.members, spans - least[None, :, None], first % phases)
             bitmaps.keep(bitmaps.overlays, shape, overlay, overlay.line.size)
-        rows = np.array([bitmaps.row(x1 - x0 + 1, present, ls.step * x0, phase)
-                         for present, phase in zip(overlay.present, overlay.phase, strict=True)], dtype=np.int64)
+        rows = np.array([bitmaps.row(x1 - x0 + 1, present, named, ls.step * x0, phase) for present, named, phase
+                         in zip(overlay.present, overlay.named, overlay.phase, strict=True)], dtype=np.int64)
         found = (overlay.line, rows[overlay.which])
         bitmaps.keep(bitmaps.boxes, (x0, x1, shape), found, found[0].size)
     return found[0] + first, found[1]
@@ -295,6 +312,11 @@ class _Overlay:
     which: np.ndarray
     present: np.ndarray
     phase: tuple[int, ...]
+
+    @cached_property
+    def named(self) -> tuple[bytes, ...]:
+        """Each class's accesses present as bytes (what names its bitmap)."""
+        return tuple(p.tobytes() for p in self.present)
 
 
 def _overlay(ls: FieldLines, members: np.ndarray, spans: np.ndarray, first: int) -> _Overlay:
@@ -335,10 +357,11 @@ class LineFootprints:
     kernels where :func:`applies`; others raise ``ValueError``. The lines' bitmaps are kept for reuse."""
 
     def __init__(self, kernel: Kernel, granularity: int, *, exact: bool = True):
-        lines = _kernel_lines(kernel, granularity) if exact else None
+        """``exact=False`` counts as ``isl_volumes.Footprints(exact=False)`` does: a granule that two rows of a
+        field share counts once per row, for the fields ISL encodes by rows."""
+        lines = _kernel_lines(kernel, granularity, exact)
         if lines is None:
-            raise ValueError(f"x-lines do not count kernel {kernel.name!r} at {granularity} B "
-                             f"({'exact' if exact else 'per-row'} counts)")
+            raise ValueError(f"x-lines do not count kernel {kernel.name!r} at {granularity} B")
         self.kernel = kernel
         self.granularity = granularity
         self.nfields = len(kernel.fields)
