@@ -22,7 +22,8 @@ def estimate(kernel: Kernel | str | Path, device: Device | str | Path, block: Se
     """Estimate one launch configuration of a kernel (a Kernel, catalog name or TOML path) on a device (a Device,
     id or device TOML, with ``overrides``). ``model`` names the performance model (``"latency"``, the default,
     or ``"roofline"``); ``counter`` the footprint counter (``"auto"``, ``"ranges"``, ``"isl"``,
-    ``"enumerated"``: the same numbers at different costs). See :func:`warpspeed.model.estimate.estimate`."""
+    ``"enumerated"``, ``"lines"``: the same numbers at different costs). See
+    :func:`warpspeed.model.estimate.estimate`."""
     return _model.estimate(resolve_kernel(kernel, domain), resolve_device(device, overrides), block, folding,
                            registers=registers, analysis=analysis, model=model, counter=counter)
 

@@ -48,7 +48,7 @@ def estimate(kernel: Kernel, device: Device, block: Sequence[int],
 
     ``model`` names the performance model (``"latency"``, the default, or ``"roofline"``; see
     :mod:`warpspeed.model.performance`). ``counter`` names the footprint counter of the DRAM volumes
-    (``"auto"``, the default, ``"isl"`` or ``"enumerated"``; see :mod:`warpspeed.model.counters`): all give
+    (``"auto"``, the default, or one of ``counters.COUNTERS``; see :mod:`warpspeed.model.counters`): all give
     the same numbers, at different costs."""
     pm = performance_model(model)
     k = kernel_for(kernel, domain)
