@@ -246,3 +246,18 @@ def test_counts_do_not_depend_on_what_is_kept(monkeypatch):
     kernel = warpspeed.kernel_from_dict(spec)
     launch = make_launch(kernel, H100, (4, 2, 2))
     _same_as_points(kernel, 32, [cell_set(launch, a, b) for a, b in ((0, 7), (5, 20), (0, 40), (5, 20))])
+
+
+def test_an_isl_set_that_is_no_box_counts_cell_by_cell():
+    """A caller's ISL set with a piece that is not a box (a triangle of cells) is counted from its cells."""
+    import islpy as isl
+
+    spec = _aos_spec(5, D3Q19[:5], [((0, 0, 0), j) for j in range(5)], domain=(8, 6, 3), offset=2)
+    kernel = warpspeed.kernel_from_dict(spec)
+    cells = isl.Set("{ [x, y, z] : 0 <= y <= x <= 5 and z = 1 or 0 <= x <= 7 and 4 <= y <= 5 and 0 <= z <= 2 }")
+    for granularity, exact in ((32, True), (128, False)):
+        mine = LineFootprints(kernel, granularity, exact=exact)
+        points = EnumeratedFootprints(kernel, granularity, exact=exact, slices=False)
+        for loads, stores in ((True, False), (True, True)):
+            assert mine.sizes_by_field(cells, loads=loads, stores=stores) == \
+                points.count_by_field(points.footprint(cells, loads=loads, stores=stores))
