@@ -32,6 +32,7 @@ from .footprint import (
 from .l1 import busy_warps
 from .launch import Launch
 from .range_volumes import ELEMENTS, RangeFootprints, applies
+from .shifted_lanes import ShiftedLanes, shifted_lanes
 
 
 class KernelAnalysis:
@@ -161,25 +162,41 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
     classes = block_classes(k, launch, instrs, modulus)
     w = classes.weights
     elements = None if launch.linear else an.element_ranges  # linear1d blocks are no boxes of cells
-    # affine kernels that the range counter counts need no lane's address: patterns and footprints by rows
-    lanes_free = (elements is not None and all(ins.affine is not None for ins in instrs)
+    # affine kernels need no lane's address (unless the counter is forced: the lanes one by one, the reference):
+    # warp patterns from the lanes' layouts, and footprints from the rows of the range counter where it counts
+    # the kernel's elements, else (arrays of structures) from the offsets of one block, shifted
+    affine = (an.counter in (DEFAULT_COUNTER, "ranges") and not launch.linear
+              and all(ins.affine is not None for ins in instrs))
+    lanes_free = (elements is not None and affine
                   and elements_fit(k, dev.l1_sector_bytes, dev.l1_line_bytes, dev.l2_sector_bytes))
-    ba = block_addresses(launch, instrs, classes.coords, addresses=not lanes_free)
+    ba = block_addresses(launch, instrs, classes.coords, addresses=not affine)
+    shifted = None if lanes_free or not affine else _shifted_lanes(k, launch, instrs, classes.coords, ba.active,
+                                                                   modulus)
     patterns = affine_warp_patterns(launch, instrs, classes.coords, ba.active, dev.warp_size, modulus) \
-        if lanes_free else None
-    if patterns is None:
+        if affine else None
+    if patterns is None or not (lanes_free or shifted is not None):
         if ba.addresses is None:
             ba = block_addresses(launch, instrs, classes.coords)
-        patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
+        if patterns is None:
+            patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
-                          classes.coords, elements, patterns)
+                          classes.coords, elements, patterns, shifted)
     # the fully written sectors: from the blocks' rows when an estimate asks (a screening bound does not), or
     # from the lanes now, since the stage does not keep them
     full = partial(block_full_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
                    coords=classes.coords, elements=elements)
-    kept = {} if lanes_free else {"full_store_sectors": full(ba)}
+    kept = {} if lanes_free else {"full_store_sectors": full(ba, shifted=shifted)}
     return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, partial(full, None),
                       launch.active_warps_per_block(dev.warp_size), kept)
+
+
+def _shifted_lanes(k: Kernel, launch: Launch, instrs: tuple[Instruction, ...], coords: np.ndarray,
+                   active: np.ndarray, modulus: int) -> ShiftedLanes | None:
+    """The blocks' lanes as shifted offsets where each field's loads and its stores have one slope (else None)."""
+    shifted = shifted_lanes(launch, instrs, coords, active, modulus)
+    selections = [np.array([ins.field == fi and ins.store == store for ins in instrs])
+                  for fi in range(len(k.fields)) for store in (False, True)]
+    return shifted if shifted is not None and shifted.serves(selections) else None
 
 
 def shared_analysis(kernel: Kernel, counter: str = DEFAULT_COUNTER) -> KernelAnalysis:

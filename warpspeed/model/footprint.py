@@ -14,6 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from ..kernel import Kernel
 from .counters import BoxCounter
 from .launch import Launch
 from .unique_rows import unique_rows
+
+if TYPE_CHECKING:
+    from .shifted_lanes import ShiftedLanes
 
 SENTINEL = np.iinfo(np.int64).max
 
@@ -156,7 +160,7 @@ class BlockAddresses:
     valid_cells: np.ndarray
 
 
-def _local_threads(launch: Launch) -> np.ndarray:
+def local_threads(launch: Launch) -> np.ndarray:
     """Thread coordinates (3, T) inside a block, x fastest (warps are consecutive runs); read-only."""
     return _threads_of_block(launch.block)
 
@@ -175,7 +179,7 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
     """Enumerate every lane of the given blocks for every instruction (vectorized). ``addresses=False``
     gives the lanes' activity and the valid cells only (``addresses`` is then None)."""
     fx, fy, fz = launch.folding
-    local = _local_threads(launch)
+    local = local_threads(launch)
     if launch.linear:  # (k, 3, T): the cells of the blocks' threads
         tid = linear_cells(launch, coords[:, 0] * launch.threads_per_block, local[0])
     else:
@@ -297,26 +301,31 @@ def elements_fit(kernel: Kernel, *granule_bytes: int) -> bool:
 
 def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
                              weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
-                             coords: np.ndarray | None = None, elements: BoxCounter | None = None) -> int:
+                             coords: np.ndarray | None = None, elements: BoxCounter | None = None,
+                             shifted: ShiftedLanes | None = None) -> int:
     """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
 
     With ``elements`` (the range counter of the kernel's elements; and the blocks' ``launch`` and ``coords``)
-    and elements that divide a sector, counted from the rows of each block's cells instead of its lanes."""
+    and elements that divide a sector, counted from the rows of each block's cells instead of its lanes; with
+    ``shifted`` (the blocks' lanes as shifted offsets, ``shifted_lanes``), from those offsets' gaps."""
     stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
     if elements is not None and elements_fit(kernel, sector_bytes):
         assert launch is not None and coords is not None, "counting by rows needs the blocks' launch and coords"
         per = [sector_bytes // f.element_bytes for f in kernel.fields]
         full = elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
         return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
-    assert ba is not None and ba.addresses is not None, "counting by lanes needs the lanes' addresses"
-    k = ba.active.shape[0]
     total = 0
     for fi, fld in enumerate(kernel.fields):
         sel = np.array([ins.field == fi and ins.store for ins in instructions])
         if not sel.any():
             continue
-        full = count_full_sectors(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
-                                  fld.element_bytes, sector_bytes)
+        if shifted is not None:
+            full = shifted.full_sectors(sel, fld.element_bytes, sector_bytes)
+        else:
+            assert ba is not None and ba.addresses is not None, "counting by lanes needs the lanes' addresses"
+            k = ba.active.shape[0]
+            full = count_full_sectors(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
+                                      fld.element_bytes, sector_bytes)
         total += int((full * weights.astype(np.int64)).sum())
     return total
 
@@ -384,7 +393,7 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     slope_of: dict[tuple, int] = {}
     slope = np.array([slope_of.setdefault((form[0], ins.element_bytes), len(slope_of))
                       for form, ins in zip(forms, instructions, strict=True)], dtype=np.int64)
-    local = _local_threads(launch)
+    local = local_threads(launch)
     rel = np.array([[c * eb for c in cs] for cs, eb in slope_of], dtype=np.int64) @ local  # (slopes, T)
     rel = warp_view(rel, warp_size, 0)  # (slopes, warps, warp_size)
     c = np.array([form[0] for form in forms], dtype=np.int64)  # (n, 3)
@@ -457,12 +466,13 @@ class BlockCounts:
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
                  weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int,
                  coords: np.ndarray | None = None, elements: BoxCounter | None = None,
-                 patterns: WarpPatterns | None = None) -> BlockCounts:
+                 patterns: WarpPatterns | None = None, shifted: ShiftedLanes | None = None) -> BlockCounts:
     """Sector and line counts of the representative blocks, weighted by their class sizes. With ``elements``
     (the range counter of the kernel's elements; and the blocks' ``coords``) and elements that divide a
     sector and a line, each block's per-field footprint is counted from its rows instead of its lanes (the
-    same numbers, without sorting every lane's address); with ``patterns`` (modulus a multiple of the
-    line), each distinct warp pattern is counted once."""
+    same numbers, without sorting every lane's address); otherwise with ``shifted`` (the blocks' lanes as
+    shifted offsets, ``shifted_lanes``), from those offsets' gaps; with ``patterns`` (modulus a multiple of
+    the line), each distinct warp pattern is counted once."""
     w = weights.astype(np.int64)
     loads = np.array([not ins.store for ins in instructions])
     active = warp_view(ba.active, warp_size, False) if patterns is None else None
@@ -498,10 +508,13 @@ def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction
         sel = np.array([ins.field == fi and not ins.store for ins in instructions])
         if not sel.any():
             continue
-        assert ba.addresses is not None
         field_bytes = kernel.fields[fi].element_bytes
-        per_block = lane_counts(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
-                                field_bytes, sector_bytes, line_bytes)
+        if shifted is not None:
+            per_block = shifted.counts(sel, field_bytes, sector_bytes, line_bytes)
+        else:
+            assert ba.addresses is not None, "counting by lanes needs the lanes' addresses"
+            per_block = lane_counts(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
+                                    field_bytes, sector_bytes, line_bytes)
         blk_sec[fi], blk_lines[fi], n_bytes, blk_runs[fi] = (int((n * w).sum()) for n in per_block)
         blk_bytes[fi] = n_bytes * field_bytes
     return BlockCounts(int((ba.valid_cells * w).sum()), warp_load, warp_store, tuple(blk_sec), tuple(blk_lines),
