@@ -387,3 +387,41 @@ def test_ranges_count_box_stencils_with_diagonal_neighbours_as_the_enumeration(s
     assume(applies(kernel, granularity, exact))
     assert_same_footprints(RangeFootprints(kernel, granularity, exact=exact),
                            EnumeratedFootprints(kernel, granularity, exact=exact), launch, id_ranges)
+
+
+@given(st.integers(1, 40), st.integers(1, 12), st.sampled_from([4, 8]), st.sampled_from([32, 128]),
+       st.integers(1, 20), st.integers(0, 2**32 - 1))
+def test_granules_of_sets_by_the_touch_matrix_and_by_reach_are_the_brute_force_count(sets, intervals, eb, g,
+                                                                                    starts, seed):
+    """The closed form's distinct granules of each set of element intervals at each row start: by the matrix of
+    the granules each interval touches (where it is small) and by the intervals' reach, both equal the granules
+    of every held element's bytes listed one by one; starts anywhere (negative, far past a granule)."""
+    from warpspeed.model.cell_rows import _granules_by_reach, _granules_of, _touching
+
+    rng = np.random.default_rng(seed)
+    lo = rng.integers(0, 40, intervals)
+    hi = lo + rng.integers(0, 6, intervals) * rng.integers(0, 2, intervals)  # single elements and stretches
+    held = rng.random((sets, intervals)) < rng.random()
+    start = rng.integers(-3 * g, 3 * g, starts)
+    brute = np.array([[len({(s + e * eb + b) // g for i in np.flatnonzero(row) for e in range(lo[i], hi[i] + 1)
+                             for b in range(eb)}) for s in start.tolist()] for row in held])
+    touching = _touching(held, lo, hi, start, eb, g)
+    assert touching is not None
+    assert np.array_equal(touching, brute)
+    assert np.array_equal(_granules_by_reach(held, lo, hi, start, eb, g), brute)
+    assert np.array_equal(_granules_of(held, lo, hi, start, eb, g), brute)
+
+
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(1, 32), st.sampled_from([10, 1000, 2**28]),
+       st.integers(0, 2**32 - 1))
+def test_cyclic_convolutions_are_the_sums_by_hand(n, m, p, high, seed):
+    """The closed form's cyclic convolutions of row histograms (a floating-point product where every sum stays
+    below 2^53, else an integer one) are the sums written out: out[i, j, k] = Σ_s a[i, s] b[j, (k - s) mod p]."""
+    from warpspeed.model.cell_rows import _cyclic
+
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, high, (n, p)), rng.integers(0, high, (m, p))
+    by_hand = np.zeros((n, m, p), dtype=np.int64)
+    for s in range(p):
+        by_hand += a[:, None, None, s] * np.roll(b, s, axis=1)[None, :, :]
+    assert np.array_equal(_cyclic(a, b, p), by_hand)
