@@ -10,8 +10,9 @@ granules, addresses and runs; sectors written completely) are unchanged by a shi
 shift mod ``modulus``, and through which lanes are active.
 
 Each of those counts is a sum over the consecutive offsets of a sorted listing (whether the next one starts a
-new granule, a new run, a full sector) of a term that depends only on the first one's residue mod ``modulus``,
-the gaps to its neighbours, and the phase; a gap of :func:`gap_cap` or more decides every term alike. So the
+new granule, a new run, a full sector) of a term that depends only on the first one's residue mod the granules
+counted, the gaps to its neighbours, and the phase; a gap of a few granules or more decides every term alike
+(the caps of :meth:`ShiftedLanes.counts` and :meth:`ShiftedLanes.full_sectors`). So the
 sorted offsets of a selection of instructions are reduced once per set of active lanes to a histogram of
 (residue, capped gaps) keys, a few dozen, and each block's counts are that histogram's sums at its phase:
 no per-block listing and no per-block sort. This is what an array-of-structures kernel's blocks are counted by,
