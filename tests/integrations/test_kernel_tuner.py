@@ -398,8 +398,8 @@ def test_read_kernel_tuner_errors_name_the_file_and_key(tmp_path):
     p = write("nokey.json", {**header, "cache": {"32": {"block_size_x": 32}}})
     with pytest.raises(InputError, match=r"cache entry '32' has no key 'time'"):
         wk.read_kernel_tuner(p, kernel="copy")
-    p = write("regs.json", {**header, "cache": {"32": {"block_size_x": 32, "time": 1.0, "num_regs": 300}}})
-    with pytest.raises(InputError, match=r"key 'num_regs' is 300"):
+    p = write("regs.json", {**header, "cache": {"32": {"block_size_x": 32, "time": 1.0, "num_regs": 600}}})
+    with pytest.raises(InputError, match=r"key 'num_regs' is 600; .* registers per thread in 1..512"):
         wk.read_kernel_tuner(p, kernel="copy")
     p = write("block.json", {**header, "cache": {"32": {"block_size_x": -32, "time": 1.0}}})
     with pytest.raises(InputError, match=r"cache entry '32': parameter 'block_size_x' is -32"):
