@@ -14,7 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -24,8 +24,16 @@ from .counters import BoxCounter
 from .launch import Launch
 from .unique_rows import unique_rows
 
-if TYPE_CHECKING:
-    from .shifted_lanes import ShiftedLanes
+
+class ShiftedLanes(Protocol):
+    """The blocks' lanes as shifted offsets, as the block counts read them (what
+    :class:`warpspeed.model.shifted_lanes.ShiftedLanes` gives; declared here so that this module does not
+    import the one that builds on it)."""
+
+    def counts(self, sel: np.ndarray, element_bytes: int, sector_bytes: int,
+               line_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
+
+    def full_sectors(self, sel: np.ndarray, element_bytes: int, sector_bytes: int) -> np.ndarray: ...
 
 SENTINEL = np.iinfo(np.int64).max
 
