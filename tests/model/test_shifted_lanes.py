@@ -14,11 +14,14 @@ from kernel_strategies import PROFILE, population_kernels, stencil_kernels
 
 import warpspeed
 from warpspeed.model.footprint import (
+    _dense_ranks,
+    affine_warp_patterns,
     block_addresses,
     block_classes,
     count_full_sectors,
     folded_instructions,
     lane_counts,
+    warp_patterns,
 )
 from warpspeed.model.launch import LaunchError, make_launch
 from warpspeed.model.shifted_lanes import shifted_lanes
@@ -89,6 +92,69 @@ def test_shifted_counts_equal_the_listed_lanes(spec, block, folding, granules, d
             for a, b in zip(got, lane_counts(addresses, act, eb, sector, line), strict=True):
                 assert np.array_equal(a, b)
             assert np.array_equal(shifted.full_sectors(sel, eb, sector), count_full_sectors(addresses, act, eb, sector))
+
+
+@PROFILE
+@given(spec=KERNELS, block=BLOCKS, folding=st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1)]),
+       warp_size=st.sampled_from([32, 16, 8]), data=st.data())
+def test_affine_warp_patterns_are_those_of_the_listed_lanes(spec, block, folding, warp_size, data):
+    """The warp patterns from the lanes' layouts (affine_warp_patterns: every lane active, keys ranked without a
+    sort, or some lanes off, keys sorted) give every warp instruction of every block of the wave the lane offsets
+    and kind that the patterns of its listed addresses (warp_patterns, the reference) give it."""
+    k = warpspeed.kernel_from_dict(spec)
+    try:
+        launch = make_launch(k, H100, block, folding, registers=32)
+    except LaunchError:
+        assume(False)
+    instrs = folded_instructions(k, folding)
+    coords = launch.wave_block_coords()
+    ba = block_addresses(launch, instrs, coords)
+    share = data.draw(st.sampled_from([1.0, 1.0, 0.7, 0.2]))
+    active = ba.active & (np.random.default_rng(data.draw(st.integers(0, 2**32))).random(ba.active.shape) < share)
+    modulus = 128 * data.draw(st.sampled_from([1, 2]))
+    fast = affine_warp_patterns(launch, instrs, coords, active, warp_size, modulus)
+    assert fast is not None
+    reference = warp_patterns(type(ba)(ba.addresses, active, ba.valid_cells), instrs, warp_size, modulus)
+    assert np.array_equal(fast.gather(fast.offsets), reference.gather(reference.offsets))
+    assert np.array_equal(fast.gather(fast.kinds), reference.gather(reference.kinds))
+
+
+@PROFILE
+@given(block=st.sampled_from([(32, 1, 1), (8, 4, 1), (4, 2, 2), (16, 2, 2), (2, 2, 8), (1, 4, 8)]),
+       blocks=st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)), comps=st.integers(1, 6),
+       element_bytes=st.sampled_from([4, 8]), offset=st.integers(0, 9), warp_size=st.sampled_from([32, 16]),
+       data=st.data())
+def test_whole_blocks_warp_patterns_are_those_of_the_listed_lanes(block, blocks, comps, element_bytes, offset,
+                                                                 warp_size, data):
+    """Blocks that tile the domain, every lane active: one set of lanes per warp, so the keys are ranked by
+    marking them (not sorted); the patterns are still those of the listed addresses."""
+    domain = [b * n for b, n in zip(block, blocks, strict=True)]
+    cell = st.tuples(*(st.integers(-1, 1) for _ in range(3)))
+    loads = [[str(q), *(f"{t}+{1 + d}" for t, d in zip(("tidx", "tidy", "tidz"), o, strict=True))]
+             for o in data.draw(st.lists(cell, min_size=1, max_size=3, unique=True))
+             for q in data.draw(st.lists(st.integers(0, comps - 1), min_size=1, max_size=comps, unique=True))]
+    k = warpspeed.kernel_from_dict({
+        "name": "whole", "precision": "fp64", "flops_per_lup": 1, "domain": domain,
+        "field": [{"name": "f", "element_bytes": element_bytes, "shape": [comps, *(n + 2 for n in domain)],
+                   "offset": offset, "loads": loads, "stores": [[str(q), "tidx+1", "tidy+1", "tidz+1"]
+                                                                 for q in range(comps)]}]})
+    launch = make_launch(k, H100, block, registers=32)
+    instrs = folded_instructions(k, (1, 1, 1))
+    coords = launch.wave_block_coords()
+    ba = block_addresses(launch, instrs, coords)
+    assert ba.active.all()
+    fast = affine_warp_patterns(launch, instrs, coords, ba.active, warp_size, 128)
+    reference = warp_patterns(ba, instrs, warp_size, 128)
+    assert fast is not None
+    assert np.array_equal(fast.gather(fast.offsets), reference.gather(reference.offsets))
+    assert np.array_equal(fast.gather(fast.kinds), reference.gather(reference.kinds))
+
+
+@given(values=st.lists(st.integers(0, 300), min_size=1, max_size=200))
+def test_dense_ranks_are_the_inverse_of_unique(values):
+    """Ranking the values present by marking them gives np.unique's inverse (the keys of the warp patterns)."""
+    v = np.array(values, dtype=np.int64)
+    assert np.array_equal(_dense_ranks(v, 301), np.unique(v, return_inverse=True)[1])
 
 
 def test_one_cell_of_three_components_by_hand():

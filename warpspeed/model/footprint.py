@@ -378,6 +378,8 @@ def _kinds(instructions: tuple[Instruction, ...]) -> np.ndarray:
 
 def _lane_masks(active: np.ndarray) -> np.ndarray:
     """The active lanes of every warp (last axis) as one int64 bit mask, lane ``i`` as bit ``i``."""
+    if active.all():  # every lane (most blocks' warps): one mask
+        return np.full(active.shape[:-1], (1 << active.shape[-1]) - 1, dtype=np.int64)
     packed = np.packbits(active, axis=-1, bitorder="little")  # (..., ceil(lanes / 8)) bytes, lane 0 lowest
     width = packed.shape[-1]
     padded = np.zeros(packed.shape[:-1] + (8,), dtype=np.uint8)
@@ -420,14 +422,28 @@ def affine_warp_patterns(launch: Launch, instructions: tuple[Instruction, ...], 
     kinds = _kinds(instructions)
     if math.prod([len(layouts), n, modulus]) >= 1 << (62 - warp_size):
         return None
-    key = (((layout[slope][None, :, :] * n + kinds[None, :, None]) * modulus + phase) << warp_size) | mask
-    _, first_index, inverse = np.unique(key.ravel(), return_index=True, return_inverse=True)
-    j, i, w = np.unravel_index(first_index, key.shape)
+    code = (layout[slope][None, :, :] * n + kinds[None, :, None]) * modulus + phase  # (k, n, warps)
+    codes = len(layouts) * n * modulus
+    if codes <= 4 * code.size + 4096 and (mask == mask.flat[0]).all():  # one set of lanes: the codes are the keys
+        inverse = _dense_ranks(code.ravel(), codes)
+    else:
+        _, inverse = np.unique(((code << warp_size) | mask).ravel(), return_inverse=True)  # sorted keys
+    some_index = np.empty(inverse.max() + 1, dtype=np.intp)  # a warp instruction of each key: one key, one row
+    some_index[inverse] = np.arange(inverse.size)
+    j, i, w = np.unravel_index(some_index, code.shape)
     lanes = layouts[layout[slope[i], w]] + phase[j, i, w][:, None]  # (u, warp_size), less a multiple of modulus
     on = act[j, i, w]
     base = np.where(on, lanes, SENTINEL).min(axis=1, keepdims=True)
     base = np.where(base == SENTINEL, 0, base // modulus * modulus)
-    return WarpPatterns(np.where(on, lanes - base, -1), kinds[i], inverse.reshape(key.shape))
+    return WarpPatterns(np.where(on, lanes - base, -1), kinds[i], inverse.reshape(code.shape))
+
+
+def _dense_ranks(values: np.ndarray, bound: int) -> np.ndarray:
+    """Each value's rank among the distinct ``values`` (non-negative, below ``bound``), as ``np.unique``'s
+    ``inverse``: by marking the values present, without a sort."""
+    present = np.zeros(bound, dtype=bool)
+    present[values] = True
+    return (np.cumsum(present) - 1)[values]
 
 
 def warp_patterns(ba: BlockAddresses, instructions: tuple[Instruction, ...], warp_size: int,

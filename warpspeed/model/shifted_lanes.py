@@ -114,12 +114,12 @@ class ShiftedLanes:
         """Per distinct set of active lanes of the selected instructions: the blocks that have it and the
         sorted offsets of those lanes."""
         rel = self.offsets[sel].ravel()
-        order = np.argsort(rel, kind="stable")
-        rel = rel[order]
         k = self.active.shape[0]
         act = self.active[:, sel, :]
-        if act.all():  # every lane of every block (most launches' blocks are whole)
-            return [(np.arange(k), rel)]
+        if act.all():  # every lane of every block (most launches' blocks are whole): the offsets sorted
+            return [(np.arange(k), np.sort(rel, kind="stable"))]
+        order = np.argsort(rel, kind="stable")
+        rel = rel[order]
         act = act.reshape(k, -1)
         groups: dict[bytes, list[int]] = {}
         for j, row in enumerate(np.packbits(act, axis=1)):
@@ -130,16 +130,18 @@ class ShiftedLanes:
 def _histogram(radices: tuple[int, ...], *columns: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
     """The distinct rows of the columns (each a list of its column's values; column j's values in
     [0, ``radices[j]``)) and how often each occurs."""
-    packed = np.zeros(columns[0].shape, dtype=np.int64)
-    for radix, c in zip(radices, columns, strict=True):
-        packed = packed * radix + c
+    packed = columns[0].astype(np.int64)  # a copy: the packing below works in place
+    for radix, c in zip(radices[1:], columns[1:], strict=True):
+        packed *= radix
+        packed += c
     n = np.bincount(packed)
     keys = np.flatnonzero(n)
+    counts = n[keys]
     out = []
     for radix in radices[::-1]:
         keys, digit = np.divmod(keys, radix)
         out.append(digit)
-    return out[::-1], n[np.flatnonzero(n)]
+    return out[::-1], counts
 
 
 def shifted_lanes(launch: Launch, instructions: tuple[Instruction, ...], coords: np.ndarray, active: np.ndarray,
@@ -153,10 +155,12 @@ def shifted_lanes(launch: Launch, instructions: tuple[Instruction, ...], coords:
     const = np.array([form[1] + ins.offset for form, ins in zip(forms, instructions, strict=True)
                       if form is not None], dtype=np.int64)
     eb = np.array([ins.element_bytes for ins in instructions], dtype=np.int64)
-    offsets = (coeff @ local_threads(launch) + const[:, None]) * eb[:, None]  # (n, T)
-    first = coords * np.asarray(launch.block, dtype=np.int64)  # (k, 3): each block's first thread
-    phases = (first @ coeff.T) * eb[None, :] % modulus
     slope_of: dict[tuple, int] = {}
     slopes = np.array([slope_of.setdefault((tuple(c), int(b)), len(slope_of)) for c, b in
                        zip(coeff.tolist(), eb.tolist(), strict=True)], dtype=np.int64)
+    # the lanes' (c . t) eb once per slope (a field's instructions share it), then each instruction's constant
+    per_slope = np.array([[c * b for c in cs] for cs, b in slope_of], dtype=np.int64) @ local_threads(launch)
+    offsets = per_slope[slopes] + (const * eb)[:, None]  # (n, T)
+    first = coords * np.asarray(launch.block, dtype=np.int64)  # (k, 3): each block's first thread
+    phases = (first @ coeff.T) * eb[None, :] % modulus
     return ShiftedLanes(offsets, phases, active, slopes, modulus)
