@@ -84,7 +84,11 @@ def _same_as_points(kernel, granularity, sets, exact=True):
         assert mine.count_by_field(ma.intersect(mb)) == points.count_by_field(pa.intersect(pb))
         assert mine.count_by_field(ma.subtract(mb)) == points.count_by_field(pa.subtract(pb))
     for cells, (mb, pb) in zip(sets, fps[1:] + fps[:1], strict=True):
-        assert mine.count_by_field(mine.meet(cells, mb)) == points.count_by_field(points.footprint(cells).intersect(pb))
+        met = mine.meet(cells, mb)
+        assert mine.count_by_field(met) == points.count_by_field(points.footprint(cells).intersect(pb))
+        # the meet merges only the lines of the other footprint: the same lines and bits as the whole intersection
+        whole = mine.footprint(cells).intersect(mb)
+        assert all(np.array_equal(a, b) for a, b in zip(met.lines + met.bits, whole.lines + whole.bits, strict=True))
 
 
 @PROFILE

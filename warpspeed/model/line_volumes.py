@@ -377,6 +377,11 @@ class LineFootprints:
         """Distinct granules the cells touch through the loads (and/or stores)."""
         if not (loads or stores):
             return self.empty()
+        return self._footprint(cells, loads, stores)
+
+    def _footprint(self, cells: CellSet | isl.Set, loads: bool, stores: bool,
+                   within: LineSet | None = None) -> LineSet:
+        """:meth:`footprint`; ``within``: only the lines it holds (those of its lines the cells touch)."""
         c = as_cell_set(cells)
         boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
         lines, bits = [], []
@@ -384,14 +389,14 @@ class LineFootprints:
             bitmaps = self._bitmaps[i, loads, stores]
             bitmaps.trim()
             found = [_box_lines(bitmaps, box) for box in boxes] if bitmaps.lines.along else []
-            line, row = _field_lines_of(bitmaps, found)
+            line, row = _field_lines_of(bitmaps, found, None if within is None else within.lines[i])
             lines.append(line)
             bits.append(row)
         return LineSet(tuple(lines), tuple(bits))
 
     def meet(self, cells: CellSet | isl.Set, other: LineSet) -> LineSet:
-        """The cells' load footprint intersected with ``other``."""
-        return self.footprint(cells).intersect(other)
+        """The cells' load footprint intersected with ``other`` (its lines that ``other`` lacks are not merged)."""
+        return self._footprint(cells, True, False, within=other).intersect(other)
 
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
         return self.footprint(cells, loads=loads, stores=stores).size()
@@ -413,9 +418,10 @@ def _no_bits(lines: FieldLines) -> np.ndarray:
     return np.empty((0, -(-lines.width_bits // 64)), dtype=np.uint64)
 
 
-def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]],
+                    within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The sorted distinct lines of the boxes' (line, bitmap) pairs and each one's bitmap, OR-ed, with the first
-    granule a line shares with the line before moved there."""
+    granule a line shares with the line before moved there; ``within`` (sorted distinct lines): only those."""
     if not found or not sum(f[0].size for f in found):
         return _none(), _no_bits(bitmaps.lines)
     line = np.concatenate([f[0] for f in found])
@@ -432,6 +438,12 @@ def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]
         line = np.concatenate((line, before))
         row = np.concatenate((row, last[phases]))
         table, _ = bitmaps.table()
+    if within is not None:
+        at = np.minimum(np.searchsorted(within, line), max(within.size - 1, 0))
+        kept = np.flatnonzero(within[at] == line) if within.size else np.empty(0, dtype=np.int64)
+        line, row = line[kept], row[kept]
+        if not line.size:
+            return _none(), _no_bits(bitmaps.lines)
     order = np.argsort(line, kind="stable")
     line, row = line[order], row[order]
     first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
