@@ -55,6 +55,7 @@ class KernelAnalysis:
         self._block_stages: dict[tuple, BlockStage] = {}
         self._wave_counts: dict[tuple, WaveCounts] = {}
         self._wave_sectors: dict[tuple, WaveSectors] = {}
+        self._pattern_costs: dict[tuple, dict] = {}
 
     def serves(self, kernel: Kernel) -> bool:
         """Whether this is an analysis of ``kernel`` (whatever its registers)."""
@@ -83,10 +84,17 @@ class KernelAnalysis:
             return None
         return RangeFootprints(self.kernel, ELEMENTS)
 
+    def pattern_costs(self, l1_parameters: tuple) -> dict:
+        """The L1 costs of the warp patterns met so far on an L1 of these numbers (``l1.line_costs``' ``known``):
+        a ranking's configurations share most of their patterns."""
+        return self._pattern_costs.setdefault(l1_parameters, {})
+
     def forget_counts(self) -> None:
-        """Drop the kept block stages and wave counts (a benchmark's repeated estimate then counts again)."""
+        """Drop the kept block stages, wave counts and warp patterns' L1 costs (a benchmark's repeated estimate
+        then counts again)."""
         self._block_stages.clear()
         self._wave_counts.clear()
+        self._pattern_costs.clear()
 
     def block_stage(self, launch: Launch, dev: Device) -> BlockStage:
         """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
@@ -181,13 +189,25 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
             patterns = warp_patterns(ba, instrs, dev.warp_size, modulus)
     counts = block_counts(k, launch, instrs, ba, w, dev.l1_sector_bytes, dev.l1_line_bytes, dev.warp_size,
                           classes.coords, elements, patterns, shifted)
-    # the fully written sectors: from the blocks' rows when an estimate asks (a screening bound does not), or
-    # from the lanes now, since the stage does not keep them
+    # the fully written sectors when an estimate asks (a screening bound does not): from the blocks' rows, or
+    # from their shifted lanes listed again; from the lanes one by one now, since the stage does not keep them
     full = partial(block_full_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
                    coords=classes.coords, elements=elements)
-    kept = {} if lanes_free else {"full_store_sectors": full(ba, shifted=shifted)}
-    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, partial(full, None),
+    count_full: Callable[[], int] = partial(full, None)
+    kept = {}
+    if shifted is not None:
+        count_full = partial(_full_from_shifted_lanes, full, k, launch, instrs, classes.coords, modulus)
+    elif not lanes_free:
+        kept = {"full_store_sectors": full(ba)}
+    return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, count_full,
                       launch.active_warps_per_block(dev.warp_size), kept)
+
+
+def _full_from_shifted_lanes(full: Callable[..., int], k: Kernel, launch: Launch, instrs: tuple[Instruction, ...],
+                             coords: np.ndarray, modulus: int) -> int:
+    """``full`` (the stage's block_full_store_sectors) from the blocks' shifted lanes, listed again."""
+    active = block_addresses(launch, instrs, coords, addresses=False).active
+    return full(None, shifted=_shifted_lanes(k, launch, instrs, coords, active, modulus))
 
 
 def _shifted_lanes(k: Kernel, launch: Launch, instrs: tuple[Instruction, ...], coords: np.ndarray,

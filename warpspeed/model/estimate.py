@@ -135,18 +135,21 @@ def _block_part(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis) -> t
     """The block stage, the L1 cycles per warp-lup and the block traffic (L2 volumes) of a launch: the line
     rule prices the further load lines at the wave's miss share of its load sectors (L2 load / L1 load)."""
     blocks = an.block_stage(launch, dev)
-    costs = _kept_line_costs(blocks, an.instructions(launch.folding), dev)
+    costs = _kept_line_costs(blocks, an.instructions(launch.folding), dev, an)
     bt = block_traffic(k, dev, launch, blocks.counts)
     return blocks, costs.cycles(dev, bt.l2_load / bt.l1_load if bt.l1_load else 0.0), bt
 
 
-def _kept_line_costs(blocks: BlockStage, instrs: tuple[Instruction, ...], dev: Device) -> LineCosts:
+def _kept_line_costs(blocks: BlockStage, instrs: tuple[Instruction, ...], dev: Device,
+                     an: KernelAnalysis) -> LineCosts:
     """The wave's :class:`~warpspeed.model.l1.LineCosts`, kept in the block stage: the same on every device with
-    the same L1 (a what-if of the L2 or the DRAM)."""
-    key = ("l1_cycles", _l1_parameters(dev, instrs))
+    the same L1 (a what-if of the L2 or the DRAM); its warp patterns' costs are kept in the kernel's analysis."""
+    parameters = _l1_parameters(dev, instrs)
+    key = ("l1_cycles", parameters)
     costs = blocks.kept.get(key)
     if costs is None:
-        costs = line_costs(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev, blocks.counts.valid_lups)
+        costs = line_costs(blocks.busy_warps, blocks.patterns, instrs, blocks.weights, dev, blocks.counts.valid_lups,
+                           an.pattern_costs(parameters))
         blocks.kept[key] = costs
     return costs
 
@@ -159,7 +162,7 @@ def l1_line_costs(kernel: Kernel, device: Device, block: Sequence[int], folding:
     k = kernel_for(kernel, None)
     an = shared_analysis(k)
     launch = make_launch(k, dev, block, folding, registers)
-    return _kept_line_costs(an.block_stage(launch, dev), an.instructions(launch.folding), dev)
+    return _kept_line_costs(an.block_stage(launch, dev), an.instructions(launch.folding), dev, an)
 
 
 def _l1_parameters(dev: Device, instrs: tuple[Instruction, ...]) -> tuple:

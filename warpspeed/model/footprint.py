@@ -197,7 +197,6 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
     k, T = coords.shape[0], local.shape[1]
     addrs = np.empty((k, len(instructions), T), dtype=np.int64) if addresses else None
     active = np.zeros((k, len(instructions), T), dtype=bool)
-    cache: dict[tuple, np.ndarray] = {}
     forms = {i: ins.affine for i, ins in enumerate(instructions) if ins.affine is not None}
     affine = list(forms)
     if affine and addresses:  # one product for every affine instruction: (coefficients . thread + constant) x bytes
@@ -215,17 +214,17 @@ def block_addresses(launch: Launch, instructions: tuple[Instruction, ...], coord
             inside[o] = np.all(cell < dom[None, :, None], axis=1)
         return inside[o]
 
+    by_origins: dict[tuple, list[int]] = {}  # the instructions of each set of folding origins: one activity
     for i, ins in enumerate(instructions):
         if ins.affine is None and addresses:
             assert addrs is not None
             addrs[:, i, :] = (ins.offset + evaluate(ins.thread_expr, env)) * ins.element_bytes
-        key = ins.origins
-        if key not in cache:
-            act = inside_of(tuple(ins.origins[0])).copy()
-            for o in ins.origins[1:]:
-                act |= inside_of(tuple(o))
-            cache[key] = act
-        active[:, i, :] = cache[key]
+        by_origins.setdefault(ins.origins, []).append(i)
+    for key, members in by_origins.items():
+        act = inside_of(tuple(key[0])).copy()
+        for o in key[1:]:
+            act |= inside_of(tuple(o))
+        active[:, members, :] = act[:, None, :]
     # valid lups per block: every (thread, folding origin) cell inside the domain
     valid = np.zeros(k, dtype=np.int64)
     for o in itertools.product(range(fx), range(fy), range(fz)):

@@ -77,16 +77,47 @@ def line_rule(device: Device) -> bool:
     return device.l1_load_lines_per_wavefront is not None
 
 
-def _costs(patterns: WarpPatterns, instructions: tuple[Instruction, ...],
-           device: Device) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _costs(patterns: WarpPatterns, instructions: tuple[Instruction, ...], device: Device,
+           known: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per (block, instruction), summed over the block's warps: the bank cost (the whole cost under the
-    pairing rule), and for the line rule the further store and load lines (lines beyond the bank slots)."""
+    pairing rule), and for the line rule the further store and load lines (lines beyond the bank slots).
+    ``known``: each pattern's costs by its offsets and element size, kept across calls on the same L1 numbers
+    (:data:`KNOWN_PATTERNS` at most): only the patterns it lacks are counted."""
+    kinds = patterns.kinds.tolist()
+    eb = [instructions[i].element_bytes for i in kinds]
+    if known is None:
+        cost, beyond = _pattern_costs(patterns.offsets, eb, device)
+    else:
+        keys = [(row.tobytes(), b) for row, b in zip(patterns.offsets, eb, strict=True)]
+        missing = [u for u, key in enumerate(keys) if key not in known]
+        if missing:
+            if len(known) + len(missing) > KNOWN_PATTERNS:
+                known.clear()
+            counted = _pattern_costs(patterns.offsets[missing], [eb[u] for u in missing], device)
+            for u, c, b in zip(missing, *(x.tolist() for x in counted), strict=True):
+                known[keys[u]] = (c, b)
+        cost = np.array([known[key][0] for key in keys], dtype=np.int64)
+        beyond = np.array([known[key][1] for key in keys], dtype=np.int64)
+    store = np.zeros(len(kinds), dtype=bool)
+    if line_rule(device):
+        store = np.array([instructions[i].store for i in kinds], dtype=bool)
+    per = (patterns.gather(x).sum(axis=2) for x in (cost, np.where(store, beyond, 0), np.where(store, 0, beyond)))
+    return tuple(per)
+
+
+KNOWN_PATTERNS = 1 << 16
+"""Warp patterns whose L1 costs a kernel's analysis keeps per set of L1 numbers (a ranking's configurations share
+most of their patterns: the same warp layouts at the same phases)."""
+
+
+def _pattern_costs(offsets: np.ndarray, eb: list[int], device: Device) -> tuple[np.ndarray, np.ndarray]:
+    """Per pattern (``offsets`` (u, warp_size), its lanes' element sizes ``eb``): the bank cost, and for the line
+    rule the lines beyond the bank slots (else 0)."""
     lines_rule = line_rule(device)
-    offsets, active = patterns.offsets, patterns.offsets >= 0
+    active = offsets >= 0
     words = offsets // device.l1_bank_bytes
     run_words = NO_SPLIT if lines_rule else device.l1_pairing_distance_bytes // device.l1_bank_bytes
     cost = np.zeros(offsets.shape[0], dtype=np.int64)
-    eb = [instructions[i].element_bytes for i in patterns.kinds.tolist()]
     lanes_of = np.array([max(1, min(device.warp_size, device.lsu_bytes_per_cycle(b) // b)) for b in eb], dtype=np.int64)
     for lanes in np.unique(lanes_of).tolist():
         sel = lanes_of == lanes
@@ -100,12 +131,9 @@ def _costs(patterns: WarpPatterns, instructions: tuple[Instruction, ...],
                             run_words).reshape(-1, groups).sum(axis=1)
         cost[sel] = bank
     beyond = np.zeros(offsets.shape[0], dtype=np.int64)
-    store = np.zeros(offsets.shape[0], dtype=bool)
     if lines_rule:
         beyond = np.maximum(count_distinct(offsets // device.l1_line_bytes, active) - cost, 0)
-        store = np.array([instructions[i].store for i in patterns.kinds.tolist()], dtype=bool)
-    per = (patterns.gather(x).sum(axis=2) for x in (cost, np.where(store, beyond, 0), np.where(store, 0, beyond)))
-    return tuple(per)
+    return cost, beyond
 
 
 def busy_warps(active: np.ndarray, warp_size: int) -> np.ndarray:
@@ -142,11 +170,11 @@ class LineCosts:
 
 
 def line_costs(busy: np.ndarray, patterns: WarpPatterns, instructions: tuple[Instruction, ...],
-               weights: np.ndarray, device: Device, valid_lups: int) -> LineCosts:
+               weights: np.ndarray, device: Device, valid_lups: int, known: dict | None = None) -> LineCosts:
     """The wave's :class:`LineCosts`: every representative block's (``busy``: its warps with an active lane),
     weighted by its class size, per ``device.warp_size`` of the wave's ``valid_lups``. The L1 limit multiplies
     by the same lanes per warp (:data:`warpspeed.model.levels.LEVELS`), so the limit does not depend on the unit."""
-    parts = [(per.sum(axis=1) * weights).sum() for per in _costs(patterns, instructions, device)]
+    parts = [(per.sum(axis=1) * weights).sum() for per in _costs(patterns, instructions, device, known)]
     warps = (busy * weights).sum() if line_rule(device) else 0
     lanes = device.warp_size
     bank, store_lines, load_lines = (float(x) * lanes / valid_lups for x in parts)
