@@ -237,20 +237,23 @@ class _RowGroup:
     stretches: np.ndarray
 
 
-CLOSED_FORM_MIN_RANGES = 50_000
+CLOSED_FORM_MIN_RANGES = 10_000
 CLOSED_FORM_OVERLAY_SHARE = 0.05
 """A field whose rows differ in a constant index (an LBM field's populations, one q-plane each) is counted per
 row in closed form (:mod:`warpspeed.model.cell_rows`) where listing it would take at least
 ``CLOSED_FORM_MIN_RANGES`` ranges (rows times accesses) and the overlay's work is at most this share of them
-(an LBM wave's layer sets list 300 k ranges over an overlay of 9 k). Speed only, never a count."""
+(an LBM wave's layer sets list 300 k ranges over an overlay of 9 k). Profiled per field on the population fields
+of ``benchmarks/bench_catalog.py``'s blocks (302 counts): the closed form takes 0.3-1 ms; listing 5-20 k ranges
+0.2-1.4 ms (the closed form won 107 of 140), 20-50 k 1.7-6 ms (won all 12), above that 4-50 ms; below 5 k listing
+won 101 of 127. The largest share seen was 0.028. Speed only, never a count."""
 STENCIL_MIN_RANGES = 200_000
 STENCIL_OVERLAY_SHARE = 0.12
 """The same for any other field (a stencil's, whose accesses overlap in the same rows): a listed range costs
 0.005-0.1 us there, fewer where neighbouring rows repeat, so only large listings pay. Profiled per field on the
-catalog's stencils and Allen-Cahn's phase field over the blocks of ``benchmarks/bench_catalog.py``: the closed
-form takes 1-1.5 ms plus 0.02-0.05 us per overlay unit; above 200 k ranges it won every case, up to the
-largest share seen there, 0.11 (6.9 -> 1.6 ms, 20 -> 1.3 ms for blocks one cell wide); below 150 k ranges
-listing won (0.3-0.9 ms). Speed only, never a count."""
+catalog's stencils and Allen-Cahn's phase field over the blocks of ``benchmarks/bench_catalog.py`` (536 counts):
+the closed form takes 0.2-0.9 ms; below 50 k ranges listing won 482 of 508 (0.07-3.8 ms), at 50-150 k the
+closed form won 12 of 20, above 200 k every case (0.5-0.8 against 1.6-8.6 ms), up to a share of 0.43. Lower
+thresholds would save under 10 ms over those blocks. Speed only, never a count."""
 
 MAX_CACHED_ROWS = 1 << 23  # relative rows kept for reuse (8 M int64: 64 MiB)
 
