@@ -82,3 +82,24 @@ def test_the_causes_are_the_estimates_reuse_fields_in_their_order():
 
     reuse = tuple(f.name for f in fields(results.Estimate) if f.type == "CacheReuse")
     assert reuse == results.CAUSES
+
+
+def test_forget_counts_makes_the_next_estimate_count_everything_again(monkeypatch):
+    """A benchmark's repeated estimate (benchmarks/bench_estimate.py) times the counting: after forget_counts
+    neither the block stage nor the wave's sectors may come from what the analysis kept."""
+    import warpspeed
+    from warpspeed.model import dram
+    from warpspeed.model.estimate import estimate
+
+    kernel = warpspeed.find_kernel("star3d-r1")
+    dev = warpspeed.device("H100-SXM5-80GB")
+    an = analysis.KernelAnalysis(kernel)
+    counted = []
+    real = dram.wave_sectors
+    monkeypatch.setattr(analysis, "wave_sectors", lambda *a: counted.append(1) or real(*a))
+    first = estimate(kernel, dev, (32, 4, 2), analysis=an)
+    estimate(kernel, dev, (32, 4, 2), analysis=an)
+    assert len(counted) == 1  # kept between estimates
+    an.forget_counts()
+    again = estimate(kernel, dev, (32, 4, 2), analysis=an)
+    assert len(counted) == 2 and again == first
