@@ -59,13 +59,9 @@ KERNELS = st.one_of(aos_kernels(), population_kernels(aos=True), stencil_kernels
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (3, 5, 2), (48, 1, 1), (2, 2, 2)])
 
 
-@PROFILE
-@given(spec=KERNELS, block=BLOCKS, folding=st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1)]),
-       granules=st.sampled_from([(32, 128), (32, 32), (64, 128), (16, 64)]), data=st.data())
-def test_shifted_counts_equal_the_listed_lanes(spec, block, folding, granules, data):
-    """Every block of the wave (not only one per class) and a random subset of its lanes (some blocks with none):
-    distinct sectors, lines, addresses, runs and full sectors of each field's loads and stores are those of the
-    lanes listed and sorted, at sector and line sizes that divide the modulus."""
+def _wave_lanes(spec, block, folding, data):
+    """The kernel, launch, folded instructions, wave block coordinates and listed addresses of a drawn case, and a
+    random subset of the active lanes (all of them in half the draws; some blocks with none)."""
     k = warpspeed.kernel_from_dict(spec)
     try:
         launch = make_launch(k, H100, block, folding, registers=32)
@@ -74,8 +70,19 @@ def test_shifted_counts_equal_the_listed_lanes(spec, block, folding, granules, d
     instrs = folded_instructions(k, folding)
     coords = launch.wave_block_coords()
     ba = block_addresses(launch, instrs, coords)
-    active = ba.active & (np.random.default_rng(data.draw(st.integers(0, 2**32))).random(ba.active.shape)
-                          < data.draw(st.sampled_from([1.0, 1.0, 0.7, 0.2])))
+    share = data.draw(st.sampled_from([1.0, 1.0, 0.7, 0.2]))
+    active = ba.active & (np.random.default_rng(data.draw(st.integers(0, 2**32))).random(ba.active.shape) < share)
+    return k, launch, instrs, coords, ba, active
+
+
+@PROFILE
+@given(spec=KERNELS, block=BLOCKS, folding=st.sampled_from([(1, 1, 1), (1, 2, 1), (2, 1, 1)]),
+       granules=st.sampled_from([(32, 128), (32, 32), (64, 128), (16, 64)]), data=st.data())
+def test_shifted_counts_equal_the_listed_lanes(spec, block, folding, granules, data):
+    """Every block of the wave (not only one per class) and a random subset of its lanes (some blocks with none):
+    distinct sectors, lines, addresses, runs and full sectors of each field's loads and stores are those of the
+    lanes listed and sorted, at sector and line sizes that divide the modulus."""
+    k, launch, instrs, coords, ba, active = _wave_lanes(spec, block, folding, data)
     sector, line = granules
     modulus = math.lcm(sector, line) * data.draw(st.sampled_from([1, 2, 4]))
     shifted = shifted_lanes(launch, instrs, coords, active, modulus)
@@ -101,16 +108,7 @@ def test_affine_warp_patterns_are_those_of_the_listed_lanes(spec, block, folding
     """The warp patterns from the lanes' layouts (affine_warp_patterns: every lane active, keys ranked without a
     sort, or some lanes off, keys sorted) give every warp instruction of every block of the wave the lane offsets
     and kind that the patterns of its listed addresses (warp_patterns, the reference) give it."""
-    k = warpspeed.kernel_from_dict(spec)
-    try:
-        launch = make_launch(k, H100, block, folding, registers=32)
-    except LaunchError:
-        assume(False)
-    instrs = folded_instructions(k, folding)
-    coords = launch.wave_block_coords()
-    ba = block_addresses(launch, instrs, coords)
-    share = data.draw(st.sampled_from([1.0, 1.0, 0.7, 0.2]))
-    active = ba.active & (np.random.default_rng(data.draw(st.integers(0, 2**32))).random(ba.active.shape) < share)
+    k, launch, instrs, coords, ba, active = _wave_lanes(spec, block, folding, data)
     modulus = 128 * data.draw(st.sampled_from([1, 2]))
     fast = affine_warp_patterns(launch, instrs, coords, active, warp_size, modulus)
     assert fast is not None
