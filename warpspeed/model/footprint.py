@@ -25,7 +25,7 @@ from .launch import Launch
 from .unique_rows import unique_rows
 
 
-class ShiftedLanes(Protocol):
+class ShiftedCounts(Protocol):
     """The blocks' lanes as shifted offsets, as the block counts read them (what
     :class:`warpspeed.model.shifted_lanes.ShiftedLanes` gives; declared here so that this module does not
     import the one that builds on it)."""
@@ -309,7 +309,7 @@ def elements_fit(kernel: Kernel, *granule_bytes: int) -> bool:
 def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
                              weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
                              coords: np.ndarray | None = None, elements: BoxCounter | None = None,
-                             shifted: ShiftedLanes | None = None) -> int:
+                             shifted: ShiftedCounts | None = None) -> int:
     """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
 
     With ``elements`` (the range counter of the kernel's elements; and the blocks' ``launch`` and ``coords``)
@@ -489,7 +489,7 @@ class BlockCounts:
 def block_counts(kernel: Kernel, launch: Launch, instructions: tuple[Instruction, ...], ba: BlockAddresses,
                  weights: np.ndarray, sector_bytes: int, line_bytes: int, warp_size: int,
                  coords: np.ndarray | None = None, elements: BoxCounter | None = None,
-                 patterns: WarpPatterns | None = None, shifted: ShiftedLanes | None = None) -> BlockCounts:
+                 patterns: WarpPatterns | None = None, shifted: ShiftedCounts | None = None) -> BlockCounts:
     """Sector and line counts of the representative blocks, weighted by their class sizes. With ``elements``
     (the range counter of the kernel's elements; and the blocks' ``coords``) and elements that divide a
     sector and a line, each block's per-field footprint is counted from its rows instead of its lanes (the
