@@ -15,8 +15,9 @@ from __future__ import annotations
 import sys
 import time
 
+from bench_catalog import catalog_kernel  # the same kernels at the same domains
+
 import warpspeed
-from warpspeed.errors import InputError
 from warpspeed.model.analysis import forget_shared_analyses
 
 THREADS = (256, 512, 1024)  # what the plugin ranks at launch (warpspeed_pystencils._rank.CREATE_KERNEL_THREADS)
@@ -33,13 +34,9 @@ def main() -> int:
     device = warpspeed.device(sys.argv[1] if len(sys.argv) > 1 else "H100-SXM5-80GB")
     worst = (0.0, "")
     for name in KERNELS:
-        try:
-            kernel = warpspeed.find_kernel(name)
-        except InputError as err:
-            print(f"{name}: skipped ({err})")
+        kernel = catalog_kernel(name)
+        if kernel is None:
             continue
-        if kernel.source.startswith("pystencils:"):
-            kernel = kernel.with_domain((2048, 2048, 1) if "D2Q9" in name else (256, 256, 256))
         forget_shared_analyses()  # fresh counts, as a new process's first call has them
         t = time.process_time()
         ranking = warpspeed.rank(kernel, device, THREADS, screen=1, jobs=1)
