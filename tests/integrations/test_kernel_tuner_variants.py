@@ -1,6 +1,7 @@
 """Variant parameters in the kernel_tuner integration: a tune_params parameter that selects the kernel (a layout,
 a streaming pattern) ranked together with the block, as warpspeed.compare ranks candidate kernels."""
 
+import itertools
 import json
 import re
 import warnings
@@ -130,8 +131,19 @@ def test_a_screened_variant_ranking_keeps_the_full_rankings_best_and_refuses_a_t
     assert screened.screen == 2 and screened.bounded
     assert [vkey(r) for r in screened.results[:2]] == [vkey(r) for r in copies.results[:2]]
     assert wk.ordered_params(screened, COPIES_TP)[:4] == wk.ordered_params(copies, COPIES_TP)[:4]
-    with pytest.raises(InputError, match=r"screened \(screen=2\).*give top <= 2"):
-        wk.restriction(screened, top=5)
+    # a top the screen proves keeps the full ranking's top; one beyond what it proves is refused
+    refused = []
+    for top in range(1, len(copies.results) + 1):
+        try:
+            kept = wk.restriction(screened, top=top)
+        except InputError as e:
+            assert re.search(r"screened \(screen=2\).*give top <= 2", str(e))
+            refused.append(top)
+            continue
+        full = wk.restriction(copies, top=top)
+        space = [dict(zip(COPIES_TP, values, strict=True)) for values in itertools.product(*COPIES_TP.values())]
+        assert [kept(p) for p in space] == [full(p) for p in space], top
+    assert refused and refused == list(range(refused[0], len(copies.results) + 1))
 
 
 def test_variant_errors_name_the_values_and_parameters():

@@ -82,20 +82,24 @@ def test_narrow_box_blocks_cost_l1_wavefronts_with_their_l1_misses():
     assert spearman([measured_value(p, "l1_cycles") for p in ones], [measured_value(p, "l2_load") for p in ones]) > 0.95
 
 
-def test_the_dram_excess_of_narrow_lbm_blocks_comes_with_256_threads_not_with_diagonals():
-    """D3Q27's DRAM load is 15-16 % above the model in blocks 1-2 cells wide; so is that of D3Q19 and D3Q15
-    (no diagonal populations) in blocks of 256 threads (12-16 %), while their blocks of 512 threads are within
-    2 % and of 128 threads 5-8 %: a block-size effect that the diagonal neighbours share."""
+def test_the_dram_excess_of_narrow_lbm_blocks_came_with_256_threads_not_with_diagonals():
+    """With the partial-store curve of the wave's lines (until 2026-11-27), D3Q27's DRAM load was 15-16 % above
+    the model in blocks 1-2 cells wide, and so was that of D3Q19 and D3Q15 (no diagonal populations) in blocks of
+    256 threads (12-16 %), while their blocks of 512 threads were within 2 % and of 128 threads 5-8 %: a
+    block-size effect that the diagonal neighbours share. With the wave's stored volume as O, writers that wait
+    again and the sectors no cell completes read once, the median of those blocks is within 10 % in every sweep
+    (D3Q27 1.10, the 256-thread D3Q19 and D3Q15 on both GPUs 1.05-1.07)."""
     def excess(name, kernel, threads=None):
         ps = [p for p in _pairs(name, kernel) if p.measured.block[0] <= 2
               and (threads is None or int(np.prod(p.measured.block)) == threads)]
         return float(np.median([measured_value(p, "dram_load") / predicted_value(p, "dram_load") for p in ps]))
 
-    assert 1.14 <= excess("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt") <= 1.17
-    for kernel in ("d3q19-srt", "d3q15-allen-cahn"):
-        assert 1.1 <= excess("occupancy-lbm-H100.csv", kernel, 256) <= 1.17, kernel
-        assert 1.03 <= excess("occupancy-lbm-H100.csv", kernel, 128) <= 1.09, kernel
-        assert excess("lbm-H100.csv", kernel) <= 1.07, kernel
+    assert 1.08 <= excess("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt") <= 1.1
+    for gpu in ("H100", "H200"):
+        for kernel in ("d3q19-srt", "d3q15-allen-cahn"):
+            assert 1.04 <= excess(f"occupancy-lbm-{gpu}.csv", kernel, 256) <= 1.08, (gpu, kernel)
+            assert 0.98 <= excess(f"occupancy-lbm-{gpu}.csv", kernel, 128) <= 1.04, (gpu, kernel)
+            assert 0.98 <= excess(f"lbm-{gpu}.csv", kernel) <= 1.09, (gpu, kernel)
 
 
 def _reuse_gaps(kernel: str, domain: tuple[int, int, int], block: tuple[int, int, int]) -> dict[str, float]:
@@ -172,11 +176,12 @@ def _median_miss(name, kernel, width, threads=None) -> float:
 
 
 def test_the_dram_excess_of_narrow_lbm_blocks_is_their_partial_stores_lost():
-    """The DRAM load the model misses in LBM blocks 1-2 cells wide is the read that merges a partially written
-    sector lost from the L2 (every sector of such a block's rows is written by 3-4 blocks): of the 17-43 B/lup
-    that the DRAM load exceeds the model by (256 threads per block), the DRAM store, which such a miss writes
-    once more, exceeds it by all but 1-15 B/lup (D3Q27 10-15: its blocks of every width load 7-17 B/lup more
-    than the model). D3Q27 loses 23-24 % of its partial sectors where the model says 12 %."""
+    """The DRAM load beyond the model's without partial-store misses, in LBM blocks 1-2 cells wide, is the read
+    that merges a partially written sector lost from the L2 (every sector of such a block's rows is written by 3-4
+    blocks): of the 50-87 B/lup that the DRAM load exceeds that model by (256 threads per block), the DRAM store,
+    which such a miss writes once more, exceeds it by all but -2 to 10 B/lup. D3Q27 loses 23-24 % of its
+    partial sectors where the model says 15-16 % (12 % with the partial-store curve of the wave's lines, until
+    2026-11-27; with one block per SM its four-writer sectors wait once: docs/model.md, step 5)."""
     cases = [("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt", None),
              ("occupancy-lbm-H100.csv", "d3q19-srt", 256), ("occupancy-lbm-H100.csv", "d3q15-allen-cahn", 256)]
     for name, kernel, threads in cases:
@@ -184,15 +189,15 @@ def test_the_dram_excess_of_narrow_lbm_blocks_is_their_partial_stores_lost():
             if p.measured.block[0] > 2 or (threads and int(np.prod(p.measured.block)) != threads):
                 continue
             ps = p.estimate.partial_stores
-            load_excess = measured_value(p, "dram_load") - predicted_value(p, "dram_load")
-            store_excess = measured_value(p, "dram_store") - predicted_value(p, "dram_store")
-            assert 15 <= load_excess <= 45 and 0 <= load_excess - store_excess <= 16, (kernel, p.measured.block)
+            load_excess = measured_value(p, "dram_load") - (predicted_value(p, "dram_load") - ps.miss_B_per_lup)
+            store_excess = measured_value(p, "dram_store") - (predicted_value(p, "dram_store") - ps.miss_B_per_lup)
+            assert 50 <= load_excess <= 88 and -2 <= load_excess - store_excess <= 10, (kernel, p.measured.block)
             assert ps.potential_B_per_lup > 0.95 * (predicted_value(p, "dram_store") - ps.miss_B_per_lup)
     d3q27 = ("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt")
     for width in (1, 2):
         assert 0.22 <= _median_miss(*d3q27, width) <= 0.25
         p = next(p for p in _pairs(*d3q27) if p.measured.block[0] == width)
-        assert 0.11 <= 1 - p.estimate.partial_stores.hit_rate <= 0.13
+        assert 0.15 <= 1 - p.estimate.partial_stores.hit_rate <= 0.16 and p.estimate.partial_stores.waits == 1.0
 
 
 def test_partial_sectors_are_lost_to_stores_not_to_loads():

@@ -33,21 +33,27 @@ DEVICES = {"H100": "H100-SXM5-80GB", "H200": "H200-SXM-141GB"}
 # quantity; and the roofline's Spearman and top-1 (``--model roofline``, the same volumes)
 FLOORS = {
     # the one sweep where the model misleads (issue: array of structures): recorded so that it cannot get worse
-    # unnoticed; its rankings are marked unvalidated (warpspeed.studies.confidence)
+    # unnoticed; its rankings are marked unvalidated (warpspeed.studies.confidence). Its DRAM store exceeds the
+    # distinct stored sectors by 15-22 % in every block (16 cells wide too, where 1 % of them are partial); until
+    # 2026-11-27 the partial-store curve of the wave's lines lost every partial sector of its waves, which matched
+    # the blocks 1-2 cells wide by accident (dram_store 41 %, dram_load 18 %, Spearman -0.05); the rule of the
+    # wave's stored volume does not (10 %, 14 %, -0.10: docs/model.md, step 5)
     ('aos-lbm-H100.csv', 'd3q19-srt:layout=zyxf', '256x256x256'):
-        dict(spearman=-0.06, top1=84.5, ratio=(0.85, 1.14),
-             within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.18, dram_store=0.4, l1_cycles=0.32),
-             roofline=dict(spearman=-0.22, top1=79.0)),
-    # diagonal neighbours (issue 46): the L2 load and L1 cycles of narrow box3d-r1 blocks, the DRAM load of LBM
-    # blocks 1-2 cells wide are off (docs/model.md, "Assumptions and limits"); recorded so that they cannot get
-    # worse. The L1 curve anchored at hit(0) = 1 (2026-11-27) brought box3d-r1's L2 load from 55 to 81 %
+        dict(spearman=-0.1, top1=84.5, ratio=(0.9, 1.18),
+             within=dict(l1_load=0.99, l2_load=0.5, l2_store=0.99, dram_load=0.14, dram_store=0.1, l1_cycles=0.32),
+             roofline=dict(spearman=-0.37, top1=79.0)),
+    # diagonal neighbours (issue 46): the L2 load and L1 cycles of narrow box3d-r1 blocks are off (docs/model.md,
+    # "Assumptions and limits"); recorded so that they cannot get worse. The L1 curve anchored at hit(0) = 1
+    # (2026-11-27) brought box3d-r1's L2 load from 55 to 81 %; the partial-store rule of the wave's stored volume,
+    # with writers that wait again and the sectors no cell completes read once (2026-11-28), D3Q27's DRAM load
+    # from 50 to 95 %
     ('box3d-r1-H100.csv', 'box3d-r1', '512x512x512'):
         dict(spearman=0.98, top1=97.0, ratio=(0.01, 0.29),
              within=dict(l1_load=0.99, l2_load=0.8, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.54),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('d3q27-trt-H100.csv', 'lbm:stencil=D3Q27,method=trt', '256x256x256'):
         dict(spearman=0.97, top1=99.5, ratio=(0.04, 0.17),
-             within=dict(l1_load=0.99, l2_load=0.83, l2_store=0.99, dram_load=0.5, dram_store=0.95, l1_cycles=0.73),
+             within=dict(l1_load=0.99, l2_load=0.83, l2_store=0.99, dram_load=0.95, dram_store=0.99, l1_cycles=0.73),
              roofline=dict(spearman=0.97, top1=99.5)),
     ('bandwidth-copy-H100.csv', 'copy', '268435456x1x1'):
         dict(top1=91.5, ratio=(0.06, 0.1),
@@ -67,14 +73,14 @@ FLOORS = {
              roofline=dict(top1=83.5)),
     ('lbm-H100.csv', 'd3q19-srt', '256x256x256'):
         dict(spearman=0.96, top1=98.5, ratio=(0.04, 0.13),
-             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.97, dram_store=0.99, l1_cycles=0.87),
+             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.87),
              roofline=dict(spearman=0.95, top1=99.5)),
     ('lbm-H100.csv', 'd3q15-allen-cahn', '256x256x256'):
-        dict(spearman=0.97, top1=99.5, ratio=(0.02, 0.09),
-             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.79),
+        dict(spearman=0.97, top1=99.5, ratio=(0.04, 0.11),
+             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.97, dram_store=0.99, l1_cycles=0.79),
              roofline=dict(spearman=0.88, top1=78.0)),
     ('lbm-H200.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.95, top1=99.5, ratio=(0.02, 0.11),
+        dict(spearman=0.95, top1=99.5, ratio=(0.03, 0.11),
              within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.87),
              roofline=dict(spearman=0.97, top1=96.0)),
     ('lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
@@ -82,7 +88,7 @@ FLOORS = {
              within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.75),
              roofline=dict(spearman=0.93, top1=78.5)),
     ('lbm-replica-H100.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.97, top1=99.5, ratio=(0.21, 0.33),
+        dict(spearman=0.97, top1=99.5, ratio=(0.22, 0.34),
              within=dict(),
              roofline=dict(spearman=0.97, top1=99.5)),
     ('lbm-replica-H200.csv', 'd3q19-srt', '256x256x256'):
@@ -90,37 +96,36 @@ FLOORS = {
              within=dict(),
              roofline=dict(spearman=0.97, top1=99.5)),
     ('occupancy-lbm-H100.csv', 'd3q19-srt', '256x256x256'):
-        dict(spearman=0.98, top1=99.5, ratio=(0.08, 0.15),
-             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.81, dram_store=0.9, l1_cycles=0.85),
+        dict(spearman=0.98, top1=99.5, ratio=(0.08, 0.16),
+             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.85),
              roofline=dict(spearman=0.94, top1=99.5)),
     ('occupancy-lbm-H100.csv', 'd3q15-allen-cahn', '256x256x256'):
         dict(spearman=0.98, top1=99.5, ratio=(0.05, 0.13),
-             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.9, dram_store=0.87, l1_cycles=0.7),
+             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.7),
              roofline=dict(spearman=0.9, top1=97.0)),
     ('occupancy-lbm-H200.csv', 'd3q19-srt', '256x256x256'):
         dict(spearman=0.98, top1=99.5, ratio=(0.12, 0.19),
-             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.59, dram_store=0.63, l1_cycles=0.81),
+             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.81),
              roofline=dict(spearman=0.97, top1=99.5)),
     ('occupancy-lbm-H200.csv', 'd3q15-allen-cahn', '256x256x256'):
         dict(spearman=0.98, top1=99.5, ratio=(0.08, 0.16),
-             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.65, dram_store=0.73, l1_cycles=0.69),
+             within=dict(l1_load=0.99, l2_load=0.99, l2_store=0.99, dram_load=0.99, dram_store=0.99, l1_cycles=0.69),
              roofline=dict(spearman=0.94, top1=92.0)),
     ('occupancy-star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
-        dict(spearman=0.96, top1=99.5, ratio=(0.05, 0.2),
-             within=dict(l1_load=0.99, l2_load=0.86, l2_store=0.99, dram_load=0.83, dram_store=0.95, l1_cycles=0.88),
+        dict(spearman=0.96, top1=98.5, ratio=(0.05, 0.2),
+             within=dict(l1_load=0.99, l2_load=0.86, l2_store=0.99, dram_load=0.81, dram_store=0.99, l1_cycles=0.88),
              roofline=dict(spearman=0.93, top1=94.5)),
     ('occupancy-star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.98, top1=97.5, ratio=(0.1, 0.17),
-             within=dict(l1_load=0.99, l2_load=0.87, l2_store=0.99, dram_load=0.75, dram_store=0.95, l1_cycles=0.88),
+             within=dict(l1_load=0.99, l2_load=0.87, l2_store=0.99, dram_load=0.75, dram_store=0.99, l1_cycles=0.88),
              roofline=dict(spearman=0.96, top1=91.5)),
     ('star3d-r4-H100.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.96, top1=99.5, ratio=(0.06, 0.19),
-             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.77, dram_store=0.95, l1_cycles=0.93),
-             # 0.944 before the L1 curve was anchored at hit(0) = 1 (2026-11-27), 0.939 after
+             within=dict(l1_load=0.99, l2_load=0.81, l2_store=0.99, dram_load=0.77, dram_store=0.99, l1_cycles=0.93),
              roofline=dict(spearman=0.93, top1=99.5)),
     ('star3d-r4-H200.csv', 'star3d-r4', '640x512x512'):
         dict(spearman=0.98, top1=99.5, ratio=(0.07, 0.15),
-             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.79, dram_store=0.97, l1_cycles=0.94),
+             within=dict(l1_load=0.99, l2_load=0.85, l2_store=0.99, dram_load=0.78, dram_store=0.99, l1_cycles=0.94),
              roofline=dict(spearman=0.98, top1=94.0)),
 }
 
@@ -240,7 +245,9 @@ def test_curves_fitted_on_star3d_alone_carry_over_to_other_kernels_on_that_gpu(n
         assert a.volume_errors["l2_load"].within >= b.volume_errors["l2_load"].within, b.kernel
         if b.kernel == "star3d-r4":
             for key in ("dram_load", "dram_store"):
-                assert a.volume_errors[key].median <= b.volume_errors[key].median + 1e-3, key
+                # the same within 0.2 points at the median (the occupancy sweep's DRAM load: 4.0 % against 3.9 %
+                # with the A100-era curves since the partial stores take the wave's stored volume as O)
+                assert a.volume_errors[key].median <= b.volume_errors[key].median + 2e-3, key
                 assert a.volume_errors[key].within >= b.volume_errors[key].within, key
         else:  # the partial stores do not carry over (the docstring): what this test records
             assert a.volume_errors["dram_store"].median > b.volume_errors["dram_store"].median
@@ -498,9 +505,11 @@ def readme_phrases() -> list[str]:
            for k in ("d3q19-srt", "d3q15-allen-cahn")}
     off = {key: abs(r.ratio.median - 1) for key, r in lbm.items()}
     worst = max(off, key=off.get)
-    assert worst[:2] == ("occupancy-lbm", "H200") and all(v <= 0.1 for k, v in off.items() if k[:2] != worst[:2])
+    assert all(v <= 0.1 for v in off.values())
+    threads = "128 and 256 threads" if worst[0] == "occupancy-lbm" else "512 threads"
     shared = model_doc_phrases()
-    return [f"brings them within 10 % at the median ({100 * off[worst]:.0f} % on the H200 with 128 and 256 threads",
+    return [f"brings them within 10 % at the median (at most {100 * off[worst]:.0f} %: {worst[2]} on the {worst[1]} "
+            f"with {threads})",
             *(p for p in shared if p.startswith(("run as fast as", "star3d-r4 blocks 1-4", "LBM blocks 4 cells"))),
             f"the DRAM bandwidth of the H100 and H200 ({h100.dram_bw_GB_s:.0f} and {h200.dram_bw_GB_s:.0f} GB/s",
             f"{h100.sectors_in_flight_per_warp:g} sectors in flight per warp that has cells, "

@@ -243,7 +243,7 @@ def test_access_groups_split_only_provably_disjoint_accesses():
 
 # ---- exact allocation volumes: the spec counts distinct 128 B lines ------------------------------
 
-ALLOC = ("wave_alloc_bytes", "layer_y_alloc_bytes", "layer_z_alloc_bytes")
+ALLOC = ("layer_y_alloc_bytes", "layer_z_alloc_bytes")
 
 
 def test_allocation_lines_shared_by_two_rows_count_once_per_row(results):

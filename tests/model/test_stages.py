@@ -14,7 +14,7 @@ import warpspeed
 from warpspeed.errors import InputError
 from warpspeed.model.counters import COUNTERS, choose_counter, counter_names, footprint_counter
 from warpspeed.model.dram import layer_ranges, wave_traffic
-from warpspeed.model.footprint import BlockCounts
+from warpspeed.model.footprint import BlockCounts, StoreSectors
 from warpspeed.model.isl_volumes import Footprints
 from warpspeed.model.l2 import block_traffic
 from warpspeed.model.launch import LaunchError, make_launch
@@ -93,7 +93,7 @@ def test_every_counter_gives_the_same_wave_traffic(spec, block):
                 name == "lines" and not (lines_apply(k, 32) and lines_apply(k, 128, exact=False)):
             continue
         sectors, lines = footprint_counter(k, 32, name=name), footprint_counter(k, 128, exact=False, name=name)
-        out[name] = wave_traffic(k, H100, launch, sectors, lines, full_store_sectors=0, valid_lups=1000)
+        out[name] = wave_traffic(k, H100, launch, sectors, lines, StoreSectors(0, 0), valid_lups=1000)
     i, e = out["isl"], out["enumerated"]
     assert e.dram_load_compulsory == i.dram_load_compulsory
     assert [f.dram_load_compulsory for f in e.fields] == [f.dram_load_compulsory for f in i.fields]

@@ -235,7 +235,7 @@ def d3q19_h100():
                    domain=(256, 256, 256))
 
 
-PREDICTED_FACTOR_H100 = 1.97  # fzyx / zyxf at their predicted best blocks (latency model)
+PREDICTED_FACTOR_H100 = 1.95  # fzyx / zyxf at their predicted best blocks (latency model)
 MEASURED_FACTOR_H100 = 3.40   # their measured best / best (tests/data/hopper)
 
 
@@ -269,7 +269,7 @@ def test_fzyx_comes_before_zyxf_on_the_h200_too_where_only_fzyx_was_measured():
     pytest.importorskip("lbmpy")
     assert not [r for r in csv.DictReader((HOPPER_DATA / "lbm-H200.csv").open()) if "zyxf" in r["kernel"]]
     c = compare(["d3q19-srt:layout=zyxf", "d3q19-srt"], H200, threads=(512,), registers=92, domain=(256, 256, 256))
-    assert c.best.name == "d3q19-srt" and round(c.candidates[1].factor, 2) == 2.31
+    assert c.best.name == "d3q19-srt" and round(c.candidates[1].factor, 2) == 2.29
 
 
 def test_a_kernel_met_again_is_ranked_once(monkeypatch):

@@ -6,7 +6,9 @@ for that configuration. The curves are fitted in two stages, each from the obser
 
 1. ``l1``: measured L2 load = compulsory L2 load + (1 - hit) x the L1's redundant requests;
    ``l2_store``: measured DRAM store = unique stored sectors + partial-store misses (a partially written
-   sector that leaves the L2 early is written once more), so the stores alone give its miss rate;
+   sector that leaves the L2 early is written once more), so the stores alone give its miss rate; a sector
+   that waits ``w`` times (``CacheReuse.waits``) keeps ``hit^w``, so its point is the measured hit to the
+   ``1/w``;
 2. ``l2_y`` / ``l2_z``: measured DRAM load = wave footprint - hit_y x y-overlap - hit_z x z-overlap
    + partial-store misses, with the partial-store misses of the stage-1 curve and the other layer at its
    current curve; a row serves a curve only when that overlap is at least 10 % of the footprint.
@@ -15,8 +17,9 @@ A curve whose points do not span its drop (all hits high, e.g. every partial sto
 the cache) gets only its level fitted (:func:`level_curve`); one with fewer than :data:`MIN_POINTS`
 points is kept.
 
-The ``l1`` curve is anchored at hit(0) = 1 (:data:`ANCHORED_CURVES`): where the resident blocks' lines fit the
-L1, it keeps every redundant load (the measured L2 load is the blocks' footprint), so only the shape of its fall,
+The ``l1`` and ``l2_store`` curves are anchored at hit(0) = 1 (:data:`ANCHORED_CURVES`): where the resident
+blocks' lines fit the L1, it keeps every redundant load (the measured L2 load is the blocks' footprint), and a
+wave that stores nothing pushes no partially written sector out, so only the shape of the fall,
 ``exp(-b (exp(c O) - 1))`` (``a = e^b`` in the shared form), is fitted. A free level (``a <= 1``) loses its
 ``1 - a exp(-b)`` of the redundant loads at every O; kernels that re-read their footprint many times (a 27-point
 box re-reads it 2-13 times) turn that into an L2 load 3-19 % high where the L1 holds everything.
@@ -68,7 +71,7 @@ FIT_STEEPNESSES = (2.0, 4.0, 8.0, 16.0)  # further starts of a curve fit: steepn
 FIT_DROPS = (1.0, 1.5)  # ... and the O where the start's hit rate is one half (b = ln 2 e^(-c O))
 LAYER_PASSES = 8  # at most this many refits of the two layer curves, each with the other's last curve
 SETTLED = 2e-3  # layer curves whose hit rates moved less than this between passes are settled
-ANCHORED_CURVES = ("l1",)  # fitted with hit(0) = 1: nothing is lost where the lines fit (module docstring)
+ANCHORED_CURVES = ("l1", "l2_store")  # fitted with hit(0) = 1: nothing is lost at O = 0 (module docstring)
 MAX_ANCHORED_B = 20.0  # b of an anchored fit stays below this (a = e^b < 5e8, a number a device file holds); a
 # fit that runs into it found a fall close to exp(-b c O) (c -> 0), which the bound still represents well
 
@@ -108,7 +111,7 @@ def _miss(cause: CacheReuse, curve: HitRateCurve | None) -> float:
     if curve is None:
         return cause.miss_B_per_lup
     pot = cause.potential_B_per_lup
-    return pot * (1.0 - curve(cause.oversubscription)) if pot > 0 else 0.0
+    return pot * (1.0 - curve(cause.oversubscription) ** cause.waits) if pot > 0 else 0.0
 
 
 def observed_points(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | None = None
@@ -136,8 +139,8 @@ def observed_points(pairs: Sequence[Pair], curves: dict[str, HitRateCurve] | Non
         unique_stores = v["dram_store"] - ps.miss_B_per_lup
         dram_store = m.volume("dram_store")
         if dram_store is not None and ps.potential_B_per_lup > MIN_SHARE * unique_stores:
-            out["l2_store"].append((ps.oversubscription, _hit(dram_store - unique_stores, ps.potential_B_per_lup),
-                                    _weight(ps.potential_B_per_lup, dram_store)))
+            hit = _hit(dram_store - unique_stores, ps.potential_B_per_lup) ** (1.0 / ps.waits)  # per wait
+            out["l2_store"].append((ps.oversubscription, hit, _weight(ps.potential_B_per_lup, dram_store)))
         dram = m.volume("dram_load")
         if dram is None:
             continue

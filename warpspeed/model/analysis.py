@@ -19,14 +19,16 @@ from .dram import WaveCounts, WaveSectors, wave_counts, wave_sectors
 from .footprint import (
     BlockCounts,
     Instruction,
+    StoreSectors,
     WarpPatterns,
     affine_warp_patterns,
     block_addresses,
     block_classes,
     block_counts,
-    block_full_store_sectors,
+    block_store_sectors,
     elements_fit,
     folded_instructions,
+    unfinished_store_sectors,
     warp_patterns,
 )
 from .l1 import busy_warps
@@ -56,6 +58,7 @@ class KernelAnalysis:
         self._wave_counts: dict[tuple, WaveCounts] = {}
         self._wave_sectors: dict[tuple, WaveSectors] = {}
         self._pattern_costs: dict[tuple, dict] = {}
+        self._unfinished: dict[int, tuple[float, ...]] = {}
 
     def serves(self, kernel: Kernel) -> bool:
         """Whether this is an analysis of ``kernel`` (whatever its registers)."""
@@ -83,6 +86,18 @@ class KernelAnalysis:
         if self.counter not in (DEFAULT_COUNTER, "ranges") or not applies(self.kernel, ELEMENTS):
             return None
         return RangeFootprints(self.kernel, ELEMENTS)
+
+    def unfinished_B_per_lup(self, sector_bytes: int) -> tuple[float, ...]:
+        """Per field, the stored sectors no cell of the domain completes, in B per lup of the domain (the
+        same for every launch: a property of the kernel's fields; counted by the element ranges whatever the
+        counter, so that every counter gives the same numbers)."""
+        if sector_bytes not in self._unfinished:
+            ranges = self.element_ranges if self.element_ranges is not None else (
+                RangeFootprints(self.kernel, ELEMENTS) if applies(self.kernel, ELEMENTS) else None)
+            counts = unfinished_store_sectors(self.kernel, ranges, sector_bytes)
+            lups = math.prod(self.kernel.domain)
+            self._unfinished[sector_bytes] = tuple(n * sector_bytes / lups for n in counts)
+        return self._unfinished[sector_bytes]
 
     def pattern_costs(self, l1_parameters: tuple) -> dict:
         """The L1 costs of the warp patterns met so far on an L1 of these numbers (``l1.line_costs``' ``known``):
@@ -153,16 +168,17 @@ class BlockStage:
     patterns: WarpPatterns
     busy_warps: np.ndarray
     counts: BlockCounts
-    count_full_store_sectors: Callable[[], int]
+    count_store_sectors: Callable[[], StoreSectors]
     active_warps_per_block: float  # Launch.active_warps_per_block
     kept: dict = field(default_factory=dict, compare=False)  # the full stores; L1 cycles by the L1's numbers
 
     @property
-    def full_store_sectors(self) -> int:
-        """Σ over the wave's blocks of the sectors a block writes completely (counted when first asked)."""
-        if "full_store_sectors" not in self.kept:
-            self.kept["full_store_sectors"] = self.count_full_store_sectors()
-        return self.kept["full_store_sectors"]
+    def store_sectors(self) -> StoreSectors:
+        """Σ over the wave's blocks of the sectors a block writes completely and at all (counted when first
+        asked)."""
+        if "store_sectors" not in self.kept:
+            self.kept["store_sectors"] = self.count_store_sectors()
+        return self.kept["store_sectors"]
 
 
 def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) -> BlockStage:
@@ -192,21 +208,21 @@ def _block_stage(an: KernelAnalysis, launch: Launch, dev: Device, modulus: int) 
                           classes.coords, elements, patterns, shifted)
     # the fully written sectors when an estimate asks (a screening bound does not): from the blocks' rows, or
     # from their shifted lanes listed again; from the lanes one by one now, since the stage does not keep them
-    full = partial(block_full_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
+    full = partial(block_store_sectors, k, instrs, weights=w, sector_bytes=dev.l2_sector_bytes, launch=launch,
                    coords=classes.coords, elements=elements)
-    count_full: Callable[[], int] = partial(full, None)
+    count_full: Callable[[], StoreSectors] = partial(full, None)
     kept = {}
     if shifted is not None:
         count_full = partial(_full_from_shifted_lanes, full, k, launch, instrs, classes.coords, modulus)
     elif not lanes_free:
-        kept = {"full_store_sectors": full(ba)}
+        kept = {"store_sectors": full(ba)}
     return BlockStage(w, patterns, busy_warps(ba.active, dev.warp_size), counts, count_full,
                       launch.active_warps_per_block(dev.warp_size), kept)
 
 
-def _full_from_shifted_lanes(full: Callable[..., int], k: Kernel, launch: Launch, instrs: tuple[Instruction, ...],
-                             coords: np.ndarray, modulus: int) -> int:
-    """``full`` (the stage's block_full_store_sectors) from the blocks' shifted lanes, listed again."""
+def _full_from_shifted_lanes(full: Callable[..., StoreSectors], k: Kernel, launch: Launch,
+                             instrs: tuple[Instruction, ...], coords: np.ndarray, modulus: int) -> StoreSectors:
+    """``full`` (the stage's block_store_sectors) from the blocks' shifted lanes, listed again."""
     active = block_addresses(launch, instrs, coords, addresses=False).active
     return full(None, shifted=_shifted_lanes(k, launch, instrs, coords, active, modulus))
 

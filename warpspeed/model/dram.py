@@ -6,7 +6,9 @@ the previous block row (the y-layer thread set) and in the previous plane (the z
 the y-layer already gives). Each overlap hits in the L2 at a fitted rate of the L2's oversubscription
 by the lines allocated since the layer ran. Stores reach DRAM once per distinct stored sector; a sector
 that no single block writes completely may leave the L2 before its neighbours complete it, and each
-such miss costs one read (to merge) and one extra write. Volumes are in B/lup of the wave's valid cells.
+such miss costs one read (to merge) and one extra write. What pushes such a sector out is the wave's stored
+volume, and a sector with more than two writers waits again for each further one that comes at its own time
+(:func:`partial_store_waits`). Volumes are in B/lup of the wave's valid cells.
 Counting the sectors is the job of a :class:`~warpspeed.model.counters.FootprintCounter`.
 
 A device with a memory-side cache (``msc_size``, ``msc_bw``: the ``MSC`` level) puts it between the L2 and
@@ -15,7 +17,7 @@ L2<->MSC traffic (``msc_load``, ``msc_store``), and the same stage with the MSC'
 traffic. Assumed, for want of measurements: the MSC is shared by every SM (memory-side, as AMD's Infinity
 Cache is by all XCDs), so the whole ``msc_size`` holds the layers of every SM's blocks; it keeps the layers and
 partial stores along the L2 curves of the device's family (``l2_y``, ``l2_z``, ``l2_store``) at its own
-oversubscription, with the same lines allocated (every L2 miss allocates in it); and what the L2 keeps never
+oversubscription, with the same volumes allocated (every L2 miss allocates in it); and what the L2 keeps never
 reaches it, so the capacity in front of the DRAM is at least the L2's (the DRAM moves no more than the MSC).
 """
 
@@ -28,6 +30,7 @@ from ..kernel import Kernel
 from .capacity import CacheReuse, reuse
 from .cells import cell_set, linear_layers
 from .counters import FootprintCounter
+from .footprint import StoreSectors
 from .launch import Launch
 
 
@@ -124,8 +127,8 @@ class WaveSectors:
 @dataclass(frozen=True)
 class WaveCounts:
     """The sector and line counts behind the wave traffic: the same on every device with the same sector and
-    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them): the sectors, the lines
-    allocated while each layer's reuse waits in the L2, and the lines of the wave itself.
+    line sizes and the same wave (a what-if of the L2 size or a bandwidth reuses them): the sectors and the
+    lines allocated while each layer's reuse waits in the L2.
 
     The two layers wait differently. The y layer is the block row just before the wave: it ran in the
     tail of the previous wave, intermingled with the wave's first blocks, so everything the wave allocates
@@ -142,7 +145,6 @@ class WaveCounts:
     sectors: WaveSectors
     y_allocated_lines: int
     z_allocated_lines: int
-    wave_lines: int
 
 
 def wave_sectors(kernel: Kernel, launch: Launch, sectors: FootprintCounter) -> WaveSectors:
@@ -166,43 +168,66 @@ def wave_counts(kernel: Kernel, launch: Launch, sectors: FootprintCounter, lines
                 counted: WaveSectors | None = None) -> WaveCounts:
     """Count the wave's sectors (unless ``counted`` gives them) and lines (``sectors`` and ``lines`` count at
     the L2's sector and line size)."""
-    s, e = launch.wave_start, launch.wave_start + launch.wave_blocks
+    e = launch.wave_start + launch.wave_blocks
     (ya, yb), (za, zb), _, plane = wave_layers(launch)  # plane: the z layer's first block to its wave block
     y_lines = lines.footprint_size(cell_set(launch, ya, e), stores=True) if ya < yb else 0
     z_lines = lines.footprint_size(cell_set(launch, za, za + plane), stores=True) if za < zb else 0
-    return WaveCounts(counted if counted is not None else wave_sectors(kernel, launch, sectors), y_lines, z_lines,
-                      lines.footprint_size(cell_set(launch, s, e), stores=True))
+    return WaveCounts(counted if counted is not None else wave_sectors(kernel, launch, sectors), y_lines, z_lines)
 
 
 def wave_traffic(kernel: Kernel, device: Device, launch: Launch, sectors: FootprintCounter,
-                 lines: FootprintCounter, full_store_sectors: int, valid_lups: int) -> WaveTraffic:
+                 lines: FootprintCounter, store_sectors: StoreSectors, valid_lups: int,
+                 unfinished_B_per_lup: tuple[float, ...] | None = None) -> WaveTraffic:
     """DRAM<->L2 volumes of the launch's wave.
 
-    ``sectors`` and ``lines`` count at the L2's sector and line size; ``full_store_sectors`` is the sum
-    over the wave's blocks of the sectors a block writes completely by itself; ``valid_lups`` the wave's
-    valid cells."""
-    return traffic_of_counts(kernel, device, wave_counts(kernel, launch, sectors, lines), full_store_sectors,
-                             valid_lups)
+    ``sectors`` and ``lines`` count at the L2's sector and line size; ``store_sectors`` sums over the wave's
+    blocks the sectors a block writes completely by itself and those it writes at all; ``valid_lups`` the
+    wave's valid cells; ``unfinished_B_per_lup`` per field the stored sectors no cell completes (None: none)."""
+    return traffic_of_counts(kernel, device, wave_counts(kernel, launch, sectors, lines), store_sectors,
+                             valid_lups, launch.occupancy.blocks_per_sm, unfinished_B_per_lup)
 
 
-def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int,
-                      valid_lups: int) -> WaveTraffic:
+def partial_store_waits(partial_sectors: int, later_writes: int, blocks_per_sm: int) -> float:
+    """How many times a partially written sector must survive the L2 until its last writer: once, and where
+    a sector has more than two writers (``later_writes`` / ``partial_sectors``: the writes after each sector's
+    first, on average), once more for each further writer, in the share 1 - 1/``blocks_per_sm`` of it that
+    comes at its own time.
+
+    The writers are blocks next to each other in x (four blocks 1 cell wide share a 32 B sector of doubles).
+    With one block per SM the wave's blocks start together and run alike, so the neighbours store the same
+    rows at about the same time and a sector waits about once however many write it; with several blocks per
+    SM each block runs beside others at other points of their lives, and each writer comes at its own time.
+    On the H100 and H200, LBM blocks 1 cell wide (four writers) lose about what independent waits give with
+    two and five blocks per SM (docs/model.md, "Partial stores")."""
+    if partial_sectors <= 0:
+        return 1.0
+    further = max(0.0, later_writes / partial_sectors - 1.0)
+    return 1.0 + further * (1.0 - 1.0 / max(1, blocks_per_sm))
+
+
+def traffic_of_counts(kernel: Kernel, device: Device, counts: WaveCounts, store_sectors: StoreSectors,
+                      valid_lups: int, blocks_per_sm: int,
+                      unfinished_B_per_lup: tuple[float, ...] | None = None) -> WaveTraffic:
     """The wave traffic on ``device`` from its counts: the L2's hit rates turn the layers' overlap into hits
-    and the partially written sectors into misses; with a memory-side cache, the L2's misses are the MSC's
+    and the partially written sectors into misses (``store_sectors``: the blocks' stored sectors, complete and
+    all; ``blocks_per_sm``: the launch's resident blocks per SM; ``unfinished_B_per_lup``: per field, the
+    stored sectors that no cell of the domain completes, B per lup, each read once to merge: they count with
+    the compulsory load, not as partial stores); with a memory-side cache, the L2's misses are the MSC's
     traffic and the DRAM's come from the same counts at the MSC's capacity."""
-    l2 = _traffic_at(kernel, device, counts, full_store_sectors, valid_lups, device.l2_effective_size_bytes)
+    unfinished = unfinished_B_per_lup or (0.0,) * len(kernel.fields)
+    at = (kernel, device, counts, store_sectors, valid_lups, blocks_per_sm, unfinished)
+    l2 = _traffic_at(*at, device.l2_effective_size_bytes)
     if device.msc_size_bytes is None:
         return l2
     # what the L2 keeps never reaches the MSC: in front of the DRAM, at least the L2's capacity
-    msc = _traffic_at(kernel, device, counts, full_store_sectors, valid_lups,
-                      max(device.msc_size_bytes, device.l2_effective_size_bytes))
+    msc = _traffic_at(*at, max(device.msc_size_bytes, device.l2_effective_size_bytes))
     side = MemorySideTraffic(l2.dram_load, l2.dram_store, msc.layer_y, msc.layer_z, msc.partial_stores)
     return WaveTraffic(l2.dram_load_compulsory, msc.dram_load, msc.dram_store, l2.layer_y, l2.layer_z,
                        l2.partial_stores, msc.fields, side)
 
 
-def _traffic_at(kernel: Kernel, device: Device, counts: WaveCounts, full_store_sectors: int, valid_lups: int,
-                cap: int) -> WaveTraffic:
+def _traffic_at(kernel: Kernel, device: Device, counts: WaveCounts, store_sectors: StoreSectors, valid_lups: int,
+                blocks_per_sm: int, unfinished: tuple[float, ...], cap: int) -> WaveTraffic:
     """The traffic that misses a cache of ``cap`` bytes in front of the DRAM (the L2 capacity an SM sees,
     ``l2_effective_size``, or the memory-side cache), along the device's L2 hit-rate curves."""
     per_lup = 1.0 / valid_lups
@@ -218,22 +243,28 @@ def _traffic_at(kernel: Kernel, device: Device, counts: WaveCounts, full_store_s
     over_y, ly = layer(ws.over_y, counts.y_allocated_lines, device.hit_rates.l2_y)
     over_z, lz = layer(ws.over_z, counts.z_allocated_lines, device.hit_rates.l2_z)
     comp, stores = ws.compulsory, ws.stores
-    wave_alloc = counts.wave_lines * device.l2_line_bytes
-    # partially written sectors: the wave's stored sectors that no single block writes completely; the blocks
-    # that complete them run at nearly the same time, but the sector may leave the L2 before they do
-    partial = max(0, sum(stores) - full_store_sectors) * S2 * per_lup
-    ps = reuse(partial, wave_alloc, cap, device.hit_rates.l2_store)
-    dram_comp = sum(comp) * S2 * per_lup
-    fields = tuple(FieldWaveTraffic(comp[i] * S2 * per_lup, ly.hit_rate * over_y[i] * S2 * per_lup,
+    # partially written sectors: the wave's stored sectors that no single block writes completely. The blocks
+    # that complete them run at nearly the same time, but the sector may leave the L2 before they do. What
+    # pushes it out is the wave's stored (dirty) volume, not its loads: star3d-r4 waves that load as much as
+    # the L2 holds keep their partial sectors, LBM waves whose stores fill a third of it lose 15-30 %
+    # (a sector that no cell of the domain completes, next to a ghost layer or padding, is read once to merge
+    # whenever it leaves: with the compulsory load, not among them)
+    stored = sum(stores)
+    partial = max(0, stored - store_sectors.full)
+    waits = partial_store_waits(partial, store_sectors.written - stored, blocks_per_sm)
+    ps = reuse(max(0.0, partial * S2 * per_lup - sum(unfinished)), stored * S2, cap, device.hit_rates.l2_store,
+               waits)
+    dram_comp = sum(comp) * S2 * per_lup + sum(unfinished)
+    fields = tuple(FieldWaveTraffic(comp[i] * S2 * per_lup + unfinished[i], ly.hit_rate * over_y[i] * S2 * per_lup,
                                     lz.hit_rate * over_z[i] * S2 * per_lup, stores[i] * S2 * per_lup)
                    for i in range(nf))
     return WaveTraffic(
         dram_load_compulsory=dram_comp,
         dram_load=dram_comp - ly.hit_B_per_lup - lz.hit_B_per_lup + ps.miss_B_per_lup,
         # a miss of a partial sector is read (to merge) and written back, and the completed sector later again
-        dram_store=sum(stores) * S2 * per_lup + ps.miss_B_per_lup,
+        dram_store=stored * S2 * per_lup + ps.miss_B_per_lup,
         layer_y=ly, layer_z=lz, partial_stores=ps, fields=fields)
 
 
 __all__ = ["FieldWaveTraffic", "MemorySideTraffic", "WaveCounts", "WaveSectors", "WaveTraffic", "layer_ranges",
-           "traffic_of_counts", "wave_counts", "wave_sectors", "wave_traffic"]
+           "partial_store_waits", "traffic_of_counts", "wave_counts", "wave_sectors", "wave_traffic"]

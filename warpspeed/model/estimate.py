@@ -189,7 +189,8 @@ def _estimate(k: Kernel, dev: Device, launch: Launch, an: KernelAnalysis, pm: Pe
     blocks, l1_cycles, bt = _block_part(k, dev, launch, an)
     counts = blocks.counts
     wt = traffic_of_counts(k, dev, an.wave_counts(launch, dev.l2_sector_bytes, dev.l2_line_bytes),
-                           blocks.full_store_sectors, counts.valid_lups)
+                           blocks.store_sectors, counts.valid_lups, launch.occupancy.blocks_per_sm,
+                           an.unfinished_B_per_lup(dev.l2_sector_bytes))
     volumes = stage_volumes(bt, wt, keys=volume_keys(dev))  # the device's levels' volumes, in their order
     fields = tuple(FieldVolumes(f.name, l2, fw.dram_load_compulsory, fw.dram_layer_y_hit, fw.dram_layer_z_hit,
                                 fw.dram_store)

@@ -306,35 +306,68 @@ def elements_fit(kernel: Kernel, *granule_bytes: int) -> bool:
     return all(g % f.element_bytes == 0 for f in kernel.fields for g in granule_bytes)
 
 
-def block_full_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
-                             weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
-                             coords: np.ndarray | None = None, elements: BoxCounter | None = None,
-                             shifted: ShiftedCounts | None = None) -> int:
-    """Σ over the wave's blocks of the sectors a block writes completely by itself (its stores, per field).
+@dataclass(frozen=True)
+class StoreSectors:
+    """Σ over the wave's blocks of the sectors each block stores, per block and field once: ``full`` those a
+    block writes completely by itself, ``written`` every one it writes (a sector that n blocks write counts
+    n times: the writers of the partially written sectors)."""
+
+    full: int
+    written: int
+
+
+def block_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], ba: BlockAddresses | None,
+                        weights: np.ndarray, sector_bytes: int, launch: Launch | None = None,
+                        coords: np.ndarray | None = None, elements: BoxCounter | None = None,
+                        shifted: ShiftedCounts | None = None) -> StoreSectors:
+    """The sectors the wave's blocks write completely by themselves and at all (their stores, per field).
 
     With ``elements`` (the range counter of the kernel's elements; and the blocks' ``launch`` and ``coords``)
     and elements that divide a sector, counted from the rows of each block's cells instead of its lanes; with
     ``shifted`` (the blocks' lanes as shifted offsets, ``shifted_lanes``), from those offsets' gaps."""
     stored = [fi for fi, f in enumerate(kernel.fields) if f.stores]
+    w = weights.astype(np.int64)
     if elements is not None and elements_fit(kernel, sector_bytes):
         assert launch is not None and coords is not None, "counting by rows needs the blocks' launch and coords"
         per = [sector_bytes // f.element_bytes for f in kernel.fields]
-        full = elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per).full
-        return int((full[:, stored].sum(axis=1) * weights.astype(np.int64)).sum())
-    total = 0
+        counts = elements.box_counts(block_boxes(launch, coords), loads=False, stores=True, per=per,
+                                     coarser=(sector_bytes,))
+        written = counts.coarser[sector_bytes][0]
+        return StoreSectors(int((counts.full[:, stored].sum(axis=1) * w).sum()),
+                            int((written[:, stored].sum(axis=1) * w).sum()))
+    full_total = written_total = 0
     for fi, fld in enumerate(kernel.fields):
         sel = np.array([ins.field == fi and ins.store for ins in instructions])
         if not sel.any():
             continue
         if shifted is not None:
             full = shifted.full_sectors(sel, fld.element_bytes, sector_bytes)
+            written = shifted.counts(sel, fld.element_bytes, sector_bytes, sector_bytes)[0]
         else:
             assert ba is not None and ba.addresses is not None, "counting by lanes needs the lanes' addresses"
             k = ba.active.shape[0]
-            full = count_full_sectors(ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1),
-                                      fld.element_bytes, sector_bytes)
-        total += int((full * weights.astype(np.int64)).sum())
-    return total
+            addresses, active = ba.addresses[:, sel, :].reshape(k, -1), ba.active[:, sel, :].reshape(k, -1)
+            full = count_full_sectors(addresses, active, fld.element_bytes, sector_bytes)
+            written = count_distinct(addresses // sector_bytes, active)
+        full_total += int((full * w).sum())
+        written_total += int((written * w).sum())
+    return StoreSectors(full_total, written_total)
+
+
+def unfinished_store_sectors(kernel: Kernel, elements: BoxCounter | None, sector_bytes: int) -> tuple[int, ...]:
+    """Per field, the sectors the kernel stores to that no cell of its domain completes: they hold elements it
+    never writes (ghost layers, padding), so the L2 holds them partially written until they leave it, and then
+    reads them once to merge. Counted over the whole domain with ``elements`` (the range counter of the
+    kernel's elements) where it applies and elements divide a sector; none elsewhere (arrays of structures:
+    at most two sectors per line of ``Q x X`` elements)."""
+    counts = [0] * len(kernel.fields)
+    if elements is None or not elements_fit(kernel, sector_bytes):
+        return tuple(counts)
+    domain = np.array([[[0, 0, 0], [n - 1 for n in kernel.domain]]], dtype=np.int64)
+    per = [sector_bytes // f.element_bytes for f in kernel.fields]
+    boxed = elements.box_counts(domain, loads=False, stores=True, per=per, coarser=(sector_bytes,))
+    touched = boxed.coarser[sector_bytes][0][0]
+    return tuple(int(touched[i] - boxed.full[0, i]) if f.stores else 0 for i, f in enumerate(kernel.fields))
 
 
 def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:

@@ -124,6 +124,9 @@ def text_report(e: Estimate) -> str:
     for label, c in causes:
         lines.append(f"{label:<28}{number_text(c.potential_B_per_lup):>11}{number_text(c.oversubscription):>8}"
                      f"{number_text(c.hit_rate):>10}{number_text(c.hit_B_per_lup):>8}")
+    for label, c in causes:
+        if c.waits > 1:  # sectors with writers beyond two wait again: the curve's rate to that power
+            lines.append(f"{label}: {number_text(c.waits)} waits (hit rate = the curve's at O to that power)")
     lines.append("")
     width = max([16] + [len(f.name) + 1 for f in e.fields])  # columns keep a blank between them
     lines.append(f"{'field':<{width}}{'L2 comp':>9}{'DRAM comp':>11}{'y hit':>9}{'z hit':>9}{'store':>9}")
