@@ -28,13 +28,13 @@ from .footprint import (
     block_store_sectors,
     elements_fit,
     folded_instructions,
-    unfinished_store_sectors,
     warp_patterns,
 )
 from .l1 import busy_warps
 from .launch import Launch
 from .range_volumes import ELEMENTS, RangeFootprints, applies
 from .shifted_lanes import ShiftedLanes, shifted_lanes
+from .unfinished import unfinished_store_sectors
 
 
 class KernelAnalysis:
@@ -92,9 +92,7 @@ class KernelAnalysis:
         same for every launch: a property of the kernel's fields; counted by the element ranges whatever the
         counter, so that every counter gives the same numbers)."""
         if sector_bytes not in self._unfinished:
-            ranges = self.element_ranges if self.element_ranges is not None else (
-                RangeFootprints(self.kernel, ELEMENTS) if applies(self.kernel, ELEMENTS) else None)
-            counts = unfinished_store_sectors(self.kernel, ranges, sector_bytes)
+            counts = unfinished_store_sectors(self.kernel, sector_bytes)
             lups = math.prod(self.kernel.domain)
             self._unfinished[sector_bytes] = tuple(n * sector_bytes / lups for n in counts)
         return self._unfinished[sector_bytes]

@@ -354,22 +354,6 @@ def block_store_sectors(kernel: Kernel, instructions: tuple[Instruction, ...], b
     return StoreSectors(full_total, written_total)
 
 
-def unfinished_store_sectors(kernel: Kernel, elements: BoxCounter | None, sector_bytes: int) -> tuple[int, ...]:
-    """Per field, the sectors the kernel stores to that no cell of its domain completes: they hold elements it
-    never writes (ghost layers, padding), so the L2 holds them partially written until they leave it, and then
-    reads them once to merge. Counted over the whole domain with ``elements`` (the range counter of the
-    kernel's elements) where it applies and elements divide a sector; none elsewhere (arrays of structures:
-    at most two sectors per line of ``Q x X`` elements)."""
-    counts = [0] * len(kernel.fields)
-    if elements is None or not elements_fit(kernel, sector_bytes):
-        return tuple(counts)
-    domain = np.array([[[0, 0, 0], [n - 1 for n in kernel.domain]]], dtype=np.int64)
-    per = [sector_bytes // f.element_bytes for f in kernel.fields]
-    boxed = elements.box_counts(domain, loads=False, stores=True, per=per, coarser=(sector_bytes,))
-    touched = boxed.coarser[sector_bytes][0][0]
-    return tuple(int(touched[i] - boxed.full[0, i]) if f.stores else 0 for i, f in enumerate(kernel.fields))
-
-
 def warp_view(x: np.ndarray, warp_size: int, fill) -> np.ndarray:
     """Reshape the lane axis (last) into (warps, warp_size), padding a partial last warp with ``fill``."""
     T = x.shape[-1]
