@@ -56,10 +56,12 @@ def _outer_step(kernel: Kernel, sector_bytes: int) -> tuple[int, int, int] | Non
     for f in kernel.fields:
         for acc in f.stores:
             form = affine_form(acc.linear)
+            if form is None:
+                return None
             reach = [0, 0, 0]
             for expr in acc.index:  # the offset of the index along each dimension (not of a population's)
                 shift = affine_form(expr)
-                if form is None or shift is None:
+                if shift is None:
                     return None
                 reach = [max(r, abs(shift[1])) if shift[0][i] else r for i, r in enumerate(reach)]
             forms.append((sector_bytes // f.element_bytes, form[0], reach))
@@ -77,7 +79,8 @@ def _outer_step(kernel: Kernel, sector_bytes: int) -> tuple[int, int, int] | Non
 
 def _count(kernel: Kernel, domain: tuple[int, ...], sector_bytes: int) -> tuple[int, ...]:
     """The unfinished stored sectors of each field over ``domain`` (the kernel's fields, shapes unchanged)."""
-    k = kernel if tuple(domain) == kernel.domain else replace(kernel, domain=tuple(domain))
+    x, y, z = domain
+    k = kernel if (x, y, z) == kernel.domain else replace(kernel, domain=(x, y, z))
     box = np.array([[[0, 0, 0], [n - 1 for n in domain]]], dtype=np.int64)
     per = [sector_bytes // f.element_bytes for f in k.fields]
     counts = RangeFootprints(k, ELEMENTS).box_counts(box, loads=False, stores=True, per=per,
