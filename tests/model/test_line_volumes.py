@@ -20,7 +20,7 @@ from warpspeed.model.enumerated_volumes import EnumeratedFootprints
 from warpspeed.model.footprint import StoreSectors
 from warpspeed.model.isl_volumes import Footprints
 from warpspeed.model.launch import make_launch
-from warpspeed.model.line_volumes import LineFootprints, applies
+from warpspeed.model.line_volumes import FieldLines, LineFootprints, applies
 
 H100 = warpspeed.device("H100-SXM5-80GB")
 BLOCKS = st.sampled_from([(32, 2, 1), (8, 4, 2), (4, 4, 4), (64, 1, 1), (1, 8, 4), (3, 5, 2)])
@@ -246,6 +246,7 @@ def test_counts_do_not_depend_on_what_is_kept(monkeypatch):
 
     monkeypatch.setattr(lv, "KEPT_BITMAPS", 1)
     monkeypatch.setattr(lv, "KEPT_BOX_LINES", 1)
+    monkeypatch.setattr(lv, "KEPT_ACCESS_BITMAPS", 1)
     loads, stores = PATTERNS["aa-odd"](D3Q19)
     spec = _aos_spec(19, [(0, 0, 0)] * 19, [], eb=8, offset=3, domain=(18, 6, 5))
     spec["field"][0]["loads"] = [_accessor(1)(j, s) for s, j in loads]
@@ -268,3 +269,92 @@ def test_an_isl_set_that_is_no_box_counts_cell_by_cell():
         for loads, stores in ((True, False), (True, True)):
             assert mine.sizes_by_field(cells, loads=loads, stores=stores) == \
                 points.count_by_field(points.footprint(cells, loads=loads, stores=stores))
+
+
+@PROFILE
+@given(step=st.integers(1, 40), rows=st.sampled_from([0, 1, 2, 3]), per=st.sampled_from([1, 2, 4, 8, 16, 32]),
+       cells=st.integers(1, 300), data=st.data())
+def test_an_elements_bit_in_closed_form_is_the_listed_lines(step, rows, per, cells, data):
+    """``bits_at`` (an element's bit without listing the line) and ``bits_along`` (a box's elements, repeated
+    per period) against ``bit_of``'s listing of every element of the line (its granule, or per row its piece of
+    a row and a granule), at any line start in a granule, rows one or several x steps long."""
+    line = step * cells
+    assume(line >= per)
+    lines = FieldLines(step, line, (), 0, per, (0,), ((),), step * rows)
+    phase = data.draw(st.integers(0, per - 1))
+    listed = lines.bit_of(phase)
+    assert np.array_equal(lines.bits_at(phase, np.arange(line)), listed)
+    first = np.array(data.draw(st.lists(st.integers(0, step - 1), min_size=1, max_size=4)), dtype=np.int64)
+    x0 = data.draw(st.integers(0, cells - 1))
+    width = data.draw(st.integers(1, cells - x0))
+    at = first[:, None] + step * (x0 + np.arange(width))[None, :]
+    assert np.array_equal(lines.bits_along(phase, first + step * x0, width), listed[at])
+
+
+@st.composite
+def wide_aos_kernels(draw):
+    """Array-of-structures fields hundreds to thousands of cells wide in x and a few cells in y and z."""
+    q, halo = draw(st.integers(2, 19)), draw(st.integers(1, 2))
+    shift = st.tuples(*(st.integers(-halo, halo),) * 3)
+    shifts = draw(st.lists(shift, min_size=q, max_size=q))
+    stores = [((0, 0, 0), j) for j in range(q)] if draw(st.booleans()) else []
+    domain = (draw(st.sampled_from([257, 640, 1030, 2048])), draw(st.integers(1, 4)), draw(st.integers(1, 3)))
+    return _aos_spec(q, shifts, stores, eb=draw(st.sampled_from([4, 8])), halo=halo,
+                     pad=(draw(st.integers(0, 3)), 0, 0), offset=draw(st.integers(0, 9)), domain=domain)
+
+
+def _thin_boxes(domain, data, count):
+    """Boxes one to a few cells wide anywhere in x (blocks one cell wide), or whole planes of the domain."""
+    boxes = []
+    for _ in range(count):
+        if data.draw(st.booleans()):
+            x0 = data.draw(st.integers(0, domain[0] - 1))
+            x1 = min(domain[0] - 1, x0 + data.draw(st.integers(0, 2)))
+        else:
+            x0, x1 = 0, domain[0] - 1
+        y0, z0 = data.draw(st.integers(0, domain[1] - 1)), data.draw(st.integers(0, domain[2] - 1))
+        boxes.append(((x0, y0, z0), (x1, data.draw(st.integers(y0, domain[1] - 1)),
+                                     data.draw(st.integers(z0, domain[2] - 1)))))
+    return CellSet(tuple(boxes))
+
+
+@PROFILE
+@given(spec=wide_aos_kernels(), granularity=st.sampled_from([32, 128]), exact=st.booleans(),
+       boxes=st.integers(1, 6), data=st.data())
+def test_wide_domains_and_thin_boxes_count_what_the_points_count(spec, granularity, exact, boxes, data):
+    """Domains up to 2048 cells wide with boxes one cell wide, whole planes and overlaps of both (lines of one
+    and of several bitmaps): footprints, sizes per field, intersections, differences and meets equal those of
+    every cell's listed address."""
+    kernel = warpspeed.kernel_from_dict(spec)
+    assume(applies(kernel, granularity, exact))
+    _same_as_points(kernel, granularity, [_thin_boxes(kernel.domain, data, boxes) for _ in range(2)], exact)
+
+
+@pytest.mark.parametrize(("granularity", "exact"), [(32, True), (128, False), (128, True)])
+def test_a_wide_plane_is_counted_without_a_bitmap_per_line(granularity, exact, monkeypatch):
+    """A whole plane of a domain 4000 cells wide (D3Q19 pull, 8 B, 150 lines of 76 000 elements) and a wave of
+    blocks one cell wide: the sizes are those of the listed footprint and of the enumeration, counted by the
+    distinct sets of bitmaps, not by OR-ing one bitmap per line."""
+    import warpspeed.model.line_volumes as lv
+
+    loads, stores = PATTERNS["pull"](D3Q19)
+    spec = _aos_spec(19, [(0, 0, 0)] * 19, [], eb=8, offset=3, domain=(4000, 6, 5))
+    spec["field"][0]["loads"] = [_accessor(1)(j, s) for s, j in loads]
+    spec["field"][0]["stores"] = [_accessor(1)(j, s) for s, j in stores]
+    kernel = warpspeed.kernel_from_dict(spec)
+    sets = [CellSet((((0, 0, 0), (3999, 5, 1)),)), CellSet(tuple(((x, 0, 0), (x, 5, 4)) for x in range(100, 140))),
+            CellSet((((0, 0, 2), (3999, 5, 2)), ((7, 1, 0), (7, 4, 4)), ((3999, 0, 0), (3999, 5, 4))))]
+    mine, enumerated = LineFootprints(kernel, granularity, exact=exact), EnumeratedFootprints(kernel, granularity,
+                                                                                                exact=exact)
+    listed = [[mine.footprint(c, loads=ld, stores=st_).sizes() for ld, st_ in ((True, False), (True, True))]
+              for c in sets]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a size listed a bitmap per line")
+
+    monkeypatch.setattr(lv, "_field_lines_of", refuse)
+    for cells, sizes in zip(sets, listed, strict=True):
+        for (ld, st_), size in zip(((True, False), (True, True)), sizes, strict=True):
+            assert mine.sizes_by_field(cells, loads=ld, stores=st_) == size
+            assert mine.footprint_size(cells, loads=ld, stores=st_) == \
+                enumerated.footprint_size(cells, loads=ld, stores=st_) == sum(size)

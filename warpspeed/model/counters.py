@@ -25,9 +25,10 @@ counts of array-of-structures fields:
 ``auto`` (the default) is a choice of speed only: the ranges wherever they apply (every kernel of the
 catalog but the array-of-structures layouts: a thousand times fewer items than the cells, and no ISL
 count), else the lines (the array-of-structures layouts: on lbmpy's D3Q19 in ``zyxf`` at 256^3 a wave's sectors 3-15x
-and its line counts about 2x faster than enumerated; a line's bitmap spans the whole x extent, so on domains
-thousands of cells wide with blocks one cell wide the enumeration is faster, e.g. 0.21 against 0.54 CPU-s and
-105 against 334 MiB for one estimate at 4096x1024x256 with 1x8x64 blocks), else the enumeration where ISL
+and its line counts about 2x faster than enumerated; a line's bitmap spans the whole x extent, but sizes are
+counted per distinct set of a line's bitmaps, not per line, so on domains thousands of cells wide with blocks
+one cell wide one estimate costs what the enumeration's does: 0.16 CPU-s and 106 MiB each at 4096x1024x256
+with 1x8x64 blocks, 0.15 against 0.17 CPU-s at 8192x256x256), else the enumeration where ISL
 counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`) or every access marks bitmap slices
 (measured faster than ISL in every such case, :func:`choose_counter`), else ISL (quasi-affine indices). The
 brute-force twin in the tests is an independent reference.

@@ -19,6 +19,15 @@ every granule is one bit of one line: the sizes are bit counts, and intersection
 on the lines two footprints share. Exact, and the cost grows with the lines a cell set touches, not with its
 cells or elements: a wave of lbmpy's D3Q19 in ``zyxf`` touches a few hundred lines of 19 x 258 elements.
 
+A bitmap spans the line's whole x extent, so two things keep domains thousands of cells wide cheap (a layer of
+the wave there is a whole plane: tens of thousands of lines, each 19 x 4096 elements or more). A size is counted
+without a bitmap per line: lines with the same set of bitmaps hold the same granules, so each distinct set is
+OR-ed and counted once, times its lines. And a box's bitmaps (one per class of its overlay: the accesses
+present, where the line starts in a granule) are ORs of each access's own bitmap, listed once per box shape;
+an element's bit comes in closed form and repeats along x (:meth:`FieldLines.bits_along`), so no per-line
+table of bits is kept. On D3Q19 ``zyxf`` with 1x8x64 blocks one estimate then costs what the enumeration's
+does (``benchmarks/bench_wide_domain.py``).
+
 Where a granule counts once per row of the field it is touched from (``exact=False``: the cheap ISL count the
 L2 line counts use; a row is the field's first dimension, a cell's ``Q`` components), a line's bits are its
 pieces of a row and a granule instead: rows never reach over a line, so no bit is shared.
@@ -49,10 +58,14 @@ _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)  #
 KEPT_BOX_LINES = 1 << 18
 """Lines of boxes kept per field and kind of access (with their bitmaps' indices: 4 MiB): the boxes of a
 ranking's waves and layers repeat a few shapes at a few places. Speed only."""
+KEPT_ACCESS_BITMAPS = 64
+"""Box shapes (width, start in the line, line start in a granule) whose accesses' own bitmaps are kept per field
+and kind of access (D3Q19 at 256^3: 19 bitmaps of 160 B each; at 4096 cells in x, 2.4 KiB each). Speed only."""
 KEPT_BITMAPS = 1 << 14
 """Line bitmaps kept per field and kind of access (2.5 MiB for lbmpy's D3Q19 at 256^3 and 32 B sectors; a
 ranking of its 49 blocks keeps about 900). A bitmap spans a whole x-line, so the most kept grows with the
-domain's x extent: about 40 MB per field and kind at 4096 cells in x. Speed only."""
+domain's x extent: about 40 MB per field and kind at 4096 cells in x, though a ranking there keeps fewer (D3Q19
+at 4096x1024x256, blocks of 256-1024 threads: at most 2800 in one table, 7.4 MiB in all). Speed only."""
 
 
 def _set_bits(bits: np.ndarray) -> int:
@@ -60,6 +73,13 @@ def _set_bits(bits: np.ndarray) -> int:
     if hasattr(np, "bitwise_count"):  # numpy 2
         return int(np.bitwise_count(bits).sum(dtype=np.int64))
     return int(_POPCOUNT[bits.view(np.uint8)].sum())
+
+
+def _set_bits_per_row(words: np.ndarray) -> np.ndarray:
+    """Set bits of each row of a (rows, words) array of 64-bit words."""
+    if hasattr(np, "bitwise_count"):  # numpy 2
+        return np.bitwise_count(words).sum(axis=1, dtype=np.int64)
+    return _POPCOUNT[np.ascontiguousarray(words).view(np.uint8)].sum(axis=1)
 
 
 @dataclass(frozen=True)
@@ -89,12 +109,53 @@ class FieldLines:
 
     def bit_of(self, phase: int) -> np.ndarray:
         """The bit of every element of a line that starts ``phase`` elements into a granule: its granule, from
-        the line's first, or where granules count per row, its (row, granule) piece."""
+        the line's first, or where granules count per row, its (row, granule) piece (:meth:`bits_at` for some
+        elements; this lists the line)."""
         at = np.arange(self.line, dtype=np.int64)
         if not self.row:
             return (at + phase) // self.per
         starts = (at % self.row == 0) | ((at + phase) % self.per == 0)
         return np.cumsum(starts) - 1
+
+    def bits_at(self, phase: int, at: np.ndarray) -> np.ndarray:
+        """``bit_of(phase)[at]`` without listing the line: where granules count per row, a piece starts at each
+        row's start and each granule's, so an element's piece is the starts up to it, counted per kind, less
+        the places both start (one residue class modulo the rows' and granules' common multiple), less one."""
+        if not self.row:
+            return (at + phase) // self.per
+        granule_start = -phase % self.per  # the granules start at the elements of this residue
+        n = at // self.row + (at - granule_start + self.per) // self.per
+        both = _first_common(self.row, self.per, granule_start)
+        if both is not None:
+            common = self.row * self.per // math.gcd(self.row, self.per)
+            n -= (at - both + common) // common
+        return n
+
+    def bits_along(self, phase: int, first: np.ndarray, width: int) -> np.ndarray:
+        """``bits_at`` of the elements ``first + step x`` for x below ``width`` (a row per entry of ``first``),
+        without a division per element: the bits repeat, moved along, every ``period`` x steps (the elements
+        then move by a whole number of the granules' period, or where granules count per row, of the rows' and
+        granules' common multiple)."""
+        span = self.row * self.per // math.gcd(self.row, self.per) if self.row else self.per  # elements
+        period = span // math.gcd(span, self.step)  # x steps
+        bits_per_span = 1  # the starts in a span: of rows and of granules, less one where both start
+        if self.row:
+            both = _first_common(self.row, self.per, -phase % self.per) is not None
+            bits_per_span = span // self.row + span // self.per - both
+        moved = self.step * period // span * bits_per_span  # bits per period
+        head = self.bits_at(phase, first[:, None] + self.step * np.arange(min(period, width), dtype=np.int64))
+        if width <= period:
+            return head
+        repeats = -(-width // period)
+        every = head[:, None, :] + moved * np.arange(repeats, dtype=np.int64)[None, :, None]
+        return every.reshape(first.size, repeats * period)[:, :width]
+
+
+@lru_cache(maxsize=256)
+def _first_common(row: int, per: int, residue: int) -> int | None:
+    """The least multiple of ``row`` that is ``residue`` modulo ``per``, or None (the multiples of ``row``
+    take ``per / gcd(row, per)`` residues, then repeat)."""
+    return next((a for a in range(0, row * per // math.gcd(row, per), row) if a % per == residue), None)
 
 
 def field_lines(fld: Field, accesses: list[SliceAccess], domain: tuple[int, int, int],
@@ -195,7 +256,7 @@ class _Bitmaps:
         self._table = np.zeros((16, -(-lines.width_bits // 64)), dtype=np.uint64)  # the first ``_count`` rows kept
         self._shared = np.zeros(16, dtype=bool)
         self._count = 0
-        self._bits_of: dict[int, np.ndarray] = {}  # FieldLines.bit_of per line start in a granule
+        self._accesses: dict[tuple, np.ndarray] = {}  # _access_bits by box width, start and phase
         # accesses with the same indices above x's reach the same lines from any box: one group each
         groups = sorted(set(lines.rows))
         rows = np.array(groups, dtype=np.int64).reshape(len(groups), len(lines.line_steps), 2)
@@ -238,13 +299,13 @@ class _Bitmaps:
         granule."""
         return self._table[:self._count], self._shared[:self._count]
 
-    def _add(self, key: tuple, granules: np.ndarray, shared: bool) -> int:
+    def _add(self, key: tuple, words: np.ndarray, shared: bool) -> int:
+        """Keep a packed bitmap (64-bit words, a table row's) under ``key``; its row."""
         n = self._count
         if n == self._shared.size:  # full: twice the room
             self._table = np.concatenate((self._table, np.zeros_like(self._table)))
             self._shared = np.concatenate((self._shared, np.zeros_like(self._shared)))
-        packed = np.packbits(granules)
-        self._table[n].view(np.uint8)[:packed.size] = packed
+        self._table[n] = words
         self._shared[n] = shared
         self._index[key] = n
         self._count += 1
@@ -253,22 +314,37 @@ class _Bitmaps:
     def row(self, width: int, present: np.ndarray, named: bytes, start: int, phase: int) -> int:
         """The bitmap of the present accesses (bool per access; ``named``: its bytes) of a box ``width`` cells
         wide whose first cell's x is ``start`` elements into a line that starts ``phase`` elements into a
-        granule."""
+        granule: the OR of the accesses' own bitmaps (:meth:`_access_bits`)."""
         key = (width, named, start, phase)
         found = self._index.get(key)
         if found is not None:
             return found
+        words = np.bitwise_or.reduce(self._access_bits(width, start, phase)[present], axis=0)
+        granules = words.view(np.uint8)
+        shared = bool(phase and not self.lines.row and granules[0] & 0x80)  # rows never share a granule
+        if shared:  # the line's first granule (the first byte's high bit) belongs to the line before
+            words = words.copy()
+            words.view(np.uint8)[0] &= 0x7F
+        return self._add(key, words, shared)
+
+    def _access_bits(self, width: int, start: int, phase: int) -> np.ndarray:
+        """Each access's own packed bitmap (accesses, 64-bit words) of a box ``width`` cells wide from ``start``
+        elements into a line that starts ``phase`` elements into a granule: a box's classes differ only in the
+        accesses present, so each access's elements are listed once per box shape, not once per class."""
+        key = (width, start, phase)
+        found = self._accesses.get(key)
+        if found is not None:
+            return found
         ls = self.lines
-        along = np.array(ls.along, dtype=np.int64)[present]
-        elements = (start + along[:, None] + ls.step * np.arange(width, dtype=np.int64)[None, :]).ravel()
-        bits = self._bits_of.get(phase)
-        if bits is None:
-            bits = self._bits_of[phase] = ls.bit_of(phase)
-        granules = np.zeros(ls.width_bits, dtype=bool)
-        granules[bits[elements]] = True
-        shared = bool(phase and not ls.row and granules[0])  # rows never share a granule with another line
-        granules[0] &= not shared
-        return self._add(key, granules, shared)
+        bits = ls.bits_along(phase, start + np.array(ls.along, dtype=np.int64), width)
+        row_bits = self._table.shape[1] * 64
+        granules = np.zeros((len(ls.along), row_bits), dtype=bool)
+        granules.reshape(-1)[(bits + row_bits * np.arange(len(ls.along), dtype=np.int64)[:, None]).ravel()] = True
+        packed = np.ascontiguousarray(np.packbits(granules, axis=1)).view(np.uint64)
+        if len(self._accesses) >= KEPT_ACCESS_BITMAPS:
+            self._accesses.clear()
+        self._accesses[key] = packed
+        return packed
 
     def last_granule(self, phase: int) -> int:
         """The bitmap of only the last granule of a line that starts ``phase`` elements into a granule."""
@@ -276,9 +352,9 @@ class _Bitmaps:
         found = self._index.get(key)
         if found is not None:
             return found
-        granules = np.zeros(self.lines.width_bits, dtype=bool)
-        granules[self.lines.bit_of(phase)[-1]] = True
-        return self._add(key, granules, False)
+        granules = np.zeros(self._table.shape[1] * 64, dtype=bool)
+        granules[self.lines.bits_at(phase, np.array([self.lines.line - 1]))] = True
+        return self._add(key, np.packbits(granules).view(np.uint64), False)
 
 
 def _box_lines(bitmaps: _Bitmaps, box: Box) -> tuple[np.ndarray, np.ndarray]:
@@ -383,28 +459,38 @@ class LineFootprints:
     def _footprint(self, cells: CellSet | isl.Set, loads: bool, stores: bool,
                    within: LineSet | None = None) -> LineSet:
         """:meth:`footprint`; ``within``: only the lines it holds (those of its lines the cells touch)."""
-        c = as_cell_set(cells)
-        boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
         lines, bits = [], []
-        for i in range(self.nfields):
-            bitmaps = self._bitmaps[i, loads, stores]
-            bitmaps.trim()
-            found = [_box_lines(bitmaps, box) for box in boxes] if bitmaps.lines.along else []
-            line, row = _field_lines_of(bitmaps, found, None if within is None else within.lines[i])
+        for i, found in enumerate(self._found(cells, loads, stores)):
+            line, row = _field_lines_of(self._bitmaps[i, loads, stores], found,
+                                        None if within is None else within.lines[i])
             lines.append(line)
             bits.append(row)
         return LineSet(tuple(lines), tuple(bits))
+
+    def _found(self, cells: CellSet | isl.Set, loads: bool, stores: bool) -> list[list[tuple[np.ndarray, np.ndarray]]]:
+        """Per field, each box's lines and their kept bitmaps (:func:`_box_lines`)."""
+        c = as_cell_set(cells)
+        boxes = list(c.boxes) + [((x, y, z), (x, y, z)) for p in c.points for x, y, z in p.T.tolist()]
+        out = []
+        for i in range(self.nfields):
+            bitmaps = self._bitmaps[i, loads, stores]
+            bitmaps.trim()
+            out.append([_box_lines(bitmaps, box) for box in boxes] if bitmaps.lines.along else [])
+        return out
 
     def meet(self, cells: CellSet | isl.Set, other: LineSet) -> LineSet:
         """The cells' load footprint intersected with ``other`` (its lines that ``other`` lacks are not merged)."""
         return self._footprint(cells, True, False, within=other).intersect(other)
 
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
-        return self.footprint(cells, loads=loads, stores=stores).size()
+        return sum(self.sizes_by_field(cells, loads=loads, stores=stores))
 
     def sizes_by_field(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> tuple[int, ...]:
-        """``count_by_field(footprint(...))``."""
-        return self.footprint(cells, loads=loads, stores=stores).sizes()
+        """``count_by_field(footprint(...))``, without listing a bitmap per line (:func:`_field_count`)."""
+        if not (loads or stores):
+            return (0,) * self.nfields
+        return tuple(_field_count(self._bitmaps[i, loads, stores], found)
+                     for i, found in enumerate(self._found(cells, loads, stores)))
 
     def count_by_field(self, fp: LineSet) -> tuple[int, ...]:
         """Granules of a footprint per field."""
@@ -419,17 +505,16 @@ def _no_bits(lines: FieldLines) -> np.ndarray:
     return np.empty((0, -(-lines.width_bits // 64)), dtype=np.uint64)
 
 
-def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]],
-                    within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The sorted distinct lines of the boxes' (line, bitmap) pairs and each one's bitmap, OR-ed, with the first
-    granule a line shares with the line before moved there; ``within`` (sorted distinct lines): only those."""
+def _moved_pairs(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes' (line, bitmap) pairs (a line may come several times), with the first granule a line shares
+    with the line before moved there: the line before gets the bitmap of its last granule."""
     if not found or not sum(f[0].size for f in found):
-        return _none(), _no_bits(bitmaps.lines)
+        return _none(), _none()
     line = np.concatenate([f[0] for f in found])
     row = np.concatenate([f[1] for f in found])
-    table, shared = bitmaps.table()
+    _, shared = bitmaps.table()
     moved = shared[row]
-    if moved.any():  # the line before gets its last granule
+    if moved.any():
         before = line[moved] - 1
         ls = bitmaps.lines
         phases = (ls.offset + ls.line * before) % ls.per
@@ -438,19 +523,58 @@ def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]
             last[p] = bitmaps.last_granule(p)
         line = np.concatenate((line, before))
         row = np.concatenate((row, last[phases]))
-        table, _ = bitmaps.table()
-    if within is not None:
+    return line, row
+
+
+def _field_lines_of(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]],
+                    within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct lines of the boxes' (line, bitmap) pairs and each one's bitmap, OR-ed, with the first
+    granule a line shares with the line before moved there; ``within`` (sorted distinct lines): only those."""
+    line, row = _moved_pairs(bitmaps, found)
+    if within is not None and line.size:
         at = np.minimum(np.searchsorted(within, line), max(within.size - 1, 0))
         kept = np.flatnonzero(within[at] == line) if within.size else np.empty(0, dtype=np.int64)
         line, row = line[kept], row[kept]
-        if not line.size:
-            return _none(), _no_bits(bitmaps.lines)
+    if not line.size:
+        return _none(), _no_bits(bitmaps.lines)
+    table, _ = bitmaps.table()
     order = np.argsort(line, kind="stable")
     line, row = line[order], row[order]
     first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
     if first.size == line.size:
         return line, table[row]
     return line[first], np.bitwise_or.reduceat(table[row], first, axis=0)
+
+
+def _field_count(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]]) -> int:
+    """The granules of the boxes' (line, bitmap) pairs, without listing a bitmap per line: lines with the same
+    set of bitmaps have the same granules, so each distinct set is OR-ed and counted once, times its lines (a
+    footprint of a whole plane of a wide domain is thousands of lines of a few such sets)."""
+    line, row = _moved_pairs(bitmaps, found)
+    if not line.size:
+        return 0
+    table, _ = bitmaps.table()
+    order = np.argsort(line, kind="stable")
+    line, row = line[order], row[order]
+    first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
+    pairs = np.diff(np.append(first, line.size))  # per line
+    uses = np.bincount(row[first[pairs == 1]], minlength=table.shape[0])  # lines of one bitmap, per bitmap
+    used = np.flatnonzero(uses)
+    total = int(np.dot(_set_bits_per_row(table[used]), uses[used]))
+    several = np.repeat(pairs > 1, pairs)
+    if several.any():  # the lines of several pairs: their distinct sets of bitmaps
+        line, row = line[several], row[several]
+        order = np.lexsort((row, line))
+        line, row = line[order], row[order]
+        distinct = np.concatenate(([True], (line[1:] != line[:-1]) | (row[1:] != row[:-1])))
+        line, row = line[distinct], row[distinct]
+        first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
+        rows_per_line = np.diff(np.append(first, line.size))
+        for k in np.unique(rows_per_line).tolist():  # the lines of k bitmaps: a set of k rows each
+            sets = row[first[rows_per_line == k][:, None] + np.arange(k)[None, :]]
+            kinds, lines = np.unique(sets, axis=0, return_counts=True)
+            total += int(np.dot(_set_bits_per_row(np.bitwise_or.reduce(table[kinds], axis=1)), lines))
+    return total
 
 
 __all__ = ["FieldLines", "LineFootprints", "LineSet", "applies", "field_lines"]
