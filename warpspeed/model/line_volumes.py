@@ -143,6 +143,8 @@ class FieldLines:
             both = _first_common(self.row, self.per, -phase % self.per) is not None
             bits_per_span = span // self.row + span // self.per - both
         moved = self.step * period // span * bits_per_span  # bits per period
+        times = -(-64 // period)  # a period of at least 64 x steps: numpy adds long rows faster than short ones
+        period, moved = period * times, moved * times
         head = self.bits_at(phase, first[:, None] + self.step * np.arange(min(period, width), dtype=np.int64))
         if width <= period:
             return head
