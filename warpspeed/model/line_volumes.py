@@ -572,11 +572,18 @@ def _field_count(bitmaps: _Bitmaps, found: list[tuple[np.ndarray, np.ndarray]]) 
         line, row = line[distinct], row[distinct]
         first = np.flatnonzero(np.concatenate(([True], line[1:] != line[:-1])))
         rows_per_line = np.diff(np.append(first, line.size))
-        for k in np.unique(rows_per_line).tolist():  # the lines of k bitmaps: a set of k rows each
-            sets = row[first[rows_per_line == k][:, None] + np.arange(k)[None, :]]
-            kinds, lines = np.unique(sets, axis=0, return_counts=True)
+        for k in np.flatnonzero(np.bincount(rows_per_line)).tolist():  # the lines of k bitmaps: k rows each
+            kinds, lines = _distinct_rows(row[first[rows_per_line == k][:, None] + np.arange(k)[None, :]])
             total += int(np.dot(_set_bits_per_row(np.bitwise_or.reduce(table[kinds], axis=1)), lines))
     return total
+
+
+def _distinct_rows(sets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-d array and how often each comes (``np.unique(axis=0)``, without its copy
+    of every row into one structured value)."""
+    sets = sets[np.lexsort(sets.T[::-1])]
+    starts = np.flatnonzero(np.concatenate(([True], (sets[1:] != sets[:-1]).any(axis=1))))
+    return sets[starts], np.diff(np.append(starts, len(sets)))
 
 
 __all__ = ["FieldLines", "LineFootprints", "LineSet", "applies", "field_lines"]
