@@ -27,11 +27,11 @@ catalog but the array-of-structures layouts: a thousand times fewer items than t
 count), else the lines (the array-of-structures layouts: on lbmpy's D3Q19 in ``zyxf`` at 256^3 a wave's sectors 3-15x
 and its line counts about 2x faster than enumerated; a line's bitmap spans the whole x extent, but sizes are
 counted per distinct set of a line's bitmaps, not per line, so on domains thousands of cells wide with blocks
-one cell wide one estimate costs what the enumeration's does: 0.16 CPU-s and 106 MiB each at 4096x1024x256
-with 1x8x64 blocks, 0.15 against 0.17 CPU-s at 8192x256x256), else the enumeration where ISL
-counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`) or every access marks bitmap slices
-(measured faster than ISL in every such case, :func:`choose_counter`), else ISL (quasi-affine indices). The
-brute-force twin in the tests is an independent reference.
+one cell wide one estimate costs what the enumeration's does, within the noise: 0.16-0.17 CPU-s and 105-106
+MiB with either at 4096x1024x256 with 1x8x64 blocks, 0.15-0.20 against 0.14-0.18 CPU-s at 8192x256x256),
+else the enumeration where ISL counts are dear (:func:`~warpspeed.model.isl_volumes.counts_are_dear`) or every
+access marks bitmap slices (measured faster than ISL in every such case, :func:`choose_counter`), else ISL
+(quasi-affine indices). The brute-force twin in the tests is an independent reference.
 """
 
 from __future__ import annotations
