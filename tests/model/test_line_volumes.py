@@ -246,7 +246,7 @@ def test_counts_do_not_depend_on_what_is_kept(monkeypatch):
 
     monkeypatch.setattr(lv, "KEPT_BITMAPS", 1)
     monkeypatch.setattr(lv, "KEPT_BOX_LINES", 1)
-    monkeypatch.setattr(lv, "KEPT_ACCESS_BITMAPS", 1)
+    monkeypatch.setattr(lv, "KEPT_ACCESS_BITMAP_BYTES", 1)
     loads, stores = PATTERNS["aa-odd"](D3Q19)
     spec = _aos_spec(19, [(0, 0, 0)] * 19, [], eb=8, offset=3, domain=(18, 6, 5))
     spec["field"][0]["loads"] = [_accessor(1)(j, s) for s, j in loads]

@@ -58,9 +58,10 @@ _POPCOUNT = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)  #
 KEPT_BOX_LINES = 1 << 18
 """Lines of boxes kept per field and kind of access (with their bitmaps' indices: 4 MiB): the boxes of a
 ranking's waves and layers repeat a few shapes at a few places. Speed only."""
-KEPT_ACCESS_BITMAPS = 64
-"""Box shapes (width, start in the line, line start in a granule) whose accesses' own bitmaps are kept per field
-and kind of access (D3Q19 at 256^3: 19 bitmaps of 160 B each; at 4096 cells in x, 2.4 KiB each). Speed only."""
+KEPT_ACCESS_BITMAP_BYTES = 4 << 20
+"""Bytes of the accesses' own bitmaps kept per field and kind of access, by box shape (width, start in the line,
+line start in a granule; D3Q19 at 256^3: 19 bitmaps of 160 B a shape, at 4096 cells in x 2.4 KiB; bench_compare's
+8-candidate comparison of blocks of 256-1024 threads lists 1800 shapes, 2240 where 64 are kept). Speed only."""
 KEPT_BITMAPS = 1 << 14
 """Line bitmaps kept per field and kind of access (2.5 MiB for lbmpy's D3Q19 at 256^3 and 32 B sectors; a
 ranking of its 49 blocks keeps about 900). A bitmap spans a whole x-line, so the most kept grows with the
@@ -259,6 +260,7 @@ class _Bitmaps:
         self._shared = np.zeros(16, dtype=bool)
         self._count = 0
         self._accesses: dict[tuple, np.ndarray] = {}  # _access_bits by box width, start and phase
+        self._access_bytes = 0  # of the kept _accesses
         # accesses with the same indices above x's reach the same lines from any box: one group each
         groups = sorted(set(lines.rows))
         rows = np.array(groups, dtype=np.int64).reshape(len(groups), len(lines.line_steps), 2)
@@ -343,9 +345,11 @@ class _Bitmaps:
         granules = np.zeros((len(ls.along), row_bits), dtype=bool)
         granules.reshape(-1)[(bits + row_bits * np.arange(len(ls.along), dtype=np.int64)[:, None]).ravel()] = True
         packed = np.ascontiguousarray(np.packbits(granules, axis=1)).view(np.uint64)
-        if len(self._accesses) >= KEPT_ACCESS_BITMAPS:
+        if self._access_bytes + packed.nbytes > KEPT_ACCESS_BITMAP_BYTES:
             self._accesses.clear()
+            self._access_bytes = 0
         self._accesses[key] = packed
+        self._access_bytes += packed.nbytes
         return packed
 
     def last_granule(self, phase: int) -> int:
