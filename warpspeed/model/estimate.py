@@ -76,7 +76,8 @@ def performance_bound(kernel: Kernel, device: Device, block: Sequence[int],
     """An upper bound of :func:`estimate`'s ``performance_GLup_s`` for the same arguments, from the block stage
     (the L1 cycles, L2 volumes and load runs, exact) and the wave's sector counts, with the DRAM volumes at
     their least (:meth:`~warpspeed.model.dram.WaveSectors.least_dram_B_per_lup`: every layer hit, no
-    partial-store miss; the stored sectors no cell completes read, as always; the line counts behind the hit rates, the dearest counts, are left out) and no TLB
+    partial-store miss; the stored sectors no cell completes read, as always; the line counts behind the hit
+    rates, the dearest counts, are left out) and no TLB
     walks: the shipped models' prediction never rises with the DRAM volumes (more time at the DRAM, and more
     of the sectors in flight wait for the DRAM, whose latency is the longer). ``least_dram=False``: a looser,
     cheaper bound from the block stage alone (no DRAM traffic at all). ``inf`` where no bound is known
