@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..kernel import Field, Kernel
+from .budgeted_memo import BudgetedMemo
 from .cells import Box, CellSet, as_cell_set
 from .field_encoding import SliceAccess, field_encodings, field_slice_accesses
 
@@ -259,8 +260,8 @@ class _Bitmaps:
         self._table = np.zeros((16, -(-lines.width_bits // 64)), dtype=np.uint64)  # the first ``_count`` rows kept
         self._shared = np.zeros(16, dtype=bool)
         self._count = 0
-        self._accesses: dict[tuple, np.ndarray] = {}  # _access_bits by box width, start and phase
-        self._access_bytes = 0  # of the kept _accesses
+        # _access_bits by box width, start and phase
+        self._accesses: BudgetedMemo[np.ndarray] = BudgetedMemo(KEPT_ACCESS_BITMAP_BYTES)
         # accesses with the same indices above x's reach the same lines from any box: one group each
         groups = sorted(set(lines.rows))
         rows = np.array(groups, dtype=np.int64).reshape(len(groups), len(lines.line_steps), 2)
@@ -345,12 +346,7 @@ class _Bitmaps:
         granules = np.zeros((len(ls.along), row_bits), dtype=bool)
         granules.reshape(-1)[(bits + row_bits * np.arange(len(ls.along), dtype=np.int64)[:, None]).ravel()] = True
         packed = np.ascontiguousarray(np.packbits(granules, axis=1)).view(np.uint64)
-        if self._access_bytes + packed.nbytes > KEPT_ACCESS_BITMAP_BYTES:
-            self._accesses.clear()
-            self._access_bytes = 0
-        self._accesses[key] = packed
-        self._access_bytes += packed.nbytes
-        return packed
+        return self._accesses.put(key, packed, packed.nbytes)
 
     def last_granule(self, phase: int) -> int:
         """The bitmap of only the last granule of a line that starts ``phase`` elements into a granule."""

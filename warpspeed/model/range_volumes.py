@@ -29,6 +29,7 @@ import numpy as np
 
 from ..expressions import affine_form
 from ..kernel import Field, Kernel
+from .budgeted_memo import BudgetedMemo
 from .cell_rows import RowAccess, count_if_cheaper, row_accesses, separated_row_counts
 from .cells import CellSet, as_cell_set
 from .field_encoding import FIELD_SHIFT, FieldEncoding, field_encodings, field_slice_accesses
@@ -295,8 +296,7 @@ class RangeFootprints:
         self._slices = [field_slice_accesses(f, kernel.domain) for f in kernel.fields]  # for cell_rows
         self._row_accesses: dict[tuple[int, bool, bool], list | None] = {}
         self._groups: dict[tuple, tuple[_RowGroup, ...]] = {}
-        self._rows: dict[tuple, np.ndarray] = {}
-        self._cached_rows = 0
+        self._rows: BudgetedMemo[np.ndarray] = BudgetedMemo(MAX_CACHED_ROWS)
 
     def empty(self) -> GranuleRanges:
         return _empty()
@@ -497,11 +497,7 @@ class RangeFootprints:
         rows = self._rows.get(key)
         if rows is None:
             rows = _relative_rows(shifts, ny, nz, cy, cz)
-            if self._cached_rows + rows.size > MAX_CACHED_ROWS:
-                self._rows.clear()
-                self._cached_rows = 0
-            self._rows[key] = rows
-            self._cached_rows += rows.size
+            self._rows.put(key, rows, rows.size)
         return rows
 
     def footprint_size(self, cells: CellSet | isl.Set, *, loads: bool = True, stores: bool = False) -> int:
