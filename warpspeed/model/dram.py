@@ -116,12 +116,15 @@ class WaveSectors:
     over_y: tuple[int, ...] | None
     over_z: tuple[int, ...] | None
 
-    def least_dram_B_per_lup(self, sector_bytes: int, valid_lups: int) -> tuple[float, float]:
+    def least_dram_B_per_lup(self, sector_bytes: int, valid_lups: int,
+                             unfinished_B_per_lup: tuple[float, ...] = ()) -> tuple[float, float]:
         """Lower bounds of (dram_load, dram_store) in B/lup on any device with these counts: the layers hit
-        at rate 1 and no partial-store miss."""
+        at rate 1 and no partial-store miss; the stored sectors no cell completes (``unfinished_B_per_lup``,
+        per field) are read whatever the cache keeps, as in :func:`traffic_of_counts`."""
         per_lup = sector_bytes / valid_lups
         overlap = sum(self.over_y or ()) + sum(self.over_z or ())
-        return max(0.0, (sum(self.compulsory) - overlap) * per_lup), sum(self.stores) * per_lup
+        return (max(0.0, (sum(self.compulsory) - overlap) * per_lup) + sum(unfinished_B_per_lup),
+                sum(self.stores) * per_lup)
 
 
 @dataclass(frozen=True)

@@ -76,10 +76,10 @@ def performance_bound(kernel: Kernel, device: Device, block: Sequence[int],
     """An upper bound of :func:`estimate`'s ``performance_GLup_s`` for the same arguments, from the block stage
     (the L1 cycles, L2 volumes and load runs, exact) and the wave's sector counts, with the DRAM volumes at
     their least (:meth:`~warpspeed.model.dram.WaveSectors.least_dram_B_per_lup`: every layer hit, no
-    partial-store miss; the stored sectors no cell completes read, as always; the line counts behind the hit
-    rates, the dearest counts, are left out) and no TLB
-    walks: the shipped models' prediction never rises with the DRAM volumes (more time at the DRAM, and more
-    of the sectors in flight wait for the DRAM, whose latency is the longer). ``least_dram=False``: a looser,
+    partial-store miss, the stored sectors no cell completes read, as always; the line counts behind the hit
+    rates, the dearest counts, are left out) and no TLB walks: the shipped models' prediction never rises with
+    the DRAM volumes (more time at the DRAM, and more of the sectors in flight wait for the DRAM, whose latency
+    is the longer). ``least_dram=False``: a looser,
     cheaper bound from the block stage alone (no DRAM traffic at all). ``inf`` where no bound is known
     (another model, a device whose DRAM latency is below its L2's). A ranking screens with both
     (:func:`warpspeed.studies.ranking.rank`, ``screen``)."""
@@ -97,8 +97,8 @@ def performance_bound(kernel: Kernel, device: Device, block: Sequence[int],
     dram_load = dram_store = 0.0
     if least_dram:
         counted = analysis.wave_sectors(launch, dev.l2_sector_bytes)
-        dram_load, dram_store = counted.least_dram_B_per_lup(dev.l2_sector_bytes, blocks.counts.valid_lups)
-        dram_load += sum(analysis.unfinished_B_per_lup(dev.l2_sector_bytes))  # read whatever the L2 keeps
+        dram_load, dram_store = counted.least_dram_B_per_lup(dev.l2_sector_bytes, blocks.counts.valid_lups,
+                                                             analysis.unfinished_B_per_lup(dev.l2_sector_bytes))
     # a memory-side cache moves at least what the DRAM does (the L2's misses): the least of both
     least = _LeastDram(dram_load_compulsory=dram_load, dram_load=dram_load, dram_store=dram_store,
                        msc_load=dram_load, msc_store=dram_store)
