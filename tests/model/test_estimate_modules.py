@@ -94,12 +94,13 @@ def test_forget_counts_makes_the_next_estimate_count_everything_again(monkeypatc
     kernel = warpspeed.find_kernel("star3d-r1")
     dev = warpspeed.device("H100-SXM5-80GB")
     an = analysis.KernelAnalysis(kernel)
-    counted = []
-    real = dram.wave_sectors
+    counted, unfinished = [], []
+    real, real_unfinished = dram.wave_sectors, analysis.unfinished_store_sectors
     monkeypatch.setattr(analysis, "wave_sectors", lambda *a: counted.append(1) or real(*a))
+    monkeypatch.setattr(analysis, "unfinished_store_sectors", lambda *a: unfinished.append(1) or real_unfinished(*a))
     first = estimate(kernel, dev, (32, 4, 2), analysis=an)
     estimate(kernel, dev, (32, 4, 2), analysis=an)
-    assert len(counted) == 1  # kept between estimates
+    assert len(counted) == len(unfinished) == 1  # kept between estimates
     an.forget_counts()
     again = estimate(kernel, dev, (32, 4, 2), analysis=an)
-    assert len(counted) == 2 and again == first
+    assert len(counted) == len(unfinished) == 2 and again == first

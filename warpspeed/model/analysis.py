@@ -103,12 +103,13 @@ class KernelAnalysis:
         return self._pattern_costs.setdefault(l1_parameters, {})
 
     def forget_counts(self) -> None:
-        """Drop the kept block stages, wave sector and line counts and warp patterns' L1 costs (a benchmark's
-        repeated estimate then counts again)."""
+        """Drop the kept block stages, wave sector and line counts, warp patterns' L1 costs and never-completed
+        stored sectors (a benchmark's repeated estimate then counts again)."""
         self._block_stages.clear()
         self._wave_counts.clear()
         self._wave_sectors.clear()
         self._pattern_costs.clear()
+        self._unfinished.clear()
 
     def block_stage(self, launch: Launch, dev: Device) -> BlockStage:
         """The wave's blocks on ``dev`` (kept for the next configuration or device with the same blocks)."""
