@@ -1,5 +1,6 @@
 """Shared checks of the footprint counters (test_enumerated_volumes, test_range_volumes): a random kernel's
-launch with block-id ranges, and one counter's footprints, counts and set operations against a reference's."""
+launch with block-id ranges, one counter's footprints, counts and set operations against a reference's,
+and a whole estimate against the reference path's."""
 
 from __future__ import annotations
 
@@ -49,3 +50,14 @@ def assert_same_footprints(counter, reference, launch, id_ranges):
         assert counter.count_by_field(counter.meet(cells, c)) == \
             reference.count_by_field(reference.footprint(cells).intersect(r))
     return sets
+
+
+def assert_estimate_is_the_reference(spec, block, folding, device):
+    """The default path's estimate of a random kernel (skipped where the block cannot launch) equals, to the last
+    byte of its JSON, the reference path's: every lane listed, the wave counted by ISL (``counter="isl"``)."""
+    k = warpspeed.kernel_from_dict(spec)
+    try:
+        fast = warpspeed.estimate(k, device, block, folding)
+    except LaunchError:
+        assume(False)
+    assert fast.to_dict() == warpspeed.estimate(k, device, block, folding, counter="isl").to_dict()

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from footprint_checks import assert_estimate_is_the_reference
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from kernel_strategies import PROFILE, population_kernels, stencil_kernels
@@ -202,13 +203,7 @@ def test_array_of_structures_estimates_equal_the_reference(spec, block, folding,
     """The default path of an array-of-structures kernel (warp patterns from lane layouts, block footprints from
     shifted offsets) and the reference (every lane listed and sorted, the wave counted by ISL) give the same
     estimate and bounds, to the last byte: 32- and 64-lane warps, foldings, blocks wider than the domain."""
-    k = warpspeed.kernel_from_dict(spec)
-    try:
-        fast = warpspeed.estimate(k, device, block, folding)
-    except LaunchError:
-        assume(False)
-    reference = warpspeed.estimate(k, device, block, folding, counter="isl")
-    assert fast.to_dict() == reference.to_dict()
+    assert_estimate_is_the_reference(spec, block, folding, device)
 
 
 @pytest.mark.parametrize("name", ["d3q19-srt:streaming=pull,layout=zyxf",

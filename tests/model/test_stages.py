@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from footprint_checks import assert_estimate_is_the_reference
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from kernel_strategies import PROFILE, stencil_kernels
@@ -165,13 +166,7 @@ def test_the_fast_paths_give_the_reference_estimate(spec, block, folding, device
     reference path (every lane's address listed and sorted, the wave counted by ISL) give the same estimate,
     to the last byte of its JSON: the pairing and the line L1 rule, 32- and 64-lane warps, foldings, blocks
     narrower than a warp or of odd extents."""
-    k = warpspeed.kernel_from_dict(spec)
-    try:
-        fast = warpspeed.estimate(k, device, block, folding)
-    except LaunchError:
-        assume(False)
-    reference = warpspeed.estimate(k, device, block, folding, counter="isl")
-    assert fast.to_dict() == reference.to_dict()
+    assert_estimate_is_the_reference(spec, block, folding, device)
 
 
 def test_elements_larger_than_a_sector_are_counted_as_the_lanes_count_them():
