@@ -451,7 +451,8 @@ def _lbm_rules(cfg: Any, opt: Any, patterns: Sequence[str], base: Any,
     collision rule derived once. A layout name is given to lbmpy (``field_layout``): lbmpy declares the PDF fields
     as its users get them, and as the catalog's measured kernels were built (the same code and registers; fields
     declared again by the plugin compile differently: 80 instead of 90 registers for D3Q19 SRT); a spatial order
-    (None here) keeps lbmpy's default declaration, to be declared again in that order."""
+    (None here) keeps lbmpy's default declaration, to be declared again in that order. Each rule's loads are put
+    in one order (:func:`canonical_loads`), so that every run generates the same code."""
     import pystencils as ps
     from lbmpy import create_lb_collision_rule, create_lb_update_rule
     from lbmpy.advanced_streaming import Timestep, is_inplace
@@ -466,12 +467,46 @@ def _lbm_rules(cfg: Any, opt: Any, patterns: Sequence[str], base: Any,
         steps = (Timestep.EVEN, Timestep.ODD) if is_inplace(p) else (Timestep.BOTH,)
         opt_l = opt if lay is None else dataclasses.replace(opt, field_layout=lay)
         try:
-            rules[p, lay] = tuple(create_lb_update_rule(collision_rule=collision, lbm_config=dataclasses.replace(
-                cfg, streaming_pattern=p, timestep=t), lbm_optimisation=opt_l, config=declared) for t in steps)
+            rules[p, lay] = tuple(canonical_loads(create_lb_update_rule(
+                collision_rule=collision, lbm_config=dataclasses.replace(cfg, streaming_pattern=p, timestep=t),
+                lbm_optimisation=opt_l, config=declared)) for t in steps)
         except Exception as e:  # noqa: BLE001 - lbmpy refuses a pattern in many ways
             raise input_error(f"compare_variants: lbmpy could not generate streaming {p!r} for this method: "
                               f"{type(e).__name__}: {e}") from None
     return rules
+
+
+def canonical_loads(rule: Any) -> Any:
+    """An lbmpy update rule with its loads in one order: lbmpy names the subexpressions that load the PDFs
+    (``xi_1 = src[0,0,0](9)``, ...) in an order that changes from one run to the next until its disk cache holds
+    the derivation, and pystencils emits them in that order, so the same method compiled to 126-154 registers
+    (D3Q19, AA even step) and a comparison near an occupancy step changed its answer (docs/plugins.md). The
+    loads that open the rule's subexpressions are sorted by field, offset and index and keep the names in their
+    places, renamed everywhere they are read: the same method gives the same code in every run. A rule whose
+    loads are not its first subexpressions (lbmpy's pull and push rules read the fields inside their
+    expressions), or that loads one access twice, is returned as it is."""
+    import sympy as sp
+    from pystencils import Assignment, Field
+
+    subs = list(rule.subexpressions)
+    n = 0
+    while n < len(subs) and isinstance(subs[n].lhs, sp.Symbol) and isinstance(subs[n].rhs, Field.Access):
+        n += 1
+    if n < 2 or any(isinstance(a.rhs, Field.Access) for a in subs[n:]):
+        return rule
+
+    def access(a: Any) -> tuple:  # a total order of distinct accesses, the same in every run
+        return a.rhs.field.name, tuple(str(o) for o in a.rhs.offsets), tuple(str(i) for i in a.rhs.index)
+
+    if len({access(a) for a in subs[:n]}) < n:  # one access loaded twice: no order tells its names apart
+        return rule
+    ordered = sorted(subs[:n], key=access)
+    names = [a.lhs for a in subs[:n]]
+    rename = {a.lhs: name for a, name in zip(ordered, names, strict=True)}
+    head = [Assignment(name, a.rhs) for a, name in zip(ordered, names, strict=True)]
+    tail = [Assignment(a.lhs, a.rhs.xreplace(rename)) for a in subs[n:]]
+    main = [Assignment(a.lhs, a.rhs.xreplace(rename)) for a in rule.main_assignments]
+    return rule.copy(main_assignments=main, subexpressions=head + tail)
 
 
 def _lbm_variant(c: Mapping[str, Any], name: str, steps: tuple[Any, ...], base: Any,

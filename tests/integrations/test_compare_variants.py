@@ -273,3 +273,98 @@ def test_redeclared_fields_take_the_layout_and_element_type(layout, dtype, fixed
     assert [(x.lhs.offsets, x.lhs.index) for x in out] == [(a.lhs.offsets, a.lhs.index) for a in rule]
     assert [sorted(str(y) for y in x.rhs.atoms(ps.Field.Access)) for x in out] == \
         [sorted(str(y) for y in a.rhs.atoms(ps.Field.Access)) for a in rule]
+
+
+@pytest.fixture(scope="module")
+def d2q9_aa_even():
+    """lbmpy's own update rule (D2Q9 SRT, AA, even step): its loads open its subexpressions."""
+    import dataclasses
+
+    from lbmpy import create_lb_update_rule
+    from lbmpy.advanced_streaming import Timestep
+
+    cfg = dataclasses.replace(_variants.lbm_method_config("D2Q9", "srt"), streaming_pattern="aa",
+                              timestep=Timestep.EVEN)
+    rule = create_lb_update_rule(lbm_config=cfg)
+    loads = _leading_loads(rule)
+    assert loads >= 9  # the precondition of the tests below: lbmpy's rule opens with its nine loads
+    return rule
+
+
+def _leading_loads(rule) -> int:
+    n = 0
+    while n < len(rule.subexpressions) and isinstance(rule.subexpressions[n].rhs, ps.Field.Access):
+        n += 1
+    return n
+
+
+def _relabelled(rule, order):
+    """The rule as lbmpy might have named it in another run: the k-th load name given to the load ``order[k]``."""
+    subs = list(rule.subexpressions)
+    n = len(order)
+    names = [a.lhs for a in subs[:n]]
+    rename = {subs[order[k]].lhs: names[k] for k in range(n)}
+    head = [ps.Assignment(names[k], subs[order[k]].rhs) for k in range(n)]
+    tail = [ps.Assignment(a.lhs, a.rhs.xreplace(rename)) for a in subs[n:]]
+    main = [ps.Assignment(a.lhs, a.rhs.xreplace(rename)) for a in rule.main_assignments]
+    return rule.copy(main_assignments=main, subexpressions=head + tail)
+
+
+def _text(rule) -> list[str]:
+    return [str(a) for a in rule.all_assignments]
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data())
+def test_the_loads_of_an_update_rule_get_one_order_whatever_order_lbmpy_named_them_in(d2q9_aa_even, data):
+    """lbmpy names the loads of an update rule in an order that changes from run to run (docs/plugins.md);
+    canonical_loads gives every such naming the same rule, so pystencils emits the same code."""
+    n = _leading_loads(d2q9_aa_even)
+    order = data.draw(st.permutations(range(n)))
+    assert _text(_variants.canonical_loads(_relabelled(d2q9_aa_even, order))) == \
+        _text(_variants.canonical_loads(d2q9_aa_even))
+
+
+def test_canonical_loads_sorts_the_loads_and_changes_no_update(d2q9_aa_even):
+    import sympy as sp
+
+    rule = _variants.canonical_loads(d2q9_aa_even)
+    n = _leading_loads(d2q9_aa_even)
+    accesses = [a.rhs for a in rule.subexpressions[:n]]
+    keys = [(x.field.name, tuple(str(o) for o in x.offsets), tuple(str(i) for i in x.index)) for x in accesses]
+    assert keys == sorted(keys) and len(set(keys)) == n
+    assert [a.lhs for a in rule.subexpressions[:n]] == [a.lhs for a in d2q9_aa_even.subexpressions[:n]]
+    before = {a.lhs: a.rhs for a in d2q9_aa_even.new_without_subexpressions().main_assignments}
+    after = {a.lhs: a.rhs for a in rule.new_without_subexpressions().main_assignments}
+    assert before.keys() == after.keys()
+    assert all(sp.expand(before[k] - after[k]) == 0 for k in before)
+    # a rule whose loads do not open its subexpressions is left as it is
+    x = sp.Symbol("x")
+    mixed = d2q9_aa_even.copy(subexpressions=[ps.Assignment(x, 1)] + list(d2q9_aa_even.subexpressions))
+    assert _variants.canonical_loads(mixed) is mixed
+    first = d2q9_aa_even.subexpressions[0]  # a load after the leading ones, or the same access loaded twice
+    late = d2q9_aa_even.copy(subexpressions=list(d2q9_aa_even.subexpressions) + [ps.Assignment(x, first.rhs)])
+    assert _variants.canonical_loads(late) is late
+    twice = d2q9_aa_even.copy(subexpressions=[ps.Assignment(x, first.rhs)] + list(d2q9_aa_even.subexpressions))
+    assert _variants.canonical_loads(twice) is twice
+
+
+def test_a_variant_is_the_same_code_in_every_fresh_run(tmp_path):
+    """End to end: lbmpy derives D3Q19's AA steps afresh in two processes with empty caches (where it names the
+    loads in different orders: 126-154 registers from nvcc for the even step), and the variant's CUDA code, both
+    steps, is the same."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib, pystencils as ps\n"
+            "from warpspeed_pystencils import _variants\n"
+            "v = _variants.lbm_variant('d3q19-srt', streaming='aa')\n"
+            "codes = [ps.create_kernel(r, v.config).get_c_code() for r in v.rules]\n"
+            "print(hashlib.sha1('\\n'.join(codes).encode()).hexdigest())\n")
+    digests = []
+    for run in range(2):
+        env = dict(os.environ, PYSTENCILS_CACHE_DIR=str(tmp_path / f"cache{run}"), PYTHONHASHSEED=str(run + 1))
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        digests.append(out.stdout.split()[-1])
+    assert digests[0] == digests[1]
