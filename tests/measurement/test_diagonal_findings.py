@@ -395,25 +395,28 @@ def _l1_ratios(name: str, kernel: str, width: int) -> list[float]:
 
 def test_the_l1_line_rule_errs_by_block_width_the_same_way_in_every_lbm_sweep():
     """What D3Q27's L1 misses are (26 % of its blocks beyond 10 %: its blocks 2 and 16 cells wide), every LBM
-    sweep shows, with or without diagonal populations: the line rule gives blocks 4 cells wide 0.5-15 % fewer
-    wavefronts than ncu counts, 16 wide 10-25 % more, 8 and 32 wide within -1 to +10 %. A 16x2 warp of doubles
-    touches 4 lines (2 per half-warp row, misaligned by the ghost layer) where a 32x1 warp touches 3, so the
-    rule counts twice the further lines; measured, 16-wide blocks cost 2-4 % more than 32-wide ones (D3Q19:
-    0.26 and 0.22 wavefronts per instruction beyond the bank cost and the warp's 4, where a 4x8 warp, 9-10 lines
-    of 8 rows, costs 3.0 and a 1x32 warp, 32 lines, 10.8): lines that continue a row cost less than lines of
-    other rows. Counted so, per lane group (a line holding the start of a contiguous run of the group's
-    addresses is a further line beyond the group's bank cost, at 1/3 or 1/2 as now; a line a run only continues
-    into costs 1/5, the least-squares price with the other prices kept), the L1 cycles within 10 % (2026-12-07,
-    a prototype, not shipped): D3Q27 74 -> 86 %, box3d-r1 55 -> 64 %, d3q15-allen-cahn 80/76 -> 86/84 % (512
-    threads) and 71/70 -> 79/79 % (128, 256), star3d-r4 within a point or two, d3q19-srt 88 -> 86 % and, with
-    128 and 256 threads on the H100, 86 -> 82 %; the 4-wide LBM blocks stay 8-19 % low. But the rankings move:
-    with 256 and 512 threads on the H100 star3d-r4's best-predicted block becomes 16x2x16 (its L1 cycles 73 ->
-    66, measured 67; 96 % of the measured best, top-1 99 -> 96 %), and the roofline's top-1 falls on star3d-r4
-    (H100 99.8 -> 94.2 %, H200 94.5 -> 90.2 %) and box3d-r1 (92 -> 86 %): the latency model's fitted numbers
-    saw the old L1 cycles. Pricing missed lines on top (docs/model.md, "Diagonal neighbours" (2)) lifts
-    box3d-r1 to 73-76 % with the model's misses (83 % with the measured ones, prices fitted to them) but takes
-    the 512-thread d3q15-allen-cahn sweeps 8-12 points down through the misses of the next test, and moves D3Q27
-    between 69 and 85 % for a missed-line price of 0.70 or 0.68: no rule tried is safe to ship."""
+    sweep shows, with or without diagonal populations (predicted over measured, D3Q27 included): the line rule
+    gives blocks 4 cells wide 0.5-15 % fewer wavefronts than ncu counts, 16 wide 10-25 % more, 8 and 32 wide
+    -1 to +10 %. A 16x2 warp of doubles touches 4 lines (2 per half-warp row, the rows misaligned by the ghost
+    layer) where a 32x1 warp touches 3: beyond its 2 bank slots the rule counts 2 further lines against 1, while
+    ncu counts 16-wide blocks 2-4 % above 32-wide ones. In D3Q19's wavefronts per instruction beyond the bank
+    cost and the warp's 4: 0.26 (16 wide), 0.22 (32 wide), but 3.0 for a 4x8 warp (9-10 lines in 8 rows) and
+    10.8 for a 1x32 warp (32 lines): a line that continues a row costs less than a line of another row.
+
+    Counted so (a prototype, not shipped: the last test computes it), per lane group: a line holding the start
+    of a contiguous run of the group's addresses is a further line beyond the group's bank cost, at 1/3 (load)
+    or 1/2 (store) as now; a line a run only continues into costs 1/5 (the least-squares price, the others
+    kept). Within 10 % of ncu's wavefronts: D3Q27 74 -> 86 %, box3d-r1 55 -> 64 % (asserted there); with the
+    whole model run under it on 2026-12-07, d3q15-allen-cahn 80/76 -> 86/84 % (512 threads, H100/H200) and
+    71/70 -> 79/79 % (128 and 256), star3d-r4 within two points, d3q19-srt 88 -> 86 % (512 threads) and 86 ->
+    82 % (128 and 256, H100). The rankings move: in the H100 sweep of 256- and 512-thread blocks, star3d-r4's
+    best-predicted block becomes 16x2x16 (L1 cycles 73 -> 66, measured 67), which measures 96 % of the best
+    (top-1 99 -> 96 %), and the roofline's top-1 falls on star3d-r4 (H100 99.8 -> 94.2 %, H200 94.5 -> 90.2 %)
+    and box3d-r1 (92 -> 86 %): the old count had hidden a DRAM error (the last test but one). Pricing missed
+    lines on top (docs/model.md, "Diagonal neighbours" (2)) lifts box3d-r1 to 73-76 % with the model's misses
+    (83 % with the measured ones, prices fitted to them) but takes the 512-thread d3q15-allen-cahn sweeps 8-12
+    points down through the misses of the next test, and moves D3Q27 between 69 and 85 % for a missed-line
+    price of 0.70 or 0.68: no rule tried is safe to ship."""
     for name, kernel in _LBM_SWEEPS:
         four, eight, sixteen, wide = (_l1_ratios(name, kernel, w) for w in (4, 8, 16, 32))
         assert 0.85 <= min(four) and max(four) < 1.0, (name, kernel)
@@ -442,24 +445,27 @@ def test_lbm_blocks_one_cell_wide_hit_across_blocks_only_with_one_block_per_sm()
     missed line give (0.63-0.84 wavefront, 0.14-0.24 for one that hits), the model's misses put these blocks up
     to 10-15 % above ncu's wavefronts, the measured misses within 9 % (the fits of docs/model.md, "Diagonal
     neighbours" (2))."""
+    one_per_sm = 0
     for name, kernel in _LBM_SWEEPS:
-        for p in _pairs(name, kernel):
-            if p.measured.block[0] != 1:
-                continue
+        ones = [p for p in _pairs(name, kernel) if p.measured.block[0] == 1]
+        assert len(ones) == (14 if name.startswith("occupancy") else 7), (name, kernel)
+        for p in ones:
             share = measured_value(p, "l2_load") / _footprint(p)
             if "d3q15" not in kernel:
                 assert _footprint(p) == pytest.approx(predicted_value(p, "l1_load"), rel=1e-9)
             if p.estimate.occupancy.blocks_per_sm == 1:
+                one_per_sm += 1
                 assert 0.80 <= share <= 0.94, (name, kernel, p.measured.block)
             else:
                 assert p.estimate.occupancy.blocks_per_sm in (2, 5) and 0.99 <= share <= 1.04, (name, kernel)
+    assert one_per_sm == 5 * 7  # the four 512-thread sweeps and D3Q27
 
 
 def test_two_plane_deep_star_blocks_load_from_dram_by_their_width_which_the_model_does_not_see():
     """What the L1 rule of lines that continue a row (first test above) runs into: star3d-r4 blocks two planes
     deep reuse 8 of their 10 planes from the block plane before, and the model predicts the same DRAM load for
     every width (17.5-18.4 B/lup on the H100, 11.3-11.8 on the H200), while the H100 measures 13-16 B/lup for
-    blocks 32 cells wide or more and 24-31 for blocks 1-4 wide (the H200, with 20 % more L2, 11-12 and 13-16).
+    blocks 32 cells wide or more and 24-31 for blocks 1-4 wide (the H200, with 20 % more L2, 10.6-11.4 and 13-16).
     The z-layer curve takes one hit rate per oversubscription, so it is 11-30 % high for the wide blocks and 29-41 %
     low for the narrow ones on the H100 (docs/model.md, "Caches are smooth curves of one number"). The rule
     above prices 16x2x16 (star3d-r4, 256 and 512 threads, H100) as ncu counts it (66 wavefronts, 67 measured;
@@ -475,7 +481,66 @@ def test_two_plane_deep_star_blocks_load_from_dram_by_their_width_which_the_mode
         if "H100" in name:
             assert min(narrow) >= 24 and max(narrow) <= 31 and 13 <= min(wide) and max(wide) <= 16, name
         else:
-            assert min(narrow) >= 13 and max(narrow) <= 16 and 10.5 <= min(wide) and max(wide) <= 12, name
+            assert min(narrow) >= 13 and max(narrow) <= 16 and 10.5 <= min(wide) and max(wide) <= 11.5, name
     (rival,) = [p for p in _pairs("occupancy-star3d-r4-H100.csv", "star3d-r4") if p.measured.block == (64, 4, 2)]
     assert predicted_value(rival, "dram_load") == pytest.approx(17.5, abs=0.1)
     assert measured_value(rival, "dram_load") == pytest.approx(14.7, abs=0.1)
+
+
+def _continued_line_cycles(p) -> float:
+    """The L1 cycles per warp-lup of the prototype of the first test's docstring (not the shipped rule): per lane
+    group, the bank cost, a line holding the start of a contiguous run of the group's addresses beyond the
+    group's bank cost at the device's load or store price, a line a run only continues into at 1/5; 4 per warp."""
+    from warpspeed.application.resolve import resolve_kernel
+    from warpspeed.model.estimate import make_launch, shared_analysis
+    from warpspeed.model.footprint import count_distinct
+    from warpspeed.model.l1 import NO_SPLIT, group_cycles
+
+    dev, m = p.device, p.measured
+    k = resolve_kernel(m.kernel, m.domain)
+    an = shared_analysis(k)
+    launch = make_launch(k, dev, m.block, m.folding, m.registers)
+    blocks, instrs = an.block_stage(launch, dev), an.instructions(launch.folding)
+    pat = blocks.patterns
+    eb = np.array([instrs[i].element_bytes for i in pat.kinds.tolist()])
+    store = np.array([instrs[i].store for i in pat.kinds.tolist()])
+    per_pattern = np.zeros(len(eb))
+    for b in np.unique(eb).tolist():
+        lanes = max(1, min(dev.warp_size, dev.lsu_bytes_per_cycle(b) // b))
+        sel = eb == b
+        o = pat.offsets[sel].reshape(-1, lanes)  # one row per lane group
+        a = o >= 0
+        bank = group_cycles(o // dev.l1_bank_bytes, a, dev.l1_banks, NO_SPLIT)
+        v = np.sort(np.where(a, o, np.iinfo(np.int64).max // 2), axis=1)
+        valid = a.sum(axis=1)[:, None] > np.arange(lanes)[None, :]
+        prev = np.concatenate([np.full((len(v), 1), -(1 << 40)), v[:, :-1]], axis=1)
+        start = valid & (v - prev > b)  # a run starts where the next address is more than one element on
+        heads = count_distinct(v // dev.l1_line_bytes, start)
+        lines = count_distinct(v // dev.l1_line_bytes, valid)
+        groups = -(-dev.warp_size // lanes)
+        price = np.where(store[sel], 1 / dev.l1_store_lines_per_wavefront, 1 / dev.l1_load_lines_per_wavefront)
+        beyond = np.maximum(heads - bank, 0).reshape(-1, groups).sum(axis=1)
+        per_pattern[sel] = (bank.reshape(-1, groups).sum(axis=1) + beyond * price
+                            + (lines - heads).reshape(-1, groups).sum(axis=1) / 5)
+    total = (pat.gather(per_pattern).sum(axis=(1, 2)) * blocks.weights).sum()
+    warps = (blocks.busy_warps * blocks.weights).sum()
+    return float((total + dev.l1_wavefronts_per_warp * warps) * dev.warp_size / blocks.counts.valid_lups)
+
+
+def test_lines_that_continue_a_row_priced_apart_fit_d3q27_and_box3d_better_the_prototype():
+    """The prototype of the first test, its L1 cycles counted here from the same warp patterns as the shipped
+    rule's: within 10 % of ncu's wavefronts for 86 % of D3Q27's blocks (74 % with the shipped rule) and 64 % of
+    box3d-r1's (55 %); its 16-wide LBM blocks come within -4 to +7 % (10-25 % over with the shipped rule), its
+    4-wide ones stay 8-19 % under. What it did to the rankings (first test's docstring) was measured with the whole
+    model under it (2026-12-07), not here."""
+    def share(name, kernel):
+        ps = _pairs(name, kernel)
+        return sum(abs(_continued_line_cycles(p) / measured_value(p, "l1_cycles") - 1) <= 0.1 for p in ps) / len(ps)
+
+    assert share("d3q27-trt-H100.csv", "lbm:stencil=D3Q27,method=trt") == pytest.approx(36 / 42)
+    assert share("box3d-r1-H100.csv", "box3d-r1") == pytest.approx(27 / 42)
+    for name, kernel in _LBM_SWEEPS:
+        by = {w: [_continued_line_cycles(p) / measured_value(p, "l1_cycles") for p in _pairs(name, kernel)
+                  if p.measured.block[0] == w] for w in (4, 16)}
+        assert 0.8 <= min(by[4]) and max(by[4]) <= 0.93, (name, kernel)
+        assert 0.96 <= min(by[16]) and max(by[16]) <= 1.07, (name, kernel)
