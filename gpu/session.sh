@@ -12,9 +12,17 @@
 #          the crossbar, DRAM sectors, the warps' stall reasons), into aos-extra-<GPU>.csv
 #   layers issue 28: star3d-r4 blocks the model and the GPU order differently on the H200 (wide and flat
 #          against narrow and deep, folded in y or z), with the L2's hits, misses and fabric sectors
+#   launch issue 48 (2): the pystencils plugin's launch-time block choice on cupy arrays (a 7-point stencil,
+#          D3Q19 fzyx, D3Q19 declared in pystencils' default layout, D3Q27; two shapes each): every call's
+#          time and block, the choice, then every block of 128-1024 threads timed (gpu/plugin_on_gpu.py)
+#   variants issue 48 (3): D3Q19 in the streaming patterns and layouts compare_variants generates, every
+#          kernel in every block of 128-1024 threads, with the predicted factors (gpu/plugin_on_gpu.py)
+#   diagonal issue 46: the counters that tell what the committed volumes cannot: L1 hits, misses and fills
+#          of box3d-r1 blocks 1-4 wide (one O, misses 2.2x apart) and of D3Q19 blocks 1 wide at 1, 2 and 5
+#          blocks per SM, the L2's hits, misses and fabric sectors of star3d-r4 blocks 2 planes deep, 1-128 wide
 # validate and calibrate need no GPU: run them here afterwards (gpu/README.md).
 set -uo pipefail
-stage=${1:?usage: bash gpu/session.sh check|star|lbm|aos|layers}
+stage=${1:?usage: bash gpu/session.sh check|star|lbm|aos|layers|launch|variants|diagonal}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYSTENCILS_CACHE_DIR=/tmp/ws-pystencils-cache WARPSPEED_CACHE_DIR=/tmp/ws-cache
@@ -113,5 +121,39 @@ lts__t_requests_srcunit_tex_op_read.sum")
       --ncu ${metrics:+--ncu-metrics "$metrics" --ncu-output "$OUT/layers-extra-$tag.csv"} -o "$OUT/layers-$tag.csv"
     ws validate "$OUT/layers-$tag.csv"
     ;;
-  *) echo "unknown stage $stage: check, star, lbm, aos or layers"; exit 2 ;;
+  launch)
+    # a cache of its own: a rerun on a warm machine must rank at the first call again, not read the choice back
+    WARPSPEED_CACHE_DIR=$(mktemp -d) python3 gpu/plugin_on_gpu.py launch --out "$OUT" --tag "$tag" \
+      ${WS_SIZE:+--size "$WS_SIZE"}
+    rc=$?
+    python3 gpu/plugin_on_gpu.py report --out "$OUT" --tag "$tag"
+    exit $rc
+    ;;
+  variants)
+    python3 gpu/plugin_on_gpu.py variants --out "$OUT" --tag "$tag" --device "$dev" --repeats 2 --launches 3 \
+      ${WS_SIZE:+--size "$WS_SIZE"}
+    rc=$?
+    python3 gpu/plugin_on_gpu.py report --out "$OUT" --tag "$tag"
+    exit $rc
+    ;;
+  diagonal)
+    metrics=$(usable_metrics "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,\
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_miss.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__m_xbar2l1tex_read_sectors.sum,lts__t_sectors_srcunit_tex_op_read.sum,\
+lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,\
+lts__t_sectors_srcunit_ltcfabric.sum")
+    echo "extra metrics: ${metrics:-none}"
+    extra=(${metrics:+--ncu-metrics "$metrics" --ncu-output "$OUT/diagonal-extra-$tag.csv"})
+    # box3d-r1 blocks 1-4 wide: 1x4x64 and 1x64x4 allocate the same lines and load 2.2x apart from the L2
+    ws measure box3d-r1 --device "$dev" --domain "${WS_BOX_DOMAIN:-512,512,512}" --block 1,8,32 1,32,8 1,4,64 \
+      1,64,4 1,256,1 2,8,16 2,128,1 4,64,1 32,4,2 --ncu ${extra[@]+"${extra[@]}"} -o "$OUT/diagonal-$tag.csv"
+    # D3Q19 blocks 1 wide with 512, 256 and 128 threads (1, 2 and 5 blocks per SM at 92 registers)
+    ws measure d3q19-srt --device "$dev" --domain "${WS_LBM_DOMAIN:-256,256,256}" --block 1,8,64 1,8,32 1,8,16 \
+      32,4,4 --ncu ${extra[@]+"${extra[@]}"} -o "$OUT/diagonal-$tag.csv"
+    # star3d-r4 blocks 2 planes deep from 1 to 128 wide (and 4 deep), 256 threads
+    ws measure star3d-r4 --device "$dev" ${WS_STAR_DOMAIN:+--domain "$WS_STAR_DOMAIN"} --block 1,128,2 2,64,2 \
+      8,16,2 16,16,2 64,4,2 128,2,2 1,64,4 64,4,4 --ncu ${extra[@]+"${extra[@]}"} -o "$OUT/diagonal-$tag.csv"
+    ws validate "$OUT/diagonal-$tag.csv"
+    ;;
+  *) echo "unknown stage $stage: check, star, lbm, aos, layers, launch, variants or diagonal"; exit 2 ;;
 esac

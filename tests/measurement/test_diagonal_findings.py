@@ -487,6 +487,75 @@ def test_two_plane_deep_star_blocks_load_from_dram_by_their_width_which_the_mode
     assert measured_value(rival, "dram_load") == pytest.approx(14.7, abs=0.1)
 
 
+STAR_SWEEPS = ("star3d-r4-H100.csv", "occupancy-star3d-r4-H100.csv", "star3d-r4-H200.csv",
+               "occupancy-star3d-r4-H200.csv")
+
+
+def _z_hits_by_width() -> dict[tuple[float, int], list[tuple[str, float, float]]]:
+    """The share of the z-layer overlap each star3d-r4 configuration keeps in the L2, as measured: the model's
+    z hit plus what the DRAM load measures below the model's, over the overlap (the y layer and partial stores
+    as the model has them; rows whose z overlap is under 10 B/lup left out). Keyed by (O rounded to 0.1, block
+    width); each value (GPU, measured share, the model's hit rate)."""
+    out: dict[tuple[float, int], list[tuple[str, float, float]]] = {}
+    for name in STAR_SWEEPS:
+        for p in _pairs(name, "star3d-r4"):
+            z = p.estimate.layer_z
+            if z.potential_B_per_lup < 10:
+                continue
+            kept = (z.hit_B_per_lup + predicted_value(p, "dram_load") - measured_value(p, "dram_load")) \
+                / z.potential_B_per_lup
+            out.setdefault((round(z.oversubscription, 1), p.measured.block[0]), []).append(
+                (name.split("-")[-1][:4], kept, z.hit_rate))
+    return out
+
+
+def test_narrow_star_blocks_keep_the_z_layer_along_a_steeper_curve_the_same_on_both_gpus():
+    """What the z-layer curve of one number misses (previous test), over every star3d-r4 sweep: at each O the
+    share of the z overlap kept rises with the block's width up to 64 cells and stays there (64-512 wide within
+    0.04), and each width keeps about the same share on both GPUs (O 1.03: the H100's blocks one plane deep and
+    the H200's two planes deep, different configurations; within 0.08, the H200's blocks 1-8 wide 0.06-0.08
+    lower). Blocks 1-2 cells wide follow a steep curve (1.00 at O 0.86, 0.8-0.87
+    at 1.03, 0.31-0.40 at 1.23, 0.13-0.16 at 1.4, 0 at 1.65), blocks >= 64 wide a flat one (0.96, 0.91-0.92,
+    0.77-0.80, 0.47-0.51, 0.10-0.13), crossing below O = 1: the narrow blocks keep everything where the L2 holds
+    the plane, then lose more. Not the number of blocks that read a line, which would order the shapes otherwise:
+    16x16x2 blocks (a row read by 1.5 blocks per block plane) keep 0.68, 64x4x2 ones (3 blocks) 0.80. The model
+    takes one curve (0.96, 0.90, 0.70, 0.44, 0.02). Which hardware behaviour gives the per-width curves is not in
+    the counters measured (volumes only; see the note of issue 46 for the L2 counters that would tell)."""
+    hits = _z_hits_by_width()
+
+    def median(o: float, widths, gpu: str | None = None) -> float:
+        v = [k for w in widths for g, k, _ in hits.get((o, w), []) if gpu in (None, g)]
+        assert len(v) >= 3, (o, widths, gpu)
+        return float(np.median(v))
+
+    narrow, wide = (1, 2), (64, 128, 256, 512)
+    for o, (n_low, n_high), (w_low, w_high), model in ((0.9, (0.99, 1.0), (0.95, 0.97), 0.96),
+                                                       (1.0, (0.8, 0.87), (0.9, 0.93), 0.9),
+                                                       (1.2, (0.3, 0.41), (0.77, 0.81), 0.7),
+                                                       (1.4, (0.12, 0.17), (0.46, 0.52), 0.44),
+                                                       (1.6, (0.0, 0.02), (0.09, 0.14), 0.02)):
+        assert n_low <= median(o, narrow) <= n_high and w_low <= median(o, wide) <= w_high, o
+        rates = [r for w in narrow + wide for _, _, r in hits[(o, w)]]
+        assert max(rates) - min(rates) <= 0.02 and abs(min(rates) - model) <= 0.02, o
+        if 1.0 <= o <= 1.4:  # above the crossing, every doubling of the width keeps as much (within 0.03) up to 64
+            by_width = [median(o, (w,)) for w in (1, 2, 4, 8, 16, 32, 64)]
+            assert all(b >= a - 0.03 for a, b in zip(by_width, by_width[1:], strict=False)), o
+            assert by_width[-1] - by_width[0] >= 0.05, o
+    for o in (1.0, 1.2, 1.4):
+        flat = [median(o, (w,)) for w in (64, 128, 256)]
+        assert max(flat) - min(flat) <= 0.04, o
+    for w in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        assert abs(median(1.0, (w,), "H100") - median(1.0, (w,), "H200")) <= 0.08, w
+    by = {p.measured.block: p for p in _pairs("occupancy-star3d-r4-H100.csv", "star3d-r4")}
+
+    def kept(block) -> float:
+        z, p = by[block].estimate.layer_z, by[block]
+        return (z.hit_B_per_lup + predicted_value(p, "dram_load") - measured_value(p, "dram_load")) \
+            / z.potential_B_per_lup
+
+    assert kept((16, 16, 2)) == pytest.approx(0.68, abs=0.01) and kept((64, 4, 2)) == pytest.approx(0.80, abs=0.01)
+
+
 def _continued_line_cycles(p) -> float:
     """The L1 cycles per warp-lup of the prototype of the first test's docstring (not the shipped rule): per lane
     group, the bank cost, a line holding the start of a contiguous run of the group's addresses beyond the

@@ -108,6 +108,9 @@ class _Device:
     def __init__(self, index=0):
         self.id = index
 
+    def synchronize(self):
+        pass
+
     def __enter__(self):
         return self
 
