@@ -126,11 +126,11 @@ def _time_blocks(wrapper: Any, args: dict[str, Any], repeats: int, launches: int
 
 
 def _registers(wrapper: Any) -> int | str:
-    raw = getattr(wrapper, "raw_kernel", None)
-    try:
-        return int(raw.num_regs)
-    except Exception:
-        return ""
+    """The compiled kernel's registers per thread, as the plugin reads them ("" where unknown)."""
+    from warpspeed_pystencils._launch import _compiled_registers
+
+    n = _compiled_registers(wrapper)
+    return "" if n is None else n
 
 
 def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -146,14 +146,6 @@ def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
 
 
 # ----------------------------------------------------------------------------------------------------- launch
-
-def _seven_point() -> list:
-    import pystencils as ps
-
-    src, dst = ps.fields("src, dst: double[3D]")  # numpy (C) order, as most pystencils scripts declare them
-    return [ps.Assignment(dst.center, sum(src[d] for d in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1),
-                                                            (0, 0, -1))) - 6 * src.center)]
-
 
 def _d3q19_declared() -> Any:
     """D3Q19 SRT whose fields the user declared with pystencils' default layout."""
@@ -176,7 +168,8 @@ def _launch_cases(size: int) -> list[tuple[str, Callable[[], Any], str, list[tup
 
     n, long, short = size, 2 * size - 2, size // 2 + 1
     return [
-        ("7-point c", _seven_point, "c", [(n, n, n), (short, n, long)]),
+        # the catalog's star of range 1, its fields in numpy (C) order, as most pystencils scripts declare them
+        ("7-point c", lambda: wp.star_stencil(1, layout="numpy"), "c", [(n, n, n), (short, n, long)]),
         ("d3q19-srt fzyx", wp.lbm_d3q19_srt, "fzyx", [(n, n, n), (long, short, short)]),
         ("d3q19-srt declared f(19)", _d3q19_declared, "c", [(n, n, n), (short, short, long)]),
         ("d3q27-trt fzyx", lambda: wp.lbm_update_rule("D3Q27", "trt"), "fzyx", [(n, n, n), (long, short, short)]),

@@ -491,10 +491,16 @@ STAR_SWEEPS = ("star3d-r4-H100.csv", "occupancy-star3d-r4-H100.csv", "star3d-r4-
                "occupancy-star3d-r4-H200.csv")
 
 
+def _z_kept(p) -> float:
+    """The share of its z-layer overlap a configuration keeps in the L2, as measured: the model's z hit plus what the
+    DRAM load measures below the model's, over the overlap (the y layer and partial stores as the model has them)."""
+    z = p.estimate.layer_z
+    return (z.hit_B_per_lup + predicted_value(p, "dram_load") - measured_value(p, "dram_load")) / z.potential_B_per_lup
+
+
 def _z_hits_by_width() -> dict[tuple[float, int], list[tuple[str, float, float]]]:
-    """The share of the z-layer overlap each star3d-r4 configuration keeps in the L2, as measured: the model's
-    z hit plus what the DRAM load measures below the model's, over the overlap (the y layer and partial stores
-    as the model has them; rows whose z overlap is under 10 B/lup left out). Keyed by (O rounded to 0.1, block
+    """The share of the z-layer overlap each star3d-r4 configuration keeps in the L2 (:func:`_z_kept`; rows whose
+    z overlap is under 10 B/lup left out). Keyed by (O rounded to 0.1, block
     width); each value (GPU, measured share, the model's hit rate)."""
     out: dict[tuple[float, int], list[tuple[str, float, float]]] = {}
     for name in STAR_SWEEPS:
@@ -502,10 +508,8 @@ def _z_hits_by_width() -> dict[tuple[float, int], list[tuple[str, float, float]]
             z = p.estimate.layer_z
             if z.potential_B_per_lup < 10:
                 continue
-            kept = (z.hit_B_per_lup + predicted_value(p, "dram_load") - measured_value(p, "dram_load")) \
-                / z.potential_B_per_lup
             out.setdefault((round(z.oversubscription, 1), p.measured.block[0]), []).append(
-                (name.split("-")[-1][:4], kept, z.hit_rate))
+                (name.split("-")[-1][:4], _z_kept(p), z.hit_rate))
     return out
 
 
@@ -547,13 +551,8 @@ def test_narrow_star_blocks_keep_the_z_layer_along_a_steeper_curve_the_same_on_b
     for w in (1, 2, 4, 8, 16, 32, 64, 128, 256):
         assert abs(median(1.0, (w,), "H100") - median(1.0, (w,), "H200")) <= 0.08, w
     by = {p.measured.block: p for p in _pairs("occupancy-star3d-r4-H100.csv", "star3d-r4")}
-
-    def kept(block) -> float:
-        z, p = by[block].estimate.layer_z, by[block]
-        return (z.hit_B_per_lup + predicted_value(p, "dram_load") - measured_value(p, "dram_load")) \
-            / z.potential_B_per_lup
-
-    assert kept((16, 16, 2)) == pytest.approx(0.68, abs=0.01) and kept((64, 4, 2)) == pytest.approx(0.80, abs=0.01)
+    assert _z_kept(by[(16, 16, 2)]) == pytest.approx(0.68, abs=0.01)
+    assert _z_kept(by[(64, 4, 2)]) == pytest.approx(0.80, abs=0.01)
 
 
 def _continued_line_cycles(p) -> float:

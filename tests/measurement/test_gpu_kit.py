@@ -44,21 +44,32 @@ def test_install_checkout_gives_an_importable_package_with_the_plugin(tmp_path):
     assert r.returncode == 0 and "H200-SXM-141GB" in r.stdout
 
 
+def _stand_in_env(tmp_path, **extra):
+    """The environment gpu/session.sh runs in with tests/fake_gpu's cupy, ncu and nvidia-smi: $OUT, the install
+    folder, a private warpspeed cache, no nvcc, and ``extra``."""
+    fake = ROOT / "tests" / "fake_gpu"
+    return {**os.environ, "OUT": str(tmp_path / "out"), "SITE": str(tmp_path / "site"), "PYTHONPATH": str(fake),
+            "WARPSPEED_CACHE_DIR": str(tmp_path / "cache"), "WARPSPEED_NVCC": "",
+            "PATH": os.pathsep.join([str(fake), str(Path(sys.executable).parent), os.environ["PATH"]]), **extra}
+
+
+def _stage(stage, env):
+    """Run a stage of gpu/session.sh; its log (it must succeed)."""
+    r = subprocess.run(["bash", "gpu/session.sh", stage], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=900)
+    log = (Path(env["OUT"]) / f"{stage}.log").read_text()
+    assert r.returncode == 0, log
+    return log
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_session_check_stage_runs_end_to_end_with_stand_in_gpu_tools(tmp_path):
     """gpu/session.sh check with tests/fake_gpu's cupy, ncu and nvidia-smi: install, measure both codes with
     the ncu child, write the CSV, validate it; what a lent GPU's first command does."""
     pytest.importorskip("pystencils")
-    fake = ROOT / "tests" / "fake_gpu"
     out = tmp_path / "out"
-    env = {**os.environ, "OUT": str(out), "SITE": str(tmp_path / "site"), "PYTHONPATH": str(fake),
-           "WS_DEVICE": "H100-SXM5-80GB",
-           "PATH": os.pathsep.join([str(fake), str(Path(sys.executable).parent), os.environ["PATH"]])}
-    r = subprocess.run(["bash", "gpu/session.sh", "check"], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=900)
-    log = (out / "check.log").read_text()
-    assert r.returncode == 0, log
+    log = _stage("check", _stand_in_env(tmp_path, WS_DEVICE="H100-SXM5-80GB"))
     assert "GPU: Fake GPU -> device H100-SXM5-80GB" in log and "cupy 0+fake" in log
     from warpspeed.measurement.measurements import read_measurements
 
@@ -182,46 +193,21 @@ def test_session_layers_stage_keeps_the_metrics_ncu_collects(tmp_path):
     an ncu that does not know one of the extra metrics: the stage probes them, leaves that one out (saying so)
     instead of losing the run, and writes the others per configuration next to the measurement CSV."""
     pytest.importorskip("pystencils")
-    import csv
-
-    fake = ROOT / "tests" / "fake_gpu"
     out = tmp_path / "out"
     unknown = "lts__t_sectors_srcunit_ltcfabric.sum"
-    env = {**os.environ, "OUT": str(out), "SITE": str(tmp_path / "site"), "PYTHONPATH": str(fake),
-           "WS_DEVICE": "H200-SXM-141GB", "FAKE_NCU_UNKNOWN": unknown,
-           "FAKE_CUPY_REGISTERS": "48",  # star3d-r4's count: its blocks of 1024 threads launch
-           "PATH": os.pathsep.join([str(fake), str(Path(sys.executable).parent), os.environ["PATH"]])}
-    r = subprocess.run(["bash", "gpu/session.sh", "layers"], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=900)
-    log = (out / "layers.log").read_text()
-    assert r.returncode == 0, log
+    log = _stage("layers", _stand_in_env(tmp_path, WS_DEVICE="H200-SXM-141GB", FAKE_NCU_UNKNOWN=unknown,
+                                         FAKE_CUPY_REGISTERS="48"))  # star3d-r4's count: 1024-thread blocks launch
     assert f"ncu does not collect {unknown} here: left out" in log
     from warpspeed.measurement.measurements import read_measurements
 
     rows = read_measurements(out / "layers-H200.csv")
     assert {(m.block, m.folding) for m in rows} >= {((128, 8, 1), (1, 1, 2)), ((32, 1, 32), (1, 2, 1))}
     assert len(rows) == 12
-    with (out / "layers-extra-H200.csv").open() as fh:
-        extra = list(csv.DictReader(fh))
+    extra = _csv_rows(out / "layers-extra-H200.csv")
     assert {e["metric"] for e in extra} == {"lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum",
                                             "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
                                             "lts__t_requests_srcunit_tex_op_read.sum"}
     assert len(extra) == 12 * 3
-
-
-def _stand_in_env(tmp_path, **extra):
-    fake = ROOT / "tests" / "fake_gpu"
-    return {**os.environ, "OUT": str(tmp_path / "out"), "SITE": str(tmp_path / "site"), "PYTHONPATH": str(fake),
-            "WARPSPEED_CACHE_DIR": str(tmp_path / "cache"), "WARPSPEED_NVCC": "",
-            "PATH": os.pathsep.join([str(fake), str(Path(sys.executable).parent), os.environ["PATH"]]), **extra}
-
-
-def _stage(stage, env):
-    r = subprocess.run(["bash", "gpu/session.sh", stage], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=900)
-    log = (Path(env["OUT"]) / f"{stage}.log").read_text()
-    assert r.returncode == 0, log
-    return log
 
 
 def _csv_rows(path):
